@@ -1,0 +1,114 @@
+# linerate — an RFC 2544 tester as a Kubernetes operator.
+#   make demo   the main job: a local cluster, the operator, a real IPsec DUT, a throughput test
+#   make test   every test (Go unit + envtest against a real kube-apiserver/etcd, C engine, real netns)
+
+K8S_VERSION ?= 1.37.2
+LOCALBIN    ?= $(CURDIR)/bin
+ENVTEST_DIR ?= $(LOCALBIN)/k8s/$(K8S_VERSION)-linux-amd64
+CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
+IMG         ?= linerate.dev/manager:dev
+TESTER_IMG  ?= linerate.dev/tester:dev
+GOTEST_FLAGS ?= -count=1
+
+.PHONY: all
+all: build
+
+##@ General
+.PHONY: help
+help: ## Show the targets.
+	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+
+##@ Development
+.PHONY: manifests
+manifests: controller-gen ## Generate the CRDs and RBAC from the kubebuilder markers.
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/...;./controllers/..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+
+.PHONY: generate
+generate: controller-gen ## Generate the DeepCopy methods.
+	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
+
+.PHONY: fmt
+fmt: ## go fmt.
+	go fmt ./...
+
+.PHONY: vet
+vet: ## go vet.
+	go vet ./...
+
+.PHONY: verify-generated
+verify-generated: manifests generate ## Fail when generated code or CRDs are stale.
+	@git diff --exit-code -- api config || { echo "generated files are stale: run 'make manifests generate' and commit"; exit 1; }
+
+.PHONY: test
+test: deps manifests generate vet engine ## Run every test: Go (unit, envtest, runner on the real engine) and the C engine.
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) LINERATE_ENGINE=$(CURDIR)/dataplane/build/linerate-engine \
+		go test $(GOTEST_FLAGS) ./...
+	$(MAKE) -C dataplane test
+
+.PHONY: test-go
+test-go: controller-gen envtest-assets ## Only the Go tests.
+	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) LINERATE_ENGINE=$(CURDIR)/dataplane/build/linerate-engine \
+		go test $(GOTEST_FLAGS) ./...
+
+.PHONY: deps
+deps: controller-gen envtest-assets ## Install everything the build needs (apt packages, Go tools, k8s binaries).
+	bash hack/install-dataplane-deps.sh
+
+##@ Build
+.PHONY: build
+build: generate ## Build the manager, the runner CLI and the engine.
+	go build -o $(LOCALBIN)/manager ./cmd/manager
+	go build -o $(LOCALBIN)/linerate ./cmd/linerate
+	$(MAKE) engine
+
+.PHONY: engine
+engine: ## Build the DPDK engine (dataplane/build/linerate-engine).
+	$(MAKE) -C dataplane all
+
+.PHONY: run
+run: manifests generate ## Run the manager against the current kubeconfig.
+	go run ./cmd/manager --tester-image=$(TESTER_IMG)
+
+##@ Benchmarks (figures and ratios, never timed assertions)
+.PHONY: bench
+bench: bench-search bench-dataplane ## All benchmarks.
+
+.PHONY: bench-search
+bench-search: ## Multistage vs plain binary search on simulated DUTs: trial time and count.
+	go run ./internal/search/cmd/bench-search
+
+.PHONY: bench-dataplane
+bench-dataplane: engine ## The engine against dpdk-testpmd on the same vdevs and cores.
+	$(MAKE) -C dataplane bench
+
+##@ Deployment
+.PHONY: install
+install: manifests ## Install the CRDs into the current cluster.
+	kubectl apply --server-side -k config/crd
+
+.PHONY: uninstall
+uninstall: ## Remove the CRDs (and every TrafficTest) from the current cluster.
+	kubectl delete --ignore-not-found -k config/crd
+
+.PHONY: deploy
+deploy: manifests ## Deploy the operator with kustomize.
+	kubectl apply --server-side -k config/default
+
+.PHONY: undeploy
+undeploy: ## Remove the operator.
+	kubectl delete --ignore-not-found -k config/default
+
+.PHONY: build-installer
+build-installer: manifests generate ## One YAML with CRDs and the operator: dist/install.yaml.
+	mkdir -p dist
+	kubectl kustomize config/default > dist/install.yaml
+
+##@ Tools
+.PHONY: controller-gen
+controller-gen: ## Install controller-gen into bin/.
+	@test -x $(CONTROLLER_GEN) || bash hack/install-tools.sh controller-gen
+
+.PHONY: envtest-assets
+envtest-assets: ## Build a real etcd and kube-apiserver from the Go module proxy into bin/k8s (cached).
+	@test -x $(ENVTEST_DIR)/kube-apiserver -a -x $(ENVTEST_DIR)/etcd || bash hack/build-k8s.sh $(ENVTEST_DIR)

@@ -1,0 +1,600 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestKind names one of the benchmarks a TrafficTest runs.
+// +kubebuilder:validation:Enum=throughput;latency;frameLoss;backToBack;imixThroughput
+type TestKind string
+
+const (
+	// TestThroughput is RFC 2544 §26.1: the highest rate without loss (NDR), per frame size.
+	TestThroughput TestKind = "throughput"
+	// TestLatency is RFC 2544 §26.2, measured on every frame at the throughput rate.
+	TestLatency TestKind = "latency"
+	// TestFrameLoss is RFC 2544 §26.3: the loss curve from the maximum rate down.
+	TestFrameLoss TestKind = "frameLoss"
+	// TestBackToBack is RFC 2544 §26.4: the longest burst at minimum gap forwarded without loss.
+	TestBackToBack TestKind = "backToBack"
+	// TestImixThroughput is the throughput search with an IMIX instead of one frame size.
+	TestImixThroughput TestKind = "imixThroughput"
+)
+
+// Direction says which way traffic flows between the two ports.
+// +kubebuilder:validation:Enum=Unidirectional;Bidirectional;BidirectionalBound
+type Direction string
+
+const (
+	// Unidirectional sends from ports[0] to ports[1] only.
+	Unidirectional Direction = "Unidirectional"
+	// Bidirectional sends both ways at once; each direction's rate is searched on its own.
+	Bidirectional Direction = "Bidirectional"
+	// BidirectionalBound sends both ways at one common rate with one combined verdict, for DUTs whose
+	// directions share CPU cores.
+	BidirectionalBound Direction = "BidirectionalBound"
+)
+
+// SearchMethod is the throughput search algorithm.
+// +kubebuilder:validation:Enum=Binary;Multistage
+type SearchMethod string
+
+const (
+	// SearchBinary is the plain RFC 2544 binary search with full-length trials.
+	SearchBinary SearchMethod = "Binary"
+	// SearchMultistage reuses earlier trials and uses short trials far from the answer, long ones only
+	// near it (in the spirit of FD.io CSIT's MLRsearch), then validates with one full-length trial.
+	SearchMultistage SearchMethod = "Multistage"
+)
+
+// LineRate is the nominal speed of the tester's ports.
+// +kubebuilder:validation:Enum="1G";"10G";"25G";"40G";"50G";"100G"
+type LineRate string
+
+// FlowField is a header field that varies between flows.
+// +kubebuilder:validation:Enum=srcPort;dstPort;srcIP;dstIP
+type FlowField string
+
+// PayloadPattern fills the payload after linerate's 18-byte tag.
+// +kubebuilder:validation:Enum=Zeros;Random;Incrementing
+type PayloadPattern string
+
+// PortDriver is how the tester pod drives a port.
+// +kubebuilder:validation:Enum=vfio-pci;af_packet;af_xdp
+type PortDriver string
+
+const (
+	// DriverVFIO drives an SR-IOV VF bound to vfio-pci, found from the device plugin's environment.
+	DriverVFIO PortDriver = "vfio-pci"
+	// DriverAFPacket drives a kernel interface in the pod (e.g. a Multus macvlan or host-device network).
+	DriverAFPacket PortDriver = "af_packet"
+	// DriverAFXDP drives a kernel interface through AF_XDP.
+	DriverAFXDP PortDriver = "af_xdp"
+)
+
+// Percent is a decimal number of percent between 0 and 100, e.g. "0", "0.5", "99.9".
+// +kubebuilder:validation:Pattern=`^(100(\.0+)?|[0-9]{1,2}(\.[0-9]+)?)$`
+// +kubebuilder:validation:MaxLength=12
+type Percent string
+
+// TrafficTestSpec describes one benchmark of a device under test.
+// +kubebuilder:validation:XValidation:rule="!(has(self.frameSizes) && has(self.ipPacketSizes))",message="frameSizes and ipPacketSizes are two ways to give the same thing: set only one"
+// +kubebuilder:validation:XValidation:rule="self.tests.exists(t, t == 'imixThroughput') == has(self.imix)",message="imix must be set exactly when tests includes imixThroughput"
+// +kubebuilder:validation:XValidation:rule="!(has(self.frameSizes) || has(self.ipPacketSizes)) || self.tests.exists(t, t != 'imixThroughput')",message="frameSizes/ipPacketSizes are given but tests only has imixThroughput, which uses imix: remove them or add a per-size test"
+// +kubebuilder:validation:XValidation:rule="!has(self.frameSizes) || !has(self.dut.maxFrameSize) || self.frameSizes.all(s, s <= self.dut.maxFrameSize)",message="frameSizes: every size must be at most dut.maxFrameSize"
+// +kubebuilder:validation:XValidation:rule="!has(self.ipPacketSizes) || !has(self.dut.maxFrameSize) || self.ipPacketSizes.all(s, s + 18 + (has(self.traffic.vlan) ? 4 : 0) <= self.dut.maxFrameSize)",message="ipPacketSizes: every size plus Ethernet header and FCS (18 B, 22 B with VLAN) must be at most dut.maxFrameSize"
+// +kubebuilder:validation:XValidation:rule="!has(self.imix) || !has(self.imix.entries) || !has(self.dut.maxFrameSize) || self.imix.entries.all(e, e.frameSize <= self.dut.maxFrameSize)",message="imix.entries: every frameSize must be at most dut.maxFrameSize"
+// +kubebuilder:validation:XValidation:rule="self.ports[0].name != self.ports[1].name",message="ports: the two ports need distinct names"
+// +kubebuilder:validation:XValidation:rule="!has(self.frameSizes) || !(has(self.traffic.ipVersion) && self.traffic.ipVersion == 6) || self.frameSizes.all(s, s >= 84 + (has(self.traffic.vlan) ? 4 : 0))",message="frameSizes: IPv6/UDP frames with linerate's 18 B tag need at least 84 B (88 B with VLAN)"
+// +kubebuilder:validation:XValidation:rule="!has(self.frameSizes) || !has(self.traffic.vlan) || self.frameSizes.all(s, s >= 68)",message="frameSizes: with a VLAN tag the smallest frame is 68 B"
+type TrafficTestSpec struct {
+	// Tests to run, in RFC 2544 order whatever the order given here. Latency, frameLoss and backToBack
+	// use the throughput result of the same frame size, so throughput is run for them when missing.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=5
+	// +listType=set
+	Tests []TestKind `json:"tests"`
+
+	// FrameSizes are Ethernet frame sizes in bytes as RFC 2544 counts them: from destination MAC to FCS,
+	// VLAN tag included. Defaults to the RFC 2544 set 64, 128, 256, 512, 1024, 1280, 1518 when neither
+	// this nor ipPacketSizes is given.
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:Minimum=64
+	// +kubebuilder:validation:items:Maximum=9216
+	// +listType=set
+	// +optional
+	FrameSizes []int32 `json:"frameSizes,omitempty"`
+
+	// IPPacketSizes are IP packet sizes in bytes (what an MTU limits: IP header to end of payload). The
+	// frame on the wire is 18 B larger (Ethernet header + FCS), 22 B with a VLAN tag.
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:Minimum=46
+	// +kubebuilder:validation:items:Maximum=9194
+	// +listType=set
+	// +optional
+	IPPacketSizes []int32 `json:"ipPacketSizes,omitempty"`
+
+	// Imix is the frame size mix of the imixThroughput test.
+	// +optional
+	Imix *ImixSource `json:"imix,omitempty"`
+
+	// Durations of the phases of every trial.
+	// +kubebuilder:default={}
+	// +optional
+	Durations Durations `json:"durations,omitzero"`
+
+	// Throughput search parameters (also used by imixThroughput).
+	// +kubebuilder:default={}
+	// +optional
+	Throughput ThroughputParams `json:"throughput,omitzero"`
+
+	// Latency test parameters.
+	// +kubebuilder:default={}
+	// +optional
+	Latency LatencyParams `json:"latency,omitzero"`
+
+	// FrameLoss test parameters.
+	// +kubebuilder:default={}
+	// +optional
+	FrameLoss FrameLossParams `json:"frameLoss,omitzero"`
+
+	// BackToBack test parameters.
+	// +kubebuilder:default={}
+	// +optional
+	BackToBack BackToBackParams `json:"backToBack,omitzero"`
+
+	// Traffic is what the frames look like and where they go.
+	// +kubebuilder:default={}
+	// +optional
+	Traffic TrafficParams `json:"traffic,omitzero"`
+
+	// Ports are the tester's two ports, each wired to one side of the DUT. Traffic of a unidirectional
+	// test goes from ports[0] to ports[1].
+	// +kubebuilder:validation:MinItems=2
+	// +kubebuilder:validation:MaxItems=2
+	// +listType=map
+	// +listMapKey=name
+	Ports []PortSpec `json:"ports"`
+
+	// Tester places and sizes the tester pod(s).
+	// +kubebuilder:default={}
+	// +optional
+	Tester TesterSpec `json:"tester,omitzero"`
+
+	// DUT describes the device under test; it is carried into the results.
+	// +kubebuilder:default={}
+	// +optional
+	DUT DUTSpec `json:"dut,omitzero"`
+
+	// Baseline names another TrafficTest in this namespace (e.g. the same path without encryption) whose
+	// throughput results the penalty is reported against.
+	// +optional
+	Baseline *LocalTestReference `json:"baseline,omitempty"`
+
+	// Expectations turn results into a Passed/Failed verdict for regression testing.
+	// +optional
+	Expectations *Expectations `json:"expectations,omitempty"`
+
+	// Suspend keeps the test from starting, or stops a running one (its pods are deleted, measured
+	// results are kept); setting it back to false starts the test from the beginning.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+
+	// Cancel ends the test for good with the phase Failed and the reason Cancelled, keeping what was
+	// measured.
+	// +optional
+	Cancel bool `json:"cancel,omitempty"`
+
+	// ActiveDeadlineSeconds bounds the whole run; past it the test fails with DeadlineExceeded.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
+
+	// TTLSecondsAfterFinished deletes the finished TrafficTest (and everything it owns) after this time.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
+}
+
+// ImixSource is an IMIX given by reference or inline.
+// +kubebuilder:validation:XValidation:rule="has(self.profileRef) != has(self.entries)",message="imix: give either profileRef or entries, not both"
+type ImixSource struct {
+	// ProfileRef names an ImixProfile in the same namespace.
+	// +optional
+	ProfileRef *LocalObjectReference `json:"profileRef,omitempty"`
+	// Entries define the mix inline.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=atomic
+	// +optional
+	Entries []ImixEntry `json:"entries,omitempty"`
+	// Order of the inline mix.
+	// +optional
+	Order ImixOrder `json:"order,omitempty"`
+	// Seed of the inline mix's Random order.
+	// +optional
+	Seed int64 `json:"seed,omitempty"`
+}
+
+// LocalObjectReference names an object in the same namespace.
+type LocalObjectReference struct {
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// LocalTestReference names another TrafficTest in the same namespace.
+type LocalTestReference struct {
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// Durations of the phases of a trial. RFC 2544 asks for 60 s trials; searches may use shorter ones as
+// long as the final answer is validated with a full-length trial.
+// +kubebuilder:validation:XValidation:rule="!has(self.searchTrial) || !has(self.validationTrial) || duration(self.searchTrial) <= duration(self.validationTrial)",message="durations: searchTrial must not be longer than validationTrial"
+type Durations struct {
+	// SearchTrial is the length of the short trials of the throughput search.
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="must be longer than 0s"
+	// +kubebuilder:default="10s"
+	// +optional
+	SearchTrial metav1.Duration `json:"searchTrial,omitzero"`
+	// ValidationTrial is the length of the final full-length throughput trial (RFC 2544: 60 s).
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="must be longer than 0s"
+	// +kubebuilder:default="60s"
+	// +optional
+	ValidationTrial metav1.Duration `json:"validationTrial,omitzero"`
+	// LatencyTrial is the length of each latency repetition (RFC 2544: 120 s).
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="must be longer than 0s"
+	// +kubebuilder:default="120s"
+	// +optional
+	LatencyTrial metav1.Duration `json:"latencyTrial,omitzero"`
+	// BackToBackTrial bounds each back-to-back burst trial including drain (RFC 2544: at least 2 s).
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="must be longer than 0s"
+	// +kubebuilder:default="2s"
+	// +optional
+	BackToBackTrial metav1.Duration `json:"backToBackTrial,omitzero"`
+	// WarmUp sends a few frames of every flow before each trial so the DUT learns addresses and flows.
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s')",message="must not be negative"
+	// +kubebuilder:default="1s"
+	// +optional
+	WarmUp metav1.Duration `json:"warmUp,omitzero"`
+	// Drain is how long late frames are still counted after sending stops (RFC 2544: 2 s).
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s')",message="must not be negative"
+	// +kubebuilder:default="2s"
+	// +optional
+	Drain metav1.Duration `json:"drain,omitzero"`
+	// DUTRest is the pause between trials (RFC 2544: 5 s).
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s')",message="must not be negative"
+	// +kubebuilder:default="5s"
+	// +optional
+	DUTRest metav1.Duration `json:"dutRest,omitzero"`
+}
+
+// ThroughputParams tune the throughput search.
+// +kubebuilder:validation:XValidation:rule="!has(self.pdrLossTolerance) || double(self.pdrLossTolerance) > (has(self.lossTolerance) ? double(self.lossTolerance) : 0.0)",message="throughput.pdrLossTolerance must be larger than throughput.lossTolerance"
+// +kubebuilder:validation:XValidation:rule="!has(self.resolution) || double(self.resolution) > 0.0",message="throughput.resolution must be larger than 0"
+type ThroughputParams struct {
+	// LossTolerance is the loss, in percent of offered frames, a trial may have and still pass
+	// (RFC 2544: 0). The answer at this tolerance is the NDR.
+	// +kubebuilder:default="0"
+	// +optional
+	LossTolerance Percent `json:"lossTolerance,omitempty"`
+	// PDRLossTolerance, when set, also reports a partial drop rate at this loss in the same search.
+	// +optional
+	PDRLossTolerance Percent `json:"pdrLossTolerance,omitempty"`
+	// Resolution is the precision of the search in percent of line rate.
+	// +kubebuilder:default="0.5"
+	// +optional
+	Resolution Percent `json:"resolution,omitempty"`
+	// Method is the search algorithm.
+	// +kubebuilder:default=Multistage
+	// +optional
+	Method SearchMethod `json:"method,omitempty"`
+	// Repetitions of the whole search per frame size; results report mean, deviation, min and max.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	Repetitions int32 `json:"repetitions,omitempty"`
+	// MaxRate is where the search starts, in percent of line rate.
+	// +kubebuilder:default="100"
+	// +optional
+	MaxRate Percent `json:"maxRate,omitempty"`
+}
+
+// LatencyParams tune the latency test.
+type LatencyParams struct {
+	// Repetitions of the latency trial (RFC 2544: at least 20).
+	// +kubebuilder:default=20
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	Repetitions int32 `json:"repetitions,omitempty"`
+}
+
+// FrameLossParams tune the frame loss test.
+// +kubebuilder:validation:XValidation:rule="!has(self.step) || (double(self.step) > 0.0 && double(self.step) <= 10.0)",message="frameLoss.step must be more than 0 and at most 10 (percent of line rate, RFC 2544 §26.3)"
+type FrameLossParams struct {
+	// Step between rates, in percent of line rate (RFC 2544: at most 10).
+	// +kubebuilder:default="10"
+	// +optional
+	Step Percent `json:"step,omitempty"`
+}
+
+// BackToBackParams tune the back-to-back test.
+// +kubebuilder:validation:XValidation:rule="!has(self.resolution) || !has(self.maxFrames) || self.resolution < self.maxFrames",message="backToBack.resolution must be smaller than backToBack.maxFrames"
+type BackToBackParams struct {
+	// MaxFrames is the longest burst tried.
+	// +kubebuilder:default=100000
+	// +kubebuilder:validation:Minimum=2
+	// +kubebuilder:validation:Maximum=100000000
+	// +optional
+	MaxFrames int64 `json:"maxFrames,omitempty"`
+	// Resolution of the burst length search, in frames.
+	// +kubebuilder:default=16
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	Resolution int64 `json:"resolution,omitempty"`
+	// Repetitions of the search (RFC 2544: 50), averaged.
+	// +kubebuilder:default=50
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	Repetitions int32 `json:"repetitions,omitempty"`
+}
+
+// TrafficParams describe the generated frames.
+type TrafficParams struct {
+	// Direction of the traffic.
+	// +kubebuilder:default=Bidirectional
+	// +optional
+	Direction Direction `json:"direction,omitempty"`
+	// LineRate of the tester's ports; all percentages are of this rate.
+	// +kubebuilder:default="10G"
+	// +optional
+	LineRate LineRate `json:"lineRate,omitempty"`
+	// IPVersion of the frames.
+	// +kubebuilder:validation:Enum=4;6
+	// +kubebuilder:default=4
+	// +optional
+	IPVersion int32 `json:"ipVersion,omitempty"`
+	// Flows per direction; more flows spread a multi-core DUT's work over its cores (RSS).
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65536
+	// +optional
+	Flows int32 `json:"flows,omitempty"`
+	// Vary lists the header fields that differ between flows.
+	// +kubebuilder:validation:MaxItems=4
+	// +listType=set
+	// +optional
+	Vary []FlowField `json:"vary,omitempty"`
+	// SrcPort is the UDP source port of the first flow.
+	// +kubebuilder:default=49152
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	// +optional
+	SrcPort int32 `json:"srcPort,omitempty"`
+	// DstPort is the UDP destination port of the first flow.
+	// +kubebuilder:default=49153
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	// +optional
+	DstPort int32 `json:"dstPort,omitempty"`
+	// VLAN tags every frame with this VLAN ID.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=4094
+	// +optional
+	VLAN *int32 `json:"vlan,omitempty"`
+	// DSCP of every frame.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=63
+	// +optional
+	DSCP int32 `json:"dscp,omitempty"`
+	// Payload pattern after the tag; matters for compressing DUTs.
+	// +kubebuilder:default=Zeros
+	// +optional
+	Payload PayloadPattern `json:"payload,omitempty"`
+}
+
+// PortSpec is one tester port and how it reaches the DUT.
+// +kubebuilder:validation:XValidation:rule="!(has(self.gateway) && has(self.peerMAC))",message="a port has either a gateway (routed DUT, resolved by ARP) or a static peerMAC (transparent DUT), not both"
+// +kubebuilder:validation:XValidation:rule="self.driver != 'vfio-pci' || has(self.resource)",message="resource: a vfio-pci port needs the SR-IOV device plugin resource name"
+type PortSpec struct {
+	// Name of the port, e.g. west or east.
+	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]{0,30}[a-z0-9])?$`
+	Name string `json:"name"`
+	// Network is the Multus NetworkAttachmentDefinition ([namespace/]name) that attaches the port.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Network string `json:"network,omitempty"`
+	// Resource is the device plugin resource of the SR-IOV VF, e.g. intel.com/intel_sriov_dpdk.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Resource string `json:"resource,omitempty"`
+	// Driver says how the tester drives the port.
+	// +kubebuilder:default=vfio-pci
+	// +optional
+	Driver PortDriver `json:"driver,omitempty"`
+	// Interface is the kernel interface inside the tester pod for af_packet and af_xdp ports
+	// (Multus names them net1, net2, ...).
+	// +kubebuilder:validation:MaxLength=15
+	// +optional
+	Interface string `json:"interface,omitempty"`
+	// Address is the port's IPv4 or IPv6 address with prefix length. Defaults follow RFC 2544 Appendix C
+	// (198.18.0.0/15): 198.18.1.2/24 and 198.19.1.2/24, for IPv6 2001:2:0:1::2/64 and 2001:2:0:2::2/64.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	Address string `json:"address,omitempty"`
+	// Gateway is the DUT's address on this port's side (routed DUT). Defaults to .1 of the port subnet
+	// unless peerMAC is set.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	Gateway string `json:"gateway,omitempty"`
+	// PeerMAC sends frames to this MAC without ARP (transparent, bump-in-the-wire DUT).
+	// +kubebuilder:validation:Pattern=`^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$`
+	// +optional
+	PeerMAC string `json:"peerMAC,omitempty"`
+	// Node pins this port's side of the tester to a node. When the two ports name different nodes the
+	// tester runs as two pods, generator and receiver.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Node string `json:"node,omitempty"`
+}
+
+// TesterSpec places and sizes the tester pod(s).
+type TesterSpec struct {
+	// Image of the tester (engine + runner). Defaults to the operator's configured tester image.
+	// +optional
+	Image string `json:"image,omitempty"`
+	// NodeSelector for the tester pod(s).
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// Tolerations for the tester pod(s).
+	// +optional
+	// +listType=atomic
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+	// CPUs dedicated to each tester pod (whole CPUs, Guaranteed QoS). DPDK wants one per TX and RX
+	// queue plus one for control.
+	// +kubebuilder:default=3
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=128
+	// +optional
+	CPUs int32 `json:"cpus,omitempty"`
+	// Memory of each tester pod, besides hugepages.
+	// +kubebuilder:default="1Gi"
+	// +optional
+	Memory resource.Quantity `json:"memory,omitzero"`
+	// HugePageSize is 2Mi or 1Gi.
+	// +kubebuilder:validation:Enum="2Mi";"1Gi"
+	// +kubebuilder:default="2Mi"
+	// +optional
+	HugePageSize string `json:"hugePageSize,omitempty"`
+	// HugePages is the amount of hugepage memory per tester pod.
+	// +kubebuilder:default="1Gi"
+	// +optional
+	HugePages resource.Quantity `json:"hugePages,omitzero"`
+}
+
+// DUTSpec describes the device under test.
+type DUTSpec struct {
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Name string `json:"name,omitempty"`
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Model string `json:"model,omitempty"`
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Software string `json:"software,omitempty"`
+	// Cipher (or other configuration) under test, e.g. AES-256-GCM.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Cipher string `json:"cipher,omitempty"`
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Notes string `json:"notes,omitempty"`
+	// MaxFrameSize the DUT accepts; larger frames are refused by the API.
+	// +kubebuilder:validation:Minimum=64
+	// +kubebuilder:validation:Maximum=9216
+	// +optional
+	MaxFrameSize *int32 `json:"maxFrameSize,omitempty"`
+}
+
+// Statistic names a latency statistic.
+// +kubebuilder:validation:Enum=min;mean;p50;p90;p99;p99.9;p99.99;max
+type Statistic string
+
+// Expectations a regression suite sets for the results.
+type Expectations struct {
+	// MinThroughput per frame size (frameSize 0 means every size).
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	// +optional
+	MinThroughput []ThroughputExpectation `json:"minThroughput,omitempty"`
+	// MaxLatency per frame size (frameSize 0 means every size).
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	// +optional
+	MaxLatency []LatencyExpectation `json:"maxLatency,omitempty"`
+	// MaxPenalty is the largest throughput loss against the baseline, in percent.
+	// +optional
+	MaxPenalty Percent `json:"maxPenalty,omitempty"`
+	// MinBackToBackFrames is the shortest acceptable back-to-back burst.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	MinBackToBackFrames *int64 `json:"minBackToBackFrames,omitempty"`
+}
+
+// ThroughputExpectation is a lower bound on the throughput at a frame size.
+// +kubebuilder:validation:XValidation:rule="has(self.l2BitsPerSecond) || has(self.l1BitsPerSecond) || has(self.framesPerSecond) || has(self.percentOfLineRate)",message="minThroughput: give l2BitsPerSecond, l1BitsPerSecond, framesPerSecond or percentOfLineRate"
+type ThroughputExpectation struct {
+	// FrameSize this applies to; 0 for all sizes (and the IMIX).
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=9216
+	// +optional
+	FrameSize int32 `json:"frameSize,omitempty"`
+	// L2BitsPerSecond counts frame bytes (FCS included), e.g. 3500M.
+	// +optional
+	L2BitsPerSecond *resource.Quantity `json:"l2BitsPerSecond,omitempty"`
+	// L1BitsPerSecond counts frame bytes plus 20 B of preamble and gap.
+	// +optional
+	L1BitsPerSecond *resource.Quantity `json:"l1BitsPerSecond,omitempty"`
+	// FramesPerSecond, e.g. 1.2M.
+	// +optional
+	FramesPerSecond *resource.Quantity `json:"framesPerSecond,omitempty"`
+	// PercentOfLineRate of traffic.lineRate.
+	// +optional
+	PercentOfLineRate Percent `json:"percentOfLineRate,omitempty"`
+}
+
+// LatencyExpectation is an upper bound on a latency statistic.
+type LatencyExpectation struct {
+	// FrameSize this applies to; 0 for all sizes.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=9216
+	// +optional
+	FrameSize int32 `json:"frameSize,omitempty"`
+	// Statistic compared, e.g. p99.
+	// +kubebuilder:default=p99
+	// +optional
+	Statistic Statistic `json:"statistic,omitempty"`
+	// Max is the bound, e.g. 500us.
+	Max metav1.Duration `json:"max"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=tt;ttest
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress.summary`
+// +kubebuilder:printcolumn:name="Headline",type=string,JSONPath=`.status.headline`
+// +kubebuilder:printcolumn:name="Verdict",type=string,JSONPath=`.status.verdict`
+// +kubebuilder:printcolumn:name="DUT",type=string,JSONPath=`.spec.dut.name`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.phase) || !(oldSelf.status.phase in ['Pending', 'Running']) || (self.spec.tests == oldSelf.spec.tests && self.spec.ports == oldSelf.spec.ports && duration(self.spec.durations.searchTrial) == duration(oldSelf.spec.durations.searchTrial) && duration(self.spec.durations.validationTrial) == duration(oldSelf.spec.durations.validationTrial) && duration(self.spec.durations.latencyTrial) == duration(oldSelf.spec.durations.latencyTrial) && duration(self.spec.durations.backToBackTrial) == duration(oldSelf.spec.durations.backToBackTrial) && duration(self.spec.durations.warmUp) == duration(oldSelf.spec.durations.warmUp) && duration(self.spec.durations.drain) == duration(oldSelf.spec.durations.drain) && duration(self.spec.durations.dutRest) == duration(oldSelf.spec.durations.dutRest) && self.spec.throughput == oldSelf.spec.throughput && self.spec.latency == oldSelf.spec.latency && self.spec.frameLoss == oldSelf.spec.frameLoss && self.spec.backToBack == oldSelf.spec.backToBack && self.spec.traffic == oldSelf.spec.traffic && has(self.spec.frameSizes) == has(oldSelf.spec.frameSizes) && (!has(self.spec.frameSizes) || self.spec.frameSizes == oldSelf.spec.frameSizes) && has(self.spec.ipPacketSizes) == has(oldSelf.spec.ipPacketSizes) && (!has(self.spec.ipPacketSizes) || self.spec.ipPacketSizes == oldSelf.spec.ipPacketSizes) && has(self.spec.imix) == has(oldSelf.spec.imix) && (!has(self.spec.imix) || self.spec.imix == oldSelf.spec.imix))",message="spec: a running TrafficTest cannot change what it measures; only suspend, cancel, tester, dut, baseline, expectations, activeDeadlineSeconds and ttlSecondsAfterFinished may change (delete and re-create it to change the rest)"
+
+// TrafficTest is one RFC 2544 benchmark of a device under test.
+type TrafficTest struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   TrafficTestSpec   `json:"spec"`
+	Status TrafficTestStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// TrafficTestList contains a list of TrafficTest.
+type TrafficTestList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []TrafficTest `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&TrafficTest{}, &TrafficTestList{})
+}

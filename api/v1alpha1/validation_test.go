@@ -1,0 +1,229 @@
+package v1alpha1_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+
+	"linerate.dev/linerate/api/v1alpha1"
+)
+
+// The API server itself must refuse bad specs with a message that names the field. These tests send
+// specs to a real kube-apiserver with the generated CRDs installed.
+
+var k8s client.Client
+
+func TestMain(m *testing.M) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run the tests with `make test`")
+		os.Exit(1)
+	}
+	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
+	cfg, err := env.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "envtest:", err)
+		os.Exit(1)
+	}
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(v1alpha1.AddToScheme(scheme))
+	if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if err := k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "v"}}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = env.Stop()
+	os.Exit(code)
+}
+
+const validTest = `
+apiVersion: linerate.dev/v1alpha1
+kind: TrafficTest
+metadata:
+  namespace: v
+spec:
+  tests: [throughput, latency]
+  frameSizes: [64, 1420, 1518]
+  ports:
+  - {name: west, network: sriov-west, resource: intel.com/sriov_82599}
+  - {name: east, network: sriov-east, resource: intel.com/sriov_82599}
+`
+
+func parse(t *testing.T, doc string, name string) *v1alpha1.TrafficTest {
+	t.Helper()
+	tt := &v1alpha1.TrafficTest{}
+	if err := yaml.UnmarshalStrict([]byte(doc), tt); err != nil {
+		t.Fatal(err)
+	}
+	tt.Name = name
+	return tt
+}
+
+func TestValidSpecIsAcceptedWithDefaults(t *testing.T) {
+	tt := parse(t, validTest, "valid")
+	if err := k8s.Create(context.Background(), tt); err != nil {
+		t.Fatalf("a valid spec was refused: %v", err)
+	}
+	s := tt.Spec
+	if s.Durations.ValidationTrial.Duration.String() != "1m0s" || s.Durations.Drain.Duration.String() != "2s" ||
+		s.Durations.DUTRest.Duration.String() != "5s" {
+		t.Errorf("duration defaults not applied: %+v", s.Durations)
+	}
+	if s.Throughput.LossTolerance != "0" || s.Throughput.Method != v1alpha1.SearchMultistage || s.Latency.Repetitions != 20 ||
+		s.BackToBack.Repetitions != 50 || s.FrameLoss.Step != "10" {
+		t.Errorf("search defaults not applied: %+v %+v %+v", s.Throughput, s.Latency, s.BackToBack)
+	}
+	if s.Traffic.Direction != v1alpha1.Bidirectional || s.Traffic.LineRate != "10G" || s.Traffic.IPVersion != 4 {
+		t.Errorf("traffic defaults not applied: %+v", s.Traffic)
+	}
+	if s.Ports[0].Driver != v1alpha1.DriverVFIO || s.Tester.HugePageSize != "2Mi" || s.Tester.CPUs != 3 {
+		t.Errorf("port/tester defaults not applied: %+v %+v", s.Ports[0], s.Tester)
+	}
+}
+
+func TestBadSpecsAreRefusedNamingTheField(t *testing.T) {
+	cases := []struct {
+		name   string
+		mutate string // YAML merged over spec
+		want   string // substring of the API server's message
+	}{
+		{"frame size too small", `frameSizes: [32]`, "spec.frameSizes[0]"},
+		{"frame size too large", `frameSizes: [9217]`, "spec.frameSizes[0]"},
+		{"frame size above DUT maximum", `{frameSizes: [64, 1600], dut: {maxFrameSize: 1526}}`, "frameSizes: every size must be at most dut.maxFrameSize"},
+		{"ip packet size above DUT maximum", `{frameSizes: null, ipPacketSizes: [1500], dut: {maxFrameSize: 1500}}`, "ipPacketSizes: every size plus"},
+		{"frame and ip sizes both", `ipPacketSizes: [1400]`, "frameSizes and ipPacketSizes"},
+		{"imix test without imix", `tests: [imixThroughput]`, "imix must be set exactly when tests includes imixThroughput"},
+		{"imix without imix test", `imix: {entries: [{frameSize: 64, weight: 7}]}`, "imix must be set exactly when tests includes imixThroughput"},
+		{"sizes with only imix", `{tests: [imixThroughput], imix: {entries: [{frameSize: 64, weight: 1}]}}`, "frameSizes/ipPacketSizes are given but tests only has imixThroughput"},
+		{"empty imix", `{tests: [imixThroughput, throughput], imix: {entries: []}}`, "spec.imix"},
+		{"zero weight", `{tests: [imixThroughput, throughput], imix: {entries: [{frameSize: 64, weight: 0}]}}`, "spec.imix.entries[0].weight"},
+		{"imix ref and entries", `{tests: [imixThroughput, throughput], imix: {profileRef: {name: x}, entries: [{frameSize: 64, weight: 1}]}}`, "give either profileRef or entries"},
+		{"unknown test", `tests: [soak]`, "spec.tests[0]"},
+		{"no test", `tests: []`, "spec.tests"},
+		{"zero search trial", `durations: {searchTrial: 0s}`, "spec.durations.searchTrial: Invalid value"},
+		{"negative drain", `durations: {drain: -1s}`, "spec.durations.drain: Invalid value"},
+		{"search longer than validation", `durations: {searchTrial: 90s, validationTrial: 60s}`, "searchTrial must not be longer than validationTrial"},
+		{"loss tolerance not a percent", `throughput: {lossTolerance: "101"}`, "spec.throughput.lossTolerance"},
+		{"zero resolution", `throughput: {resolution: "0"}`, "throughput.resolution must be larger than 0"},
+		{"frame loss step above 10", `frameLoss: {step: "20"}`, "frameLoss.step must be more than 0 and at most 10"},
+		{"one port", `ports: [{name: west, resource: a/b}]`, "spec.ports"},
+		{"three ports", `ports: [{name: a, resource: a/b}, {name: b, resource: a/b}, {name: c, resource: a/b}]`, "spec.ports"},
+		{"same port twice", `ports: [{name: west, resource: a/b}, {name: west, resource: a/b}]`, "spec.ports"},
+		{"gateway and peer MAC", `ports: [{name: west, resource: a/b, gateway: 198.18.1.1, peerMAC: "02:00:00:00:00:01"}, {name: east, resource: a/b}]`, "either a gateway"},
+		{"vfio without resource", `ports: [{name: west}, {name: east, resource: a/b}]`, "resource: a vfio-pci port needs"},
+		{"bad MAC", `ports: [{name: west, resource: a/b, peerMAC: "zz"}, {name: east, resource: a/b}]`, "spec.ports[0].peerMAC"},
+		{"bad line rate", `traffic: {lineRate: 7G}`, "spec.traffic.lineRate"},
+		{"vlan out of range", `traffic: {vlan: 4095}`, "spec.traffic.vlan"},
+		{"ipv6 64B frames", `traffic: {ipVersion: 6}`, "IPv6/UDP frames with linerate's 18 B tag need at least 84 B"},
+		{"too many flows", `traffic: {flows: 100000}`, "spec.traffic.flows"},
+		{"b2b resolution above max", `backToBack: {maxFrames: 10, resolution: 16}`, "backToBack.resolution must be smaller"},
+		{"hugepage size", `tester: {hugePageSize: 4Mi}`, "spec.tester.hugePageSize"},
+		{"expectation without value", `expectations: {minThroughput: [{frameSize: 64}]}`, "minThroughput: give"},
+		{"deadline zero", `activeDeadlineSeconds: 0`, "spec.activeDeadlineSeconds"},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var base, patch map[string]any
+			if err := yaml.Unmarshal([]byte(validTest), &base); err != nil {
+				t.Fatal(err)
+			}
+			if err := yaml.Unmarshal([]byte(c.mutate), &patch); err != nil {
+				t.Fatal(err)
+			}
+			spec := base["spec"].(map[string]any)
+			for k, v := range patch {
+				if v == nil {
+					delete(spec, k)
+				} else {
+					spec[k] = v
+				}
+			}
+			u := map[string]any{}
+			for k, v := range base {
+				u[k] = v
+			}
+			meta := u["metadata"].(map[string]any)
+			meta["name"] = fmt.Sprintf("bad-%d", i)
+			doc, _ := yaml.Marshal(u)
+			obj := &unstructuredTest{}
+			if err := yaml.Unmarshal(doc, &obj.Object); err != nil {
+				t.Fatal(err)
+			}
+			err := k8s.Create(context.Background(), obj.toUnstructured())
+			if err == nil {
+				t.Fatalf("the API server accepted %s", c.mutate)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("message does not name the problem.\n want substring: %s\n got: %v", c.want, err)
+			}
+		})
+	}
+}
+
+func TestImixProfileValidation(t *testing.T) {
+	for i, c := range []struct{ spec, want string }{
+		{`{entries: []}`, "spec.entries"},
+		{`{entries: [{frameSize: 64, weight: 0}]}`, "spec.entries[0].weight"},
+		{`{entries: [{frameSize: 63, weight: 1}]}`, "spec.entries[0].frameSize"},
+		{`{entries: [{frameSize: 64, weight: 1}, {frameSize: 64, weight: 2}]}`, "each frameSize may appear only once"},
+		{`{entries: [{frameSize: 64, weight: 1}], order: Sorted}`, "spec.order"},
+	} {
+		doc := fmt.Sprintf("apiVersion: linerate.dev/v1alpha1\nkind: ImixProfile\nmetadata: {name: bad-%d, namespace: v}\nspec: %s\n", i, c.spec)
+		obj := &unstructuredTest{}
+		if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {
+			t.Fatal(err)
+		}
+		err := k8s.Create(context.Background(), obj.toUnstructured())
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: want an error naming %q, got %v", c.spec, c.want, err)
+		}
+	}
+}
+
+func TestRunningSpecCannotChangeButRunControlCan(t *testing.T) {
+	ctx := context.Background()
+	tt := parse(t, validTest, "running")
+	if err := k8s.Create(ctx, tt); err != nil {
+		t.Fatal(err)
+	}
+	tt.Status.Phase = v1alpha1.PhaseRunning
+	if err := k8s.Status().Update(ctx, tt); err != nil {
+		t.Fatal(err)
+	}
+	changed := tt.DeepCopy()
+	changed.Spec.FrameSizes = []int32{128}
+	err := k8s.Update(ctx, changed)
+	if err == nil || !strings.Contains(err.Error(), "a running TrafficTest cannot change what it measures") {
+		t.Fatalf("editing frame sizes of a running test: want refusal, got %v", err)
+	}
+	ctl := tt.DeepCopy()
+	ctl.Spec.Cancel = true
+	ctl.Spec.DUT.Notes = "stopped by hand"
+	if err := k8s.Update(ctx, ctl); err != nil {
+		t.Fatalf("cancel and DUT notes must stay editable while running: %v", err)
+	}
+}
+
+// unstructuredTest sends YAML as-is, so the API server (not Go's types) sees bad values.
+type unstructuredTest struct{ Object map[string]any }
+
+func (u *unstructuredTest) toUnstructured() *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: u.Object}
+}

@@ -1,0 +1,623 @@
+// Package controllers holds the reconcilers of linerate's API.
+package controllers
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/expectations"
+	"linerate.dev/linerate/internal/plan"
+	"linerate.dev/linerate/internal/results"
+	"linerate.dev/linerate/internal/tester"
+)
+
+// runningRequeue is how often a running test is looked at even without events, so the status shows
+// progress at least every 10 s whatever the tester does.
+const runningRequeue = 5 * time.Second
+
+// TrafficTestReconciler runs TrafficTests: it renders the plan, starts the tester pods, follows them and
+// the results they write, and keeps the status current.
+type TrafficTestReconciler struct {
+	client.Client
+	Scheme   *runtime.Scheme
+	Recorder events.EventRecorder
+	Tester   tester.Options
+	// Now is the clock (tests move it).
+	Now func() time.Time
+}
+
+// +kubebuilder:rbac:groups=linerate.dev,resources=traffictests,verbs=get;list;watch;update;patch;delete
+// +kubebuilder:rbac:groups=linerate.dev,resources=traffictests/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=linerate.dev,resources=imixprofiles,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=configmaps;serviceaccounts;services,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+
+// Reconcile moves one TrafficTest one step towards done.
+func (r *TrafficTestReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	tt := &v1alpha1.TrafficTest{}
+	if err := r.Get(ctx, req.NamespacedName, tt); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !tt.DeletionTimestamp.IsZero() {
+		// Everything the test created is owned by it and goes with it.
+		return ctrl.Result{}, nil
+	}
+	before := tt.Status.DeepCopy()
+	res, err := r.reconcile(ctx, tt)
+	if !equality.Semantic.DeepEqual(before, &tt.Status) {
+		if uerr := r.Status().Update(ctx, tt); uerr != nil {
+			if apierrors.IsConflict(uerr) {
+				return ctrl.Result{Requeue: true}, nil
+			}
+			return ctrl.Result{}, errors.Join(err, uerr)
+		}
+	}
+	return res, err
+}
+
+func (r *TrafficTestReconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+func (r *TrafficTestReconciler) reconcile(ctx context.Context, tt *v1alpha1.TrafficTest) (ctrl.Result, error) {
+	st := &tt.Status
+	if finished(st.Phase) {
+		return r.afterFinish(ctx, tt)
+	}
+	st.ObservedGeneration = tt.Generation
+	if st.Phase == "" {
+		st.Phase = v1alpha1.PhasePending
+	}
+
+	if tt.Spec.Cancel {
+		return r.stop(ctx, tt, v1alpha1.ReasonCancelled, "cancelled by spec.cancel")
+	}
+	if d := tt.Spec.ActiveDeadlineSeconds; d != nil && st.StartTime != nil &&
+		r.now().After(st.StartTime.Add(time.Duration(*d)*time.Second)) {
+		return r.stop(ctx, tt, v1alpha1.ReasonDeadlineExceeded,
+			fmt.Sprintf("the run took longer than spec.activeDeadlineSeconds (%ds)", *d))
+	}
+	if tt.Spec.Suspend {
+		return r.suspend(ctx, tt)
+	}
+
+	p, hash, ok, err := r.resolvePlan(ctx, tt)
+	if err != nil || !ok {
+		return ctrl.Result{}, err
+	}
+	if err := r.ensureResultPath(ctx, tt, p, hash); err != nil {
+		return ctrl.Result{}, err
+	}
+	pods, err := r.testerPods(ctx, tt)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if len(pods) == 0 {
+		if st.StartTime != nil && len(st.TesterPods) > 0 && st.Phase == v1alpha1.PhaseRunning {
+			// The pods were there and are gone (deleted, evicted, node lost): fail, keep what was measured.
+			return r.finish(ctx, tt, v1alpha1.PhaseFailed, v1alpha1.ReasonTesterPodLost,
+				fmt.Sprintf("tester pod(s) %s disappeared while the test was running", strings.Join(st.TesterPods, ", ")))
+		}
+		return r.startPods(ctx, tt, p, hash)
+	}
+	return r.follow(ctx, tt, pods)
+}
+
+func finished(p v1alpha1.Phase) bool {
+	return p == v1alpha1.PhaseSucceeded || p == v1alpha1.PhaseFailed
+}
+
+// resolvePlan finds the IMIX profile and resolves the spec; ok is false when the test must wait.
+func (r *TrafficTestReconciler) resolvePlan(ctx context.Context, tt *v1alpha1.TrafficTest) (*plan.Plan, string, bool, error) {
+	var profile *v1alpha1.ImixProfile
+	if im := tt.Spec.Imix; im != nil && im.ProfileRef != nil {
+		profile = &v1alpha1.ImixProfile{}
+		err := r.Get(ctx, types.NamespacedName{Namespace: tt.Namespace, Name: im.ProfileRef.Name}, profile)
+		if apierrors.IsNotFound(err) {
+			r.setCondition(tt, v1alpha1.ConditionPlanReady, metav1.ConditionFalse, v1alpha1.ReasonImixProfileMissing,
+				fmt.Sprintf("waiting for ImixProfile %q (spec.imix.profileRef) in namespace %s", im.ProfileRef.Name, tt.Namespace))
+			return nil, "", false, nil
+		}
+		if err != nil {
+			return nil, "", false, err
+		}
+	}
+	p, err := plan.Resolve(tt, profile)
+	if err != nil {
+		r.setCondition(tt, v1alpha1.ConditionPlanReady, metav1.ConditionFalse, v1alpha1.ReasonInvalidPlan, err.Error())
+		return nil, "", false, nil
+	}
+	data, err := p.Marshal()
+	if err != nil {
+		return nil, "", false, err
+	}
+	sum := sha256.Sum256([]byte(data))
+	r.setCondition(tt, v1alpha1.ConditionPlanReady, metav1.ConditionTrue, v1alpha1.ReasonResolved,
+		fmt.Sprintf("%d test(s), %s, %s", len(p.Tests), describeSizes(p), p.Traffic.Direction))
+	return p, hex.EncodeToString(sum[:8]), true, nil
+}
+
+func describeSizes(p *plan.Plan) string {
+	var parts []string
+	if len(p.FrameSizes) > 0 {
+		s := make([]string, len(p.FrameSizes))
+		for i, f := range p.FrameSizes {
+			s[i] = fmt.Sprint(f)
+		}
+		parts = append(parts, "frames "+strings.Join(s, ",")+" B")
+	}
+	if p.Imix != nil {
+		parts = append(parts, fmt.Sprintf("IMIX of %d sizes (mean %.1f B)", len(p.Imix.Entries), p.Imix.AverageFrameSize))
+	}
+	return strings.Join(parts, " and ")
+}
+
+// ensureResultPath creates the plan and results ConfigMaps and the tester's identity.
+func (r *TrafficTestReconciler) ensureResultPath(ctx context.Context, tt *v1alpha1.TrafficTest, p *plan.Plan, hash string) error {
+	data, err := p.Marshal()
+	if err != nil {
+		return err
+	}
+	planCM := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: results.PlanConfigMapName(tt.Name), Namespace: tt.Namespace}}
+	if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, planCM, func() error {
+		planCM.Labels = tester.Labels(tt, "")
+		if planCM.Annotations == nil {
+			planCM.Annotations = map[string]string{}
+		}
+		planCM.Annotations[tester.PlanHashAnnotation] = hash
+		planCM.Data = map[string]string{plan.ConfigMapKey: data}
+		return controllerutil.SetControllerReference(tt, planCM, r.Scheme)
+	}); err != nil {
+		return fmt.Errorf("plan ConfigMap: %w", err)
+	}
+
+	// The results ConfigMap is created once and never overwritten by the operator: it is the tester's.
+	resCM := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: results.ConfigMapName(tt.Name), Namespace: tt.Namespace,
+		Labels: tester.Labels(tt, "")}}
+	if err := controllerutil.SetControllerReference(tt, resCM, r.Scheme); err != nil {
+		return err
+	}
+	if err := r.Create(ctx, resCM); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("results ConfigMap: %w", err)
+	}
+	tt.Status.ResultsConfigMap = resCM.Name
+
+	sa, role, rb := tester.RBAC(tt)
+	for _, obj := range []client.Object{sa, role, rb} {
+		if err := r.createOwned(ctx, tt, obj); err != nil {
+			return err
+		}
+	}
+	if tester.SplitAcrossNodes(p) {
+		if err := r.createOwned(ctx, tt, tester.ReceiverService(tt)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *TrafficTestReconciler) createOwned(ctx context.Context, tt *v1alpha1.TrafficTest, obj client.Object) error {
+	if err := controllerutil.SetControllerReference(tt, obj, r.Scheme); err != nil {
+		return err
+	}
+	if err := r.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating %T %s: %w", obj, obj.GetName(), err)
+	}
+	return nil
+}
+
+func (r *TrafficTestReconciler) testerPods(ctx context.Context, tt *v1alpha1.TrafficTest) ([]corev1.Pod, error) {
+	var list corev1.PodList
+	if err := r.List(ctx, &list, client.InNamespace(tt.Namespace), client.MatchingLabels{tester.LabelTest: tt.Name}); err != nil {
+		return nil, err
+	}
+	var out []corev1.Pod
+	for _, p := range list.Items {
+		if metav1.IsControlledBy(&p, tt) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+func (r *TrafficTestReconciler) startPods(ctx context.Context, tt *v1alpha1.TrafficTest, p *plan.Plan, hash string) (ctrl.Result, error) {
+	pods, err := tester.Pods(tt, p, hash, r.Tester)
+	if err != nil {
+		r.setCondition(tt, v1alpha1.ConditionPlanReady, metav1.ConditionFalse, v1alpha1.ReasonInvalidPlan, err.Error())
+		return ctrl.Result{}, nil
+	}
+	var names []string
+	for _, pod := range pods {
+		if err := r.createOwned(ctx, tt, pod); err != nil {
+			return ctrl.Result{}, err
+		}
+		names = append(names, pod.Name)
+	}
+	st := &tt.Status
+	if st.StartTime == nil {
+		now := metav1.NewTime(r.now())
+		st.StartTime = &now
+	}
+	st.TesterPods = names
+	st.Phase = v1alpha1.PhasePending
+	st.CompletionTime = nil
+	r.setCondition(tt, v1alpha1.ConditionTesterReady, metav1.ConditionFalse, v1alpha1.ReasonPodsCreated,
+		"created tester pod(s) "+strings.Join(names, ", "))
+	r.event(tt, corev1.EventTypeNormal, v1alpha1.ReasonPodsCreated, "Start", "Created tester pod(s) %s", strings.Join(names, ", "))
+	return ctrl.Result{RequeueAfter: runningRequeue}, nil
+}
+
+// follow reads the pods and the results ConfigMap and moves the phase.
+func (r *TrafficTestReconciler) follow(ctx context.Context, tt *v1alpha1.TrafficTest, pods []corev1.Pod) (ctrl.Result, error) {
+	state, err := r.harvest(ctx, tt)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	var main *corev1.Pod
+	var pending []string
+	for i := range pods {
+		p := &pods[i]
+		role := p.Labels[tester.LabelRole]
+		if role == tester.RoleTester || role == tester.RoleGenerator {
+			main = p
+		}
+		if p.Status.Phase == corev1.PodFailed {
+			return r.finish(ctx, tt, v1alpha1.PhaseFailed, failureReason(state, v1alpha1.ReasonTesterFailed),
+				failureMessage(state, "tester pod "+p.Name+" failed: "+podFailure(p)))
+		}
+		if p.Status.Phase == corev1.PodPending || p.Status.Phase == "" {
+			pending = append(pending, p.Name+" ("+podWaiting(p)+")")
+		}
+	}
+	if main != nil && main.Status.Phase == corev1.PodSucceeded {
+		if state != nil && state.State == results.StateSucceeded {
+			return r.finish(ctx, tt, v1alpha1.PhaseSucceeded, v1alpha1.ReasonAllTestsDone, "every test ran to the end")
+		}
+		return r.finish(ctx, tt, v1alpha1.PhaseFailed, failureReason(state, v1alpha1.ReasonResultsIncomplete),
+			failureMessage(state, "the tester exited without reporting that every test finished"))
+	}
+	if state != nil && state.State == results.StateFailed {
+		return r.finish(ctx, tt, v1alpha1.PhaseFailed, failureReason(state, v1alpha1.ReasonTesterFailed), failureMessage(state, "the tester failed"))
+	}
+	if len(pending) > 0 {
+		tt.Status.Phase = v1alpha1.PhasePending
+		r.setCondition(tt, v1alpha1.ConditionTesterReady, metav1.ConditionFalse, v1alpha1.ReasonPodsPending,
+			"waiting for "+strings.Join(pending, ", "))
+		return ctrl.Result{RequeueAfter: runningRequeue}, nil
+	}
+	if tt.Status.Phase != v1alpha1.PhaseRunning {
+		r.event(tt, corev1.EventTypeNormal, v1alpha1.ReasonPodsRunning, "Run", "Tester running")
+	}
+	tt.Status.Phase = v1alpha1.PhaseRunning
+	r.setCondition(tt, v1alpha1.ConditionTesterReady, metav1.ConditionTrue, v1alpha1.ReasonPodsRunning, "tester pod(s) running")
+	return ctrl.Result{RequeueAfter: runningRequeue}, nil
+}
+
+func failureReason(s *results.State, def string) string {
+	if s != nil && s.State == results.StateFailed && s.Reason != "" {
+		return s.Reason
+	}
+	return def
+}
+
+func failureMessage(s *results.State, def string) string {
+	if s != nil && s.State == results.StateFailed && s.Message != "" {
+		return s.Message
+	}
+	return def
+}
+
+func podFailure(p *corev1.Pod) string {
+	for _, cs := range p.Status.ContainerStatuses {
+		if t := cs.State.Terminated; t != nil {
+			msg := fmt.Sprintf("container %s exited with code %d (%s)", cs.Name, t.ExitCode, t.Reason)
+			if t.Message != "" {
+				msg += ": " + strings.TrimSpace(t.Message)
+			}
+			return msg
+		}
+	}
+	if p.Status.Message != "" {
+		return p.Status.Reason + ": " + p.Status.Message
+	}
+	return "pod phase Failed"
+}
+
+func podWaiting(p *corev1.Pod) string {
+	for _, cs := range p.Status.ContainerStatuses {
+		if w := cs.State.Waiting; w != nil {
+			if w.Message != "" {
+				return w.Reason + ": " + w.Message
+			}
+			return w.Reason
+		}
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+			return c.Reason + ": " + c.Message
+		}
+	}
+	return "pending"
+}
+
+// harvest copies what the tester has written into the status. It never drops results already in the
+// status when the ConfigMap is gone or unreadable.
+func (r *TrafficTestReconciler) harvest(ctx context.Context, tt *v1alpha1.TrafficTest) (*results.State, error) {
+	cm := &corev1.ConfigMap{}
+	err := r.Get(ctx, types.NamespacedName{Namespace: tt.Namespace, Name: results.ConfigMapName(tt.Name)}, cm)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	log := logf.FromContext(ctx)
+	st := &tt.Status
+	if s := cm.Data[results.KeyResults]; s != "" {
+		var res v1alpha1.Results
+		if err := json.Unmarshal([]byte(s), &res); err != nil {
+			log.Error(err, "unreadable results.json in the results ConfigMap; keeping the previous results")
+		} else {
+			st.Results = forStatus(&res, &tt.Spec.DUT)
+			st.Headline = headline(&res)
+		}
+	}
+	if s := cm.Data[results.KeyProgress]; s != "" {
+		var p v1alpha1.Progress
+		if err := json.Unmarshal([]byte(s), &p); err == nil {
+			if p.Summary == "" {
+				p.Summary = fmt.Sprintf("%d/%d %s %dB", p.StepsDone, p.StepsTotal, p.Test, p.FrameSize)
+			}
+			st.Progress = &p
+		}
+	}
+	if b := cm.BinaryData[results.KeyTrials]; len(b) > 0 {
+		if trials, err := results.DecodeTrials(b); err == nil {
+			st.TrialsMeasured = int32(len(trials))
+		} else {
+			log.Error(err, "unreadable trial records in the results ConfigMap")
+		}
+	}
+	var state *results.State
+	if s := cm.Data[results.KeyState]; s != "" {
+		state = &results.State{}
+		if err := json.Unmarshal([]byte(s), state); err != nil {
+			state = nil
+		}
+	}
+	return state, nil
+}
+
+// forStatus keeps the status small: the per-repetition latency lists stay in the results ConfigMap.
+func forStatus(res *v1alpha1.Results, dut *v1alpha1.DUTSpec) *v1alpha1.Results {
+	out := res.DeepCopy()
+	for i := range out.Latency {
+		out.Latency[i].Repetitions = nil
+	}
+	if out.DUT == nil {
+		out.DUT = dut.DeepCopy()
+	}
+	return out
+}
+
+// headline picks the NDR at the largest frame size (the slowest direction), or the IMIX NDR.
+func headline(res *v1alpha1.Results) string {
+	var best *v1alpha1.ThroughputResult
+	for i := range res.Throughput {
+		t := &res.Throughput[i]
+		if best == nil || t.FrameSize > best.FrameSize ||
+			(t.FrameSize == best.FrameSize && t.NDR.L2BitsPerSecond < best.NDR.L2BitsPerSecond) {
+			best = t
+		}
+	}
+	if best != nil {
+		return fmt.Sprintf("NDR %dB %s (%s%%)", best.FrameSize, expectations.FormatBits(best.NDR.L2BitsPerSecond), best.NDR.PercentOfLineRate)
+	}
+	if len(res.Imix) > 0 {
+		m := res.Imix[0]
+		return fmt.Sprintf("IMIX NDR %s (%s%%)", expectations.FormatBits(m.NDR.L2BitsPerSecond), m.NDR.PercentOfLineRate)
+	}
+	return ""
+}
+
+// stop ends a test on request (cancel, deadline): pods go, results stay.
+func (r *TrafficTestReconciler) stop(ctx context.Context, tt *v1alpha1.TrafficTest, reason, msg string) (ctrl.Result, error) {
+	if _, err := r.harvest(ctx, tt); err != nil {
+		return ctrl.Result{}, err
+	}
+	return r.finish(ctx, tt, v1alpha1.PhaseFailed, reason, msg)
+}
+
+func (r *TrafficTestReconciler) suspend(ctx context.Context, tt *v1alpha1.TrafficTest) (ctrl.Result, error) {
+	if _, err := r.harvest(ctx, tt); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.deletePods(ctx, tt); err != nil {
+		return ctrl.Result{}, err
+	}
+	st := &tt.Status
+	if st.Phase != v1alpha1.PhaseSuspended {
+		r.event(tt, corev1.EventTypeNormal, v1alpha1.ReasonSuspended, "Suspend", "Suspended by spec.suspend")
+	}
+	st.Phase = v1alpha1.PhaseSuspended
+	st.TesterPods = nil
+	st.StartTime = nil
+	r.setCondition(tt, v1alpha1.ConditionTesterReady, metav1.ConditionFalse, v1alpha1.ReasonSuspended,
+		"spec.suspend is true; the test starts from the beginning when it is set to false")
+	return ctrl.Result{}, nil
+}
+
+func (r *TrafficTestReconciler) deletePods(ctx context.Context, tt *v1alpha1.TrafficTest) error {
+	pods, err := r.testerPods(ctx, tt)
+	if err != nil {
+		return err
+	}
+	for i := range pods {
+		if err := r.Delete(ctx, &pods[i], client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finish records the end of a run once: phase, conditions, verdict, events; the receiver pod (which never
+// exits on its own) and, for failures, any still-running pods are deleted.
+func (r *TrafficTestReconciler) finish(ctx context.Context, tt *v1alpha1.TrafficTest, phase v1alpha1.Phase, reason, msg string) (ctrl.Result, error) {
+	pods, err := r.testerPods(ctx, tt)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	for i := range pods {
+		p := &pods[i]
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue // kept for its logs; it holds no resources any more
+		}
+		if err := r.Delete(ctx, p); client.IgnoreNotFound(err) != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	st := &tt.Status
+	st.Phase = phase
+	now := metav1.NewTime(r.now())
+	st.CompletionTime = &now
+	st.Progress = nil
+	r.setCondition(tt, v1alpha1.ConditionTesterReady, metav1.ConditionFalse, reason, "the run has ended")
+	if phase == v1alpha1.PhaseSucceeded {
+		r.setCondition(tt, v1alpha1.ConditionComplete, metav1.ConditionTrue, reason, msg)
+		r.setCondition(tt, v1alpha1.ConditionFailed, metav1.ConditionFalse, reason, msg)
+		r.event(tt, corev1.EventTypeNormal, reason, "Complete", "%s", msg)
+	} else {
+		r.setCondition(tt, v1alpha1.ConditionComplete, metav1.ConditionFalse, reason, msg)
+		r.setCondition(tt, v1alpha1.ConditionFailed, metav1.ConditionTrue, reason, msg)
+		r.event(tt, corev1.EventTypeWarning, reason, "Fail", "%s (measured results are kept in status and ConfigMap %s)", msg, st.ResultsConfigMap)
+	}
+	if err := r.judge(ctx, tt); err != nil {
+		return ctrl.Result{}, err
+	}
+	return r.afterFinish(ctx, tt)
+}
+
+// judge computes the baseline penalty and the verdict.
+func (r *TrafficTestReconciler) judge(ctx context.Context, tt *v1alpha1.TrafficTest) error {
+	st := &tt.Status
+	if b := tt.Spec.Baseline; b != nil && st.Results != nil {
+		base := &v1alpha1.TrafficTest{}
+		err := r.Get(ctx, types.NamespacedName{Namespace: tt.Namespace, Name: b.Name}, base)
+		switch {
+		case apierrors.IsNotFound(err):
+			st.Results.Notes = append(st.Results.Notes, fmt.Sprintf("baseline TrafficTest %q not found: no penalty computed", b.Name))
+		case err != nil:
+			return err
+		case base.Status.Results == nil:
+			st.Results.Notes = append(st.Results.Notes, fmt.Sprintf("baseline TrafficTest %q has no results: no penalty computed", b.Name))
+		default:
+			st.Results.Penalty = expectations.Penalty(st.Results, base.Status.Results)
+		}
+	}
+	verdict, failures := expectations.Evaluate(tt.Spec.Expectations, st.Results)
+	if verdict != v1alpha1.VerdictNone && st.Phase == v1alpha1.PhaseFailed && st.Results == nil {
+		failures = append(failures, "the run failed before measuring anything")
+		verdict = v1alpha1.VerdictFailed
+	}
+	st.Verdict, st.Failures = verdict, failures
+	switch verdict {
+	case v1alpha1.VerdictPassed:
+		r.setCondition(tt, v1alpha1.ConditionExpectationsMet, metav1.ConditionTrue, v1alpha1.ReasonExpectationsMet, "every expectation is met")
+	case v1alpha1.VerdictFailed:
+		r.setCondition(tt, v1alpha1.ConditionExpectationsMet, metav1.ConditionFalse, v1alpha1.ReasonExpectationsFailed, strings.Join(failures, "; "))
+		r.event(tt, corev1.EventTypeWarning, v1alpha1.ReasonExpectationsFailed, "Judge", "%s", strings.Join(failures, "; "))
+	default:
+		r.setCondition(tt, v1alpha1.ConditionExpectationsMet, metav1.ConditionUnknown, v1alpha1.ReasonNoExpectations, "spec.expectations is empty")
+	}
+	return nil
+}
+
+// afterFinish applies ttlSecondsAfterFinished.
+func (r *TrafficTestReconciler) afterFinish(ctx context.Context, tt *v1alpha1.TrafficTest) (ctrl.Result, error) {
+	ttl := tt.Spec.TTLSecondsAfterFinished
+	if ttl == nil || tt.Status.CompletionTime == nil {
+		return ctrl.Result{}, nil
+	}
+	left := tt.Status.CompletionTime.Add(time.Duration(*ttl) * time.Second).Sub(r.now())
+	if left > 0 {
+		return ctrl.Result{RequeueAfter: left}, nil
+	}
+	logf.FromContext(ctx).Info("deleting finished TrafficTest after its TTL", "ttlSecondsAfterFinished", *ttl)
+	if err := r.Delete(ctx, tt, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{}, nil
+}
+
+func (r *TrafficTestReconciler) setCondition(tt *v1alpha1.TrafficTest, typ string, status metav1.ConditionStatus, reason, msg string) {
+	meta.SetStatusCondition(&tt.Status.Conditions, metav1.Condition{
+		Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: tt.Generation,
+	})
+}
+
+func (r *TrafficTestReconciler) event(tt *v1alpha1.TrafficTest, typ, reason, action, note string, args ...any) {
+	if r.Recorder != nil {
+		r.Recorder.Eventf(tt, nil, typ, reason, action, note, args...)
+	}
+}
+
+// SetupWithManager wires the reconciler: it owns the tester's objects and follows ImixProfiles that
+// TrafficTests wait for.
+func (r *TrafficTestReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.TrafficTest{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{},
+			predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+		Owns(&corev1.Pod{}).
+		Owns(&corev1.ConfigMap{}).
+		Owns(&corev1.ServiceAccount{}).
+		Owns(&rbacv1.Role{}).
+		Owns(&rbacv1.RoleBinding{}).
+		Watches(&v1alpha1.ImixProfile{}, handler.EnqueueRequestsFromMapFunc(r.testsUsingProfile)).
+		Named("traffictest").
+		Complete(r)
+}
+
+func (r *TrafficTestReconciler) testsUsingProfile(ctx context.Context, obj client.Object) []reconcile.Request {
+	var list v1alpha1.TrafficTestList
+	if err := r.List(ctx, &list, client.InNamespace(obj.GetNamespace())); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for _, tt := range list.Items {
+		if im := tt.Spec.Imix; im != nil && im.ProfileRef != nil && im.ProfileRef.Name == obj.GetName() {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: tt.Namespace, Name: tt.Name}})
+		}
+	}
+	return out
+}

@@ -1,0 +1,140 @@
+// Package metrics exports TrafficTest results to Prometheus. The gauges are built at scrape time from the
+// TrafficTests' status (through the manager's cache), so they are never stale, survive operator restarts
+// and vanish with the TrafficTest.
+package metrics
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/expectations"
+)
+
+var (
+	testLabels = []string{"namespace", "traffictest", "dut"}
+	rowLabels  = append(append([]string{}, testLabels...), "frame_size", "direction")
+
+	throughputL1 = prometheus.NewDesc("linerate_throughput_l1_bits_per_second",
+		"RFC 2544 throughput (NDR) in bit/s on the wire (frame + 20 B preamble and gap).", rowLabels, nil)
+	throughputL2 = prometheus.NewDesc("linerate_throughput_l2_bits_per_second",
+		"RFC 2544 throughput (NDR) in bit/s of Ethernet frames (FCS included).", rowLabels, nil)
+	throughputFPS = prometheus.NewDesc("linerate_throughput_frames_per_second",
+		"RFC 2544 throughput (NDR) in frames per second.", rowLabels, nil)
+	throughputRatio = prometheus.NewDesc("linerate_throughput_line_rate_ratio",
+		"RFC 2544 throughput (NDR) as a fraction of the ports' line rate (L1).", rowLabels, nil)
+	latency = prometheus.NewDesc("linerate_latency_seconds",
+		"Latency at the throughput rate, aggregated over repetitions.", append(append([]string{}, rowLabels...), "statistic"), nil)
+	frameLoss = prometheus.NewDesc("linerate_frame_loss_ratio",
+		"RFC 2544 frame loss rate at an offered load (fraction of line rate).", append(append([]string{}, rowLabels...), "offered_load"), nil)
+	backToBack = prometheus.NewDesc("linerate_back_to_back_frames",
+		"RFC 2544 back-to-back: mean longest burst forwarded without loss.", rowLabels, nil)
+	imixL2 = prometheus.NewDesc("linerate_imix_throughput_l2_bits_per_second",
+		"IMIX throughput (NDR) in bit/s of Ethernet frames.", append(append([]string{}, testLabels...), "direction"), nil)
+	penalty = prometheus.NewDesc("linerate_baseline_penalty_ratio",
+		"Throughput lost against the baseline TrafficTest, as a fraction.", rowLabels, nil)
+	phase = prometheus.NewDesc("linerate_traffictest_phase",
+		"1 for the TrafficTest's current phase.", append(append([]string{}, testLabels...), "phase"), nil)
+	verdict = prometheus.NewDesc("linerate_traffictest_verdict",
+		"1 for the TrafficTest's regression verdict (Passed, Failed, None).", append(append([]string{}, testLabels...), "verdict"), nil)
+	trials = prometheus.NewDesc("linerate_traffictest_trials",
+		"Trials measured so far.", testLabels, nil)
+	completion = prometheus.NewDesc("linerate_traffictest_completion_timestamp_seconds",
+		"When the TrafficTest finished (Unix time).", testLabels, nil)
+)
+
+// ResultsCollector builds the result gauges from every TrafficTest at scrape time.
+type ResultsCollector struct {
+	Reader client.Reader
+}
+
+// Describe implements prometheus.Collector.
+func (c *ResultsCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{throughputL1, throughputL2, throughputFPS, throughputRatio, latency, frameLoss,
+		backToBack, imixL2, penalty, phase, verdict, trials, completion} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c *ResultsCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var list v1alpha1.TrafficTestList
+	if err := c.Reader.List(ctx, &list); err != nil {
+		logf.Log.WithName("metrics").Error(err, "listing TrafficTests for the results metrics")
+		return
+	}
+	for i := range list.Items {
+		collectTest(ch, &list.Items[i])
+	}
+}
+
+func collectTest(ch chan<- prometheus.Metric, tt *v1alpha1.TrafficTest) {
+	st := &tt.Status
+	base := []string{tt.Namespace, tt.Name, tt.Spec.DUT.Name}
+	row := func(size int32, dir string, extra ...string) []string {
+		out := append(append([]string{}, base...), strconv.Itoa(int(size)), dir)
+		return append(out, extra...)
+	}
+	gauge := func(d *prometheus.Desc, v float64, labels []string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	if st.Phase != "" {
+		gauge(phase, 1, append(append([]string{}, base...), string(st.Phase)))
+	}
+	if st.Verdict != "" {
+		gauge(verdict, 1, append(append([]string{}, base...), string(st.Verdict)))
+	}
+	gauge(trials, float64(st.TrialsMeasured), base)
+	if st.CompletionTime != nil {
+		gauge(completion, float64(st.CompletionTime.Unix()), base)
+	}
+	r := st.Results
+	if r == nil {
+		return
+	}
+	for _, t := range r.Throughput {
+		l := row(t.FrameSize, t.Direction)
+		gauge(throughputL1, float64(t.NDR.L1BitsPerSecond), l)
+		gauge(throughputL2, float64(t.NDR.L2BitsPerSecond), l)
+		gauge(throughputFPS, float64(t.NDR.FramesPerSecond), l)
+		gauge(throughputRatio, percentToRatio(t.NDR.PercentOfLineRate), l)
+	}
+	for _, lr := range r.Latency {
+		if !lr.Aggregate.Valid {
+			continue
+		}
+		for _, s := range []v1alpha1.Statistic{"min", "mean", "p50", "p90", "p99", "p99.9", "p99.99", "max"} {
+			gauge(latency, float64(expectations.Statistic(lr.Aggregate, s))/1e9, row(lr.FrameSize, lr.Direction, string(s)))
+		}
+	}
+	for _, fl := range r.FrameLoss {
+		for _, p := range fl.Points {
+			offered := strconv.FormatFloat(percentToRatio(p.PercentOfLineRate), 'f', -1, 64)
+			gauge(frameLoss, percentToRatio(p.LossPercent), row(fl.FrameSize, fl.Direction, offered))
+		}
+	}
+	for _, b := range r.BackToBack {
+		gauge(backToBack, float64(b.Frames), row(b.FrameSize, b.Direction))
+	}
+	for _, m := range r.Imix {
+		gauge(imixL2, float64(m.NDR.L2BitsPerSecond), append(append([]string{}, base...), m.Direction))
+	}
+	for _, p := range r.Penalty {
+		gauge(penalty, percentToRatio(p.Percent), row(p.FrameSize, p.Direction))
+	}
+}
+
+func percentToRatio(s string) float64 {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0
+	}
+	return v / 100
+}

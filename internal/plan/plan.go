@@ -1,0 +1,467 @@
+// Package plan turns a TrafficTest spec into the resolved test plan the tester executes: every default
+// applied, sizes in one unit (L2 frame bytes with FCS), the IMIX expanded into its frame schedule, and
+// durations as plain time.Durations.
+//
+// The plan is the contract between the operator and the tester pod: the operator renders it into the
+// ConfigMap "<test>-plan" (key plan.json); the runner reads it there, or `linerate run` resolves it
+// locally from the very same YAML. Keep it small and versioned.
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strconv"
+	"time"
+
+	"linerate.dev/linerate/api/v1alpha1"
+)
+
+// Version of the plan format; the runner refuses plans it does not know.
+const Version = 1
+
+// ConfigMapKey is the key of the plan in the plan ConfigMap.
+const ConfigMapKey = "plan.json"
+
+// RFC2544FrameSizes are the Ethernet frame sizes RFC 2544 §9.1 lists for Ethernet.
+var RFC2544FrameSizes = []int{64, 128, 256, 512, 1024, 1280, 1518}
+
+// TagBytes is the size of linerate's per-frame tag (dataplane/PROTOCOL.md) at the start of the UDP payload.
+const TagBytes = 18
+
+// Plan is a fully resolved TrafficTest.
+type Plan struct {
+	Version   int    `json:"version"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+
+	// Tests in the order they run (RFC 2544 order).
+	Tests []v1alpha1.TestKind `json:"tests"`
+	// FrameSizes are L2 frame sizes with FCS (VLAN tag included), ascending.
+	FrameSizes []int `json:"frameSizes,omitempty"`
+	// SizeBasis says how the user gave sizes ("frame" or "ipPacket"), for reports.
+	SizeBasis string `json:"sizeBasis"`
+	Imix      *Imix  `json:"imix,omitempty"`
+
+	Durations  Durations  `json:"durations"`
+	Throughput Throughput `json:"throughput"`
+	Latency    Latency    `json:"latency"`
+	FrameLoss  FrameLoss  `json:"frameLoss"`
+	BackToBack BackToBack `json:"backToBack"`
+	Traffic    Traffic    `json:"traffic"`
+	Ports      []Port     `json:"ports"`
+
+	DUT          v1alpha1.DUTSpec       `json:"dut"`
+	Expectations *v1alpha1.Expectations `json:"expectations,omitempty"`
+}
+
+// Imix is a mix expanded into the frame schedule the engine sends: frame n has size Cycle[n % len].
+type Imix struct {
+	Name             string              `json:"name,omitempty"`
+	Entries          []v1alpha1.ImixEntry `json:"entries"`
+	Order            v1alpha1.ImixOrder  `json:"order"`
+	Cycle            []int               `json:"cycle"`
+	AverageFrameSize float64             `json:"averageFrameSize"`
+}
+
+// Durations of trial phases.
+type Durations struct {
+	SearchTrial     time.Duration `json:"searchTrial"`
+	ValidationTrial time.Duration `json:"validationTrial"`
+	LatencyTrial    time.Duration `json:"latencyTrial"`
+	BackToBackTrial time.Duration `json:"backToBackTrial"`
+	WarmUp          time.Duration `json:"warmUp"`
+	Drain           time.Duration `json:"drain"`
+	DUTRest         time.Duration `json:"dutRest"`
+}
+
+// Throughput search parameters; percentages are plain numbers (0.5 means 0.5 %).
+type Throughput struct {
+	LossTolerancePercent    float64               `json:"lossTolerancePercent"`
+	PDRLossTolerancePercent *float64              `json:"pdrLossTolerancePercent,omitempty"`
+	ResolutionPercent       float64               `json:"resolutionPercent"`
+	Method                  v1alpha1.SearchMethod `json:"method"`
+	Repetitions             int                   `json:"repetitions"`
+	MaxRatePercent          float64               `json:"maxRatePercent"`
+}
+
+// Latency test parameters.
+type Latency struct {
+	Repetitions int `json:"repetitions"`
+}
+
+// FrameLoss test parameters.
+type FrameLoss struct {
+	StepPercent float64 `json:"stepPercent"`
+}
+
+// BackToBack test parameters.
+type BackToBack struct {
+	MaxFrames   int64 `json:"maxFrames"`
+	Resolution  int64 `json:"resolution"`
+	Repetitions int   `json:"repetitions"`
+}
+
+// Traffic describes the generated frames.
+type Traffic struct {
+	Direction   v1alpha1.Direction `json:"direction"`
+	LineRateBps int64              `json:"lineRateBps"`
+	IPVersion   int                `json:"ipVersion"`
+	Flows       int                `json:"flows"`
+	Vary        []string           `json:"vary,omitempty"`
+	SrcPort     int                `json:"srcPort"`
+	DstPort     int                `json:"dstPort"`
+	VLAN        int                `json:"vlan,omitempty"`
+	DSCP        int                `json:"dscp,omitempty"`
+	Payload     string             `json:"payload"`
+}
+
+// Port is one tester port with its addressing resolved.
+type Port struct {
+	Name      string              `json:"name"`
+	Driver    v1alpha1.PortDriver `json:"driver"`
+	Interface string              `json:"interface,omitempty"`
+	Resource  string              `json:"resource,omitempty"`
+	Network   string              `json:"network,omitempty"`
+	// Address is the port's own address with prefix (IPv4 or IPv6 per traffic.ipVersion).
+	Address string `json:"address"`
+	// Gateway is the next hop to resolve (routed DUT); empty with PeerMAC.
+	Gateway string `json:"gateway,omitempty"`
+	PeerMAC string `json:"peerMAC,omitempty"`
+	Node    string `json:"node,omitempty"`
+}
+
+// Direction is one way through the DUT, named "tx->rx" after the ports.
+type Direction struct {
+	Name string `json:"name"`
+	TX   int    `json:"tx"`
+	RX   int    `json:"rx"`
+}
+
+// Directions lists the directions traffic flows in.
+func (p *Plan) Directions() []Direction {
+	d := []Direction{{Name: p.Ports[0].Name + "->" + p.Ports[1].Name, TX: 0, RX: 1}}
+	if p.Traffic.Direction != v1alpha1.Unidirectional {
+		d = append(d, Direction{Name: p.Ports[1].Name + "->" + p.Ports[0].Name, TX: 1, RX: 0})
+	}
+	return d
+}
+
+// Has says whether the plan runs test t.
+func (p *Plan) Has(t v1alpha1.TestKind) bool { return slices.Contains(p.Tests, t) }
+
+// Marshal renders the plan for the plan ConfigMap.
+func (p *Plan) Marshal() (string, error) {
+	b, err := json.MarshalIndent(p, "", "  ")
+	return string(b), err
+}
+
+// Unmarshal reads a plan and checks its version.
+func Unmarshal(data []byte) (*Plan, error) {
+	var p Plan
+	if err := json.Unmarshal(data, &p); err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
+	}
+	if p.Version != Version {
+		return nil, fmt.Errorf("plan: version %d, this tester understands %d", p.Version, Version)
+	}
+	return &p, nil
+}
+
+// LineRateBps is the nominal rate of a LineRate in bit/s.
+func LineRateBps(r v1alpha1.LineRate) (int64, error) {
+	switch r {
+	case "1G":
+		return 1_000_000_000, nil
+	case "", "10G":
+		return 10_000_000_000, nil
+	case "25G":
+		return 25_000_000_000, nil
+	case "40G":
+		return 40_000_000_000, nil
+	case "50G":
+		return 50_000_000_000, nil
+	case "100G":
+		return 100_000_000_000, nil
+	}
+	return 0, fmt.Errorf("traffic.lineRate: unknown rate %q", r)
+}
+
+// Percent parses a Percent field, with def when empty.
+func Percent(field string, v v1alpha1.Percent, def float64) (float64, error) {
+	if v == "" {
+		return def, nil
+	}
+	f, err := strconv.ParseFloat(string(v), 64)
+	if err != nil || f < 0 || f > 100 {
+		return 0, fmt.Errorf("%s: %q is not a percentage between 0 and 100", field, v)
+	}
+	return f, nil
+}
+
+// testOrder is RFC 2544's order; latency, frame loss and back-to-back follow throughput.
+var testOrder = []v1alpha1.TestKind{v1alpha1.TestThroughput, v1alpha1.TestLatency, v1alpha1.TestFrameLoss,
+	v1alpha1.TestBackToBack, v1alpha1.TestImixThroughput}
+
+// Resolve builds the plan of a TrafficTest. imix is the referenced ImixProfile's spec (nil when the
+// TrafficTest has none or gives its mix inline). Errors name the spec field at fault.
+func Resolve(tt *v1alpha1.TrafficTest, profile *v1alpha1.ImixProfile) (*Plan, error) {
+	s := &tt.Spec
+	p := &Plan{Version: Version, Namespace: tt.Namespace, Name: tt.Name, DUT: s.DUT, Expectations: s.Expectations}
+
+	for _, t := range testOrder {
+		if slices.Contains(s.Tests, t) {
+			p.Tests = append(p.Tests, t)
+		}
+	}
+	if len(p.Tests) == 0 {
+		return nil, fmt.Errorf("spec.tests: no test to run")
+	}
+
+	var err error
+	if p.Traffic, err = resolveTraffic(&s.Traffic); err != nil {
+		return nil, err
+	}
+	vlanBytes := 0
+	if p.Traffic.VLAN != 0 {
+		vlanBytes = 4
+	}
+	minFrame := MinFrameSize(p.Traffic.IPVersion, p.Traffic.VLAN != 0)
+	maxFrame := 9216
+	if s.DUT.MaxFrameSize != nil {
+		maxFrame = int(*s.DUT.MaxFrameSize)
+	}
+
+	if p.needsSizes() {
+		switch {
+		case len(s.IPPacketSizes) > 0:
+			p.SizeBasis = "ipPacket"
+			for _, ip := range s.IPPacketSizes {
+				p.FrameSizes = append(p.FrameSizes, int(ip)+18+vlanBytes)
+			}
+		case len(s.FrameSizes) > 0:
+			p.SizeBasis = "frame"
+			for _, f := range s.FrameSizes {
+				p.FrameSizes = append(p.FrameSizes, int(f))
+			}
+		default:
+			p.SizeBasis = "frame"
+			for _, f := range RFC2544FrameSizes {
+				if f >= minFrame && f <= maxFrame {
+					p.FrameSizes = append(p.FrameSizes, f)
+				}
+			}
+		}
+		slices.Sort(p.FrameSizes)
+		p.FrameSizes = slices.Compact(p.FrameSizes)
+		for _, f := range p.FrameSizes {
+			if f < minFrame || f > maxFrame {
+				return nil, fmt.Errorf("spec.frameSizes: frame size %d B is outside %d..%d B (IPv%d%s, dut.maxFrameSize)",
+					f, minFrame, maxFrame, p.Traffic.IPVersion, map[bool]string{true: " with VLAN"}[vlanBytes > 0])
+			}
+		}
+	}
+
+	if s.Imix != nil {
+		var spec v1alpha1.ImixSpec
+		name := ""
+		if s.Imix.ProfileRef != nil {
+			if profile == nil {
+				return nil, fmt.Errorf("spec.imix.profileRef: ImixProfile %q not found", s.Imix.ProfileRef.Name)
+			}
+			spec, name = profile.Spec, profile.Name
+		} else {
+			spec = v1alpha1.ImixSpec{Entries: s.Imix.Entries, Order: s.Imix.Order, Seed: s.Imix.Seed}
+		}
+		sched, err := NewSchedule(spec)
+		if err != nil {
+			return nil, fmt.Errorf("spec.imix: %w", err)
+		}
+		for _, e := range spec.Entries {
+			if int(e.FrameSize) < minFrame || int(e.FrameSize) > maxFrame {
+				return nil, fmt.Errorf("spec.imix: frame size %d B is outside %d..%d B", e.FrameSize, minFrame, maxFrame)
+			}
+		}
+		p.Imix = &Imix{Name: name, Entries: spec.Entries, Order: sched.Order, Cycle: sched.Cycle, AverageFrameSize: sched.AverageFrameSize}
+	}
+
+	d := &s.Durations
+	p.Durations = Durations{
+		SearchTrial:     orDefault(d.SearchTrial.Duration, 10*time.Second),
+		ValidationTrial: orDefault(d.ValidationTrial.Duration, 60*time.Second),
+		LatencyTrial:    orDefault(d.LatencyTrial.Duration, 120*time.Second),
+		BackToBackTrial: orDefault(d.BackToBackTrial.Duration, 2*time.Second),
+		WarmUp:          orDefault(d.WarmUp.Duration, time.Second),
+		Drain:           orDefault(d.Drain.Duration, 2*time.Second),
+		DUTRest:         orDefault(d.DUTRest.Duration, 5*time.Second),
+	}
+
+	th := &s.Throughput
+	if p.Throughput.LossTolerancePercent, err = Percent("spec.throughput.lossTolerance", th.LossTolerance, 0); err != nil {
+		return nil, err
+	}
+	if th.PDRLossTolerance != "" {
+		v, err := Percent("spec.throughput.pdrLossTolerance", th.PDRLossTolerance, 0)
+		if err != nil {
+			return nil, err
+		}
+		p.Throughput.PDRLossTolerancePercent = &v
+	}
+	if p.Throughput.ResolutionPercent, err = Percent("spec.throughput.resolution", th.Resolution, 0.5); err != nil {
+		return nil, err
+	}
+	if p.Throughput.ResolutionPercent <= 0 {
+		return nil, fmt.Errorf("spec.throughput.resolution: must be larger than 0")
+	}
+	if p.Throughput.MaxRatePercent, err = Percent("spec.throughput.maxRate", th.MaxRate, 100); err != nil {
+		return nil, err
+	}
+	p.Throughput.Method = th.Method
+	if p.Throughput.Method == "" {
+		p.Throughput.Method = v1alpha1.SearchMultistage
+	}
+	p.Throughput.Repetitions = int(orDefault(th.Repetitions, 1))
+	p.Latency.Repetitions = int(orDefault(s.Latency.Repetitions, 20))
+	if p.FrameLoss.StepPercent, err = Percent("spec.frameLoss.step", s.FrameLoss.Step, 10); err != nil {
+		return nil, err
+	}
+	if p.FrameLoss.StepPercent <= 0 || p.FrameLoss.StepPercent > 10 {
+		return nil, fmt.Errorf("spec.frameLoss.step: must be more than 0 and at most 10")
+	}
+	p.BackToBack = BackToBack{
+		MaxFrames:   orDefault(s.BackToBack.MaxFrames, 100000),
+		Resolution:  orDefault(s.BackToBack.Resolution, 16),
+		Repetitions: int(orDefault(s.BackToBack.Repetitions, 50)),
+	}
+
+	if len(s.Ports) != 2 {
+		return nil, fmt.Errorf("spec.ports: exactly two ports are needed, %d given", len(s.Ports))
+	}
+	if s.Ports[0].Name == s.Ports[1].Name {
+		return nil, fmt.Errorf("spec.ports: the two ports need distinct names")
+	}
+	for i := range s.Ports {
+		port, err := resolvePort(i, &s.Ports[i], p.Traffic.IPVersion)
+		if err != nil {
+			return nil, err
+		}
+		p.Ports = append(p.Ports, port)
+	}
+	return p, nil
+}
+
+func (p *Plan) needsSizes() bool {
+	for _, t := range p.Tests {
+		if t != v1alpha1.TestImixThroughput {
+			return true
+		}
+	}
+	return false
+}
+
+// MinFrameSize is the smallest frame that holds Ethernet (+VLAN) / IP / UDP headers, the tag and FCS.
+func MinFrameSize(ipVersion int, vlan bool) int {
+	n := 14 + 8 + TagBytes + 4
+	if ipVersion == 6 {
+		n += 40
+	} else {
+		n += 20
+	}
+	if vlan {
+		n += 4
+	}
+	return max(n, 64)
+}
+
+func resolveTraffic(t *v1alpha1.TrafficParams) (Traffic, error) {
+	lr, err := LineRateBps(t.LineRate)
+	if err != nil {
+		return Traffic{}, err
+	}
+	out := Traffic{
+		Direction:   t.Direction,
+		LineRateBps: lr,
+		IPVersion:   int(orDefault(t.IPVersion, 4)),
+		Flows:       int(orDefault(t.Flows, 1)),
+		SrcPort:     int(orDefault(t.SrcPort, 49152)),
+		DstPort:     int(orDefault(t.DstPort, 49153)),
+		DSCP:        int(t.DSCP),
+		Payload:     string(t.Payload),
+	}
+	if out.Direction == "" {
+		out.Direction = v1alpha1.Bidirectional
+	}
+	if out.Payload == "" {
+		out.Payload = string(v1alpha1.PayloadPattern("Zeros"))
+	}
+	if t.VLAN != nil {
+		out.VLAN = int(*t.VLAN)
+	}
+	for _, v := range t.Vary {
+		out.Vary = append(out.Vary, string(v))
+	}
+	if out.Flows > 1 && len(out.Vary) == 0 {
+		out.Vary = []string{"srcPort"}
+	}
+	if out.Flows+out.SrcPort-1 > 65535 && slices.Contains(out.Vary, "srcPort") {
+		return Traffic{}, fmt.Errorf("spec.traffic.flows: %d flows from srcPort %d run past port 65535", out.Flows, out.SrcPort)
+	}
+	if out.Flows+out.DstPort-1 > 65535 && slices.Contains(out.Vary, "dstPort") {
+		return Traffic{}, fmt.Errorf("spec.traffic.flows: %d flows from dstPort %d run past port 65535", out.Flows, out.DstPort)
+	}
+	return out, nil
+}
+
+// RFC 2544 Appendix C puts the tester on 198.18.1.2 and 198.19.1.2 behind a DUT at .1; RFC 5180 gives
+// IPv6 benchmarking the prefix 2001:2::/48.
+var defaultAddress = map[int][2][2]string{
+	4: {{"198.18.1.2/24", "198.18.1.1"}, {"198.19.1.2/24", "198.19.1.1"}},
+	6: {{"2001:2:0:1::2/64", "2001:2:0:1::1"}, {"2001:2:0:2::2/64", "2001:2:0:2::1"}},
+}
+
+func resolvePort(i int, s *v1alpha1.PortSpec, ipVersion int) (Port, error) {
+	field := fmt.Sprintf("spec.ports[%d]", i)
+	p := Port{Name: s.Name, Driver: s.Driver, Interface: s.Interface, Resource: s.Resource, Network: s.Network,
+		Address: s.Address, Gateway: s.Gateway, PeerMAC: s.PeerMAC, Node: s.Node}
+	if p.Driver == "" {
+		p.Driver = v1alpha1.DriverVFIO
+	}
+	if p.Interface == "" && p.Driver != v1alpha1.DriverVFIO {
+		p.Interface = fmt.Sprintf("net%d", i+1)
+	}
+	if p.Address == "" {
+		p.Address = defaultAddress[ipVersion][i][0]
+		if p.Gateway == "" && p.PeerMAC == "" {
+			p.Gateway = defaultAddress[ipVersion][i][1]
+		}
+	}
+	pfx, err := netip.ParsePrefix(p.Address)
+	if err != nil {
+		return Port{}, fmt.Errorf("%s.address: %q is not an address with prefix length (e.g. 198.18.1.2/24)", field, p.Address)
+	}
+	if (ipVersion == 6) != pfx.Addr().Is6() {
+		return Port{}, fmt.Errorf("%s.address: %s is not an IPv%d address (traffic.ipVersion)", field, p.Address, ipVersion)
+	}
+	if p.Gateway == "" && p.PeerMAC == "" {
+		return Port{}, fmt.Errorf("%s: give a gateway (routed DUT) or a peerMAC (transparent DUT)", field)
+	}
+	if p.Gateway != "" {
+		gw, err := netip.ParseAddr(p.Gateway)
+		if err != nil || gw.Is6() != pfx.Addr().Is6() {
+			return Port{}, fmt.Errorf("%s.gateway: %q is not an IPv%d address", field, p.Gateway, ipVersion)
+		}
+		if !pfx.Masked().Contains(gw) {
+			return Port{}, fmt.Errorf("%s.gateway: %s is not in the port's subnet %s", field, gw, pfx.Masked())
+		}
+	}
+	return p, nil
+}
+
+func orDefault[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}

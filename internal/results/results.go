@@ -1,0 +1,130 @@
+// Package results is the contract for what the tester reports and the operator reads: the results
+// ConfigMap "<test>-results", created empty by the operator (owned by the TrafficTest, so it outlives the
+// tester pods) and updated by the runner after every trial through a ServiceAccount whose Role may touch
+// only that ConfigMap (resourceNames). Nothing measured lives only in a pod.
+//
+// Keys:
+//   - results.json        v1alpha1.Results: the result tables so far (complete steps only).
+//   - progress.json       v1alpha1.Progress: where the runner is; refreshed at least every 5 s.
+//   - state.json          State: running / done / failed, with a reason.
+//   - trials.jsonl.gz     (binaryData) every trial record, one JSON object per line, gzip-compressed:
+//     a full RFC 2544 suite has thousands of trials and a ConfigMap holds 1 MiB.
+package results
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"linerate.dev/linerate/api/v1alpha1"
+)
+
+// Keys of the results ConfigMap.
+const (
+	KeyResults  = "results.json"
+	KeyProgress = "progress.json"
+	KeyState    = "state.json"
+	KeyTrials   = "trials.jsonl.gz"
+)
+
+// ConfigMapName is the results ConfigMap of a TrafficTest.
+func ConfigMapName(test string) string { return test + "-results" }
+
+// PlanConfigMapName is the plan ConfigMap of a TrafficTest.
+func PlanConfigMapName(test string) string { return test + "-plan" }
+
+// RunState is the runner's own view of how the run ends.
+type RunState string
+
+const (
+	StateRunning   RunState = "Running"
+	StateSucceeded RunState = "Succeeded"
+	StateFailed    RunState = "Failed"
+)
+
+// State is the runner's verdict on the run itself (not on the DUT).
+type State struct {
+	State RunState `json:"state"`
+	// Reason is a CamelCase cause, e.g. DUTStalled or EngineFailed.
+	Reason  string    `json:"reason,omitempty"`
+	Message string    `json:"message,omitempty"`
+	Time    time.Time `json:"time"`
+}
+
+// Trial is the record of one trial: what was offered and what came back.
+type Trial struct {
+	Seq       int               `json:"seq"`
+	Time      time.Time         `json:"time"`
+	Test      v1alpha1.TestKind `json:"test"`
+	FrameSize int               `json:"frameSize"` // 0 for IMIX
+	Direction string            `json:"direction"`
+	// Purpose within the test: search, validation, latency, step, burst.
+	Purpose    string  `json:"purpose"`
+	Repetition int     `json:"repetition,omitempty"`
+	DurationS  float64 `json:"durationS"`
+	// OfferedPercent is the target rate in percent of line rate (L1); Burst the frames of a burst trial.
+	OfferedPercent float64 `json:"offeredPercent,omitempty"`
+	Burst          int64   `json:"burst,omitempty"`
+	TargetFPS      float64 `json:"targetFps"`
+	AchievedFPS    float64 `json:"achievedFps"`
+	TxFrames       int64   `json:"tx"`
+	RxFrames       int64   `json:"rx"`
+	Lost           int64   `json:"lost"`
+	Duplicates     int64   `json:"dup,omitempty"`
+	Reordered      int64   `json:"reord,omitempty"`
+	LossPercent    float64 `json:"lossPercent"`
+	// Pass says the trial met the loss tolerance.
+	Pass bool `json:"pass"`
+	// TesterLimited marks a trial whose offered rate the tester could not reach; it is excluded from
+	// the search.
+	TesterLimited bool `json:"testerLimited,omitempty"`
+	// Aborted gives the reason a trial was cut short (dut-stalled, aborted).
+	Aborted string                   `json:"aborted,omitempty"`
+	Latency *v1alpha1.LatencySummary `json:"latency,omitempty"`
+}
+
+// EncodeTrials packs trial records for KeyTrials.
+func EncodeTrials(trials []Trial) ([]byte, error) {
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	enc := json.NewEncoder(zw)
+	for i := range trials {
+		if err := enc.Encode(&trials[i]); err != nil {
+			return nil, err
+		}
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// DecodeTrials unpacks KeyTrials.
+func DecodeTrials(data []byte) ([]Trial, error) {
+	if len(data) == 0 {
+		return nil, nil
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", KeyTrials, err)
+	}
+	defer zr.Close()
+	var out []Trial
+	sc := bufio.NewScanner(zr)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var t Trial
+		if err := json.Unmarshal(sc.Bytes(), &t); err != nil {
+			return nil, fmt.Errorf("%s line %d: %w", KeyTrials, len(out)+1, err)
+		}
+		out = append(out, t)
+	}
+	if err := sc.Err(); err != nil && err != io.EOF {
+		return nil, err
+	}
+	return out, nil
+}
