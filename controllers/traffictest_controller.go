@@ -453,9 +453,6 @@ func headline(res *v1alpha1.Results) string {
 
 // stop ends a test on request (cancel, deadline): pods go, results stay.
 func (r *TrafficTestReconciler) stop(ctx context.Context, tt *v1alpha1.TrafficTest, reason, msg string) (ctrl.Result, error) {
-	if _, err := r.harvest(ctx, tt); err != nil {
-		return ctrl.Result{}, err
-	}
 	return r.finish(ctx, tt, v1alpha1.PhaseFailed, reason, msg)
 }
 
@@ -494,6 +491,10 @@ func (r *TrafficTestReconciler) deletePods(ctx context.Context, tt *v1alpha1.Tra
 // finish records the end of a run once: phase, conditions, verdict, events; the receiver pod (which never
 // exits on its own) and, for failures, any still-running pods are deleted.
 func (r *TrafficTestReconciler) finish(ctx context.Context, tt *v1alpha1.TrafficTest, phase v1alpha1.Phase, reason, msg string) (ctrl.Result, error) {
+	// One last look at what the tester wrote, so nothing measured before the end is missed.
+	if _, err := r.harvest(ctx, tt); err != nil {
+		return ctrl.Result{}, err
+	}
 	pods, err := r.testerPods(ctx, tt)
 	if err != nil {
 		return ctrl.Result{}, err

@@ -1,0 +1,563 @@
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/plan"
+	"linerate.dev/linerate/internal/results"
+	"linerate.dev/linerate/internal/tester"
+)
+
+const sriovTest = `
+apiVersion: linerate.dev/v1alpha1
+kind: TrafficTest
+spec:
+  tests: [throughput]
+  frameSizes: [64, 1518]
+  durations: {searchTrial: 1s, validationTrial: 2s, dutRest: 0s}
+  dut: {name: gw-1, cipher: AES-256-GCM}
+  ports:
+  - {name: west, network: sriov-west, resource: intel.com/sriov_82599}
+  - {name: east, network: sriov-east, resource: intel.com/sriov_82599}
+  tester: {cpus: 4, hugePages: 2Gi}
+`
+
+func newTest(t *testing.T, ns, name, doc string) *v1alpha1.TrafficTest {
+	t.Helper()
+	tt := &v1alpha1.TrafficTest{}
+	if err := yaml.UnmarshalStrict([]byte(doc), tt); err != nil {
+		t.Fatal(err)
+	}
+	tt.Namespace, tt.Name = ns, name
+	if err := k8sClient.Create(context.Background(), tt); err != nil {
+		t.Fatal(err)
+	}
+	return tt
+}
+
+func waitPod(t *testing.T, ns, name string) *corev1.Pod {
+	t.Helper()
+	pod := &corev1.Pod{}
+	eventually(t, "pod "+name, func() (bool, string) {
+		err := k8sClient.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, pod)
+		return err == nil, fmt.Sprint(err)
+	})
+	return pod
+}
+
+// waitTest waits until cond holds on the TrafficTest.
+func waitTest(t *testing.T, ns, name, what string, cond func(*v1alpha1.TrafficTest) bool) *v1alpha1.TrafficTest {
+	t.Helper()
+	var tt *v1alpha1.TrafficTest
+	eventually(t, what, func() (bool, string) {
+		tt = getTest(t, ns, name)
+		if tt == nil {
+			return false, "not found"
+		}
+		b, _ := json.Marshal(tt.Status)
+		return cond(tt), string(b)
+	})
+	return tt
+}
+
+func phaseIs(p v1alpha1.Phase) func(*v1alpha1.TrafficTest) bool {
+	return func(tt *v1alpha1.TrafficTest) bool { return tt.Status.Phase == p }
+}
+
+// kubelet plays the node: it moves a pod's phase the way a kubelet reports it.
+func kubelet(t *testing.T, pod *corev1.Pod, phase corev1.PodPhase, exit int32, reason string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+		t.Fatal(err)
+	}
+	pod.Status.Phase = phase
+	cs := corev1.ContainerStatus{Name: "tester", Image: pod.Spec.Containers[0].Image, ImageID: "sha256:0"}
+	switch phase {
+	case corev1.PodRunning:
+		cs.State.Running = &corev1.ContainerStateRunning{StartedAt: metav1.Now()}
+		cs.Ready = true
+	case corev1.PodSucceeded, corev1.PodFailed:
+		cs.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: exit, Reason: reason, Message: "engine: " + reason,
+			StartedAt: metav1.Now(), FinishedAt: metav1.Now()}
+	}
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{cs}
+	if err := k8sClient.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testerWrites plays the runner: it updates the results ConfigMap as the runner does.
+type testerWrites struct {
+	results  *v1alpha1.Results
+	progress *v1alpha1.Progress
+	state    *results.State
+	trials   []results.Trial
+}
+
+func writeResults(t *testing.T, ns, test string, w testerWrites) {
+	t.Helper()
+	ctx := context.Background()
+	cm := &corev1.ConfigMap{}
+	if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: results.ConfigMapName(test)}, cm); err != nil {
+		t.Fatal(err)
+	}
+	if cm.Data == nil {
+		cm.Data = map[string]string{}
+	}
+	put := func(key string, v any) {
+		if v == nil {
+			return
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cm.Data[key] = string(b)
+	}
+	if w.results != nil {
+		put(results.KeyResults, w.results)
+	}
+	if w.progress != nil {
+		put(results.KeyProgress, w.progress)
+	}
+	if w.state != nil {
+		put(results.KeyState, w.state)
+	}
+	if w.trials != nil {
+		b, err := results.EncodeTrials(w.trials)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cm.BinaryData = map[string][]byte{results.KeyTrials: b}
+	}
+	if err := k8sClient.Update(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func sampleResults(sizes ...int32) *v1alpha1.Results {
+	r := &v1alpha1.Results{LineRateBitsPerSecond: 10_000_000_000}
+	for _, s := range sizes {
+		fps := int64(10_000_000_000 / ((int64(s) + 20) * 8) / 2)
+		r.Throughput = append(r.Throughput, v1alpha1.ThroughputResult{
+			FrameSize: s, Direction: "west->east", LossPercent: "0", Trials: 9, TrialSeconds: "11",
+			NDR: v1alpha1.Rate{FramesPerSecond: fps, L2BitsPerSecond: fps * int64(s) * 8, L1BitsPerSecond: fps * (int64(s) + 20) * 8, PercentOfLineRate: "50.00"},
+		})
+	}
+	return r
+}
+
+func trialsN(n int) []results.Trial {
+	out := make([]results.Trial, n)
+	for i := range out {
+		out[i] = results.Trial{Seq: i + 1, Test: v1alpha1.TestThroughput, FrameSize: 64, Direction: "west->east", Purpose: "search",
+			TxFrames: 1000, RxFrames: 1000, Pass: true}
+	}
+	return out
+}
+
+func condition(tt *v1alpha1.TrafficTest, typ string) *metav1.Condition {
+	return meta.FindStatusCondition(tt.Status.Conditions, typ)
+}
+
+func TestTesterPodIsRenderedForDPDK(t *testing.T) {
+	startManager(t)
+	ns := namespace(t)
+	newTest(t, ns, "gw", sriovTest)
+	pod := waitPod(t, ns, "gw-tester")
+	ctx := context.Background()
+
+	c := pod.Spec.Containers[0]
+	cpu, mem, huge := c.Resources.Limits.Cpu(), c.Resources.Limits.Memory(), c.Resources.Limits[corev1.ResourceName("hugepages-2Mi")]
+	if cpu.Value() != 4 || mem.String() != "1Gi" || huge.String() != "2Gi" {
+		t.Errorf("limits: cpu %s memory %s hugepages %s", cpu, mem, huge.String())
+	}
+	for name, q := range c.Resources.Limits {
+		if r := c.Resources.Requests[name]; r.Cmp(q) != 0 {
+			t.Errorf("requests must equal limits for Guaranteed QoS: %s request %s limit %s", name, r.String(), q.String())
+		}
+	}
+	if vf := c.Resources.Limits[corev1.ResourceName("intel.com/sriov_82599")]; vf.Value() != 2 {
+		t.Errorf("SR-IOV resource: want 2 VFs, got %s", vf.String())
+	}
+	var nets []map[string]string
+	if err := json.Unmarshal([]byte(pod.Annotations[tester.NetworksAnnotation]), &nets); err != nil || len(nets) != 2 || nets[0]["name"] != "sriov-west" {
+		t.Errorf("multus annotation: %q (%v)", pod.Annotations[tester.NetworksAnnotation], err)
+	}
+	caps := c.SecurityContext.Capabilities
+	if len(caps.Add) != 1 || caps.Add[0] != "IPC_LOCK" || len(caps.Drop) != 1 || caps.Drop[0] != "ALL" {
+		t.Errorf("capabilities: want only IPC_LOCK for vfio-pci ports, got %+v", caps)
+	}
+	var hugeVol bool
+	for _, v := range pod.Spec.Volumes {
+		if v.EmptyDir != nil && v.EmptyDir.Medium == "HugePages-2Mi" {
+			hugeVol = true
+		}
+	}
+	if !hugeVol || pod.Spec.RestartPolicy != corev1.RestartPolicyNever || pod.Spec.ServiceAccountName != "gw-tester" {
+		t.Errorf("pod spec: hugepages volume %v, restartPolicy %s, serviceAccount %s", hugeVol, pod.Spec.RestartPolicy, pod.Spec.ServiceAccountName)
+	}
+	if len(pod.OwnerReferences) != 1 || pod.OwnerReferences[0].Kind != "TrafficTest" || pod.Labels[tester.LabelTest] != "gw" {
+		t.Errorf("owner/labels: %+v %+v", pod.OwnerReferences, pod.Labels)
+	}
+
+	planCM := &corev1.ConfigMap{}
+	if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "gw-plan"}, planCM); err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Unmarshal([]byte(planCM.Data[plan.ConfigMapKey]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.FrameSizes) != 2 || p.FrameSizes[1] != 1518 || p.Durations.ValidationTrial != 2*time.Second || p.Ports[0].Gateway != "198.18.1.1" {
+		t.Errorf("plan: %+v", p)
+	}
+
+	role := &rbacv1.Role{}
+	if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "gw-tester"}, role); err != nil {
+		t.Fatal(err)
+	}
+	for _, rule := range role.Rules {
+		if len(rule.ResourceNames) != 1 {
+			t.Errorf("tester role must be limited by resourceNames: %+v", rule)
+		}
+		for _, v := range rule.Verbs {
+			if v == "create" || v == "delete" || v == "list" {
+				t.Errorf("tester role grants %s", v)
+			}
+		}
+	}
+	tt := waitTest(t, ns, "gw", "Pending with PlanReady", func(tt *v1alpha1.TrafficTest) bool {
+		c := condition(tt, v1alpha1.ConditionPlanReady)
+		return tt.Status.Phase == v1alpha1.PhasePending && c != nil && c.Status == metav1.ConditionTrue
+	})
+	if tt.Status.ObservedGeneration != tt.Generation || condition(tt, v1alpha1.ConditionPlanReady).ObservedGeneration != tt.Generation {
+		t.Errorf("observedGeneration not set: %+v", tt.Status)
+	}
+	if tt.Status.ResultsConfigMap != "gw-results" || tt.Status.StartTime == nil {
+		t.Errorf("status: %+v", tt.Status)
+	}
+}
+
+func TestAFPacketPortsGetNetRaw(t *testing.T) {
+	startManager(t)
+	ns := namespace(t)
+	newTest(t, ns, "veth", `
+spec:
+  tests: [throughput]
+  ports:
+  - {name: a, driver: af_packet, network: macvlan-a}
+  - {name: b, driver: af_packet, network: kube-system/macvlan-b}
+`)
+	pod := waitPod(t, ns, "veth-tester")
+	caps := pod.Spec.Containers[0].SecurityContext.Capabilities.Add
+	if len(caps) != 2 || caps[0] != "IPC_LOCK" || caps[1] != "NET_RAW" {
+		t.Errorf("af_packet ports need IPC_LOCK and NET_RAW, got %v", caps)
+	}
+	if !strings.Contains(pod.Annotations[tester.NetworksAnnotation], `"namespace":"kube-system"`) ||
+		!strings.Contains(pod.Annotations[tester.NetworksAnnotation], `"interface":"net2"`) {
+		t.Errorf("multus annotation: %s", pod.Annotations[tester.NetworksAnnotation])
+	}
+}
+
+func TestPortsOnTwoNodesMakeGeneratorAndReceiver(t *testing.T) {
+	startManager(t)
+	ns := namespace(t)
+	newTest(t, ns, "split", `
+spec:
+  tests: [throughput]
+  ports:
+  - {name: west, resource: intel.com/vf, node: node-a}
+  - {name: east, resource: intel.com/vf, node: node-b}
+`)
+	gen := waitPod(t, ns, "split-generator")
+	rcv := waitPod(t, ns, "split-receiver")
+	if gen.Spec.NodeSelector[corev1.LabelHostname] != "node-a" || rcv.Spec.NodeSelector[corev1.LabelHostname] != "node-b" {
+		t.Errorf("placement: %v / %v", gen.Spec.NodeSelector, rcv.Spec.NodeSelector)
+	}
+	if q := rcv.Spec.Containers[0].Resources.Limits[corev1.ResourceName("intel.com/vf")]; q.Value() != 1 {
+		t.Errorf("receiver VFs: %s", q.String())
+	}
+	svc := &corev1.Service{}
+	if err := k8sClient.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "split-receiver"}, svc); err != nil {
+		t.Fatalf("receiver service: %v", err)
+	}
+	if !strings.Contains(strings.Join(gen.Spec.Containers[0].Args, " "), "--remote-engine east=tcp:split-receiver."+ns+".svc:7777") {
+		t.Errorf("generator args: %v", gen.Spec.Containers[0].Args)
+	}
+}
+
+func TestRunSucceedsWithLiveProgressResultsAndVerdict(t *testing.T) {
+	startManager(t)
+	ns := namespace(t)
+	newTest(t, ns, "ok", sriovTest+`
+  expectations:
+    minThroughput: [{frameSize: 64, percentOfLineRate: "40"}]
+`)
+	pod := waitPod(t, ns, "ok-tester")
+	kubelet(t, pod, corev1.PodRunning, 0, "")
+	waitTest(t, ns, "ok", "Running", func(tt *v1alpha1.TrafficTest) bool {
+		c := condition(tt, v1alpha1.ConditionTesterReady)
+		return tt.Status.Phase == v1alpha1.PhaseRunning && c != nil && c.Status == metav1.ConditionTrue
+	})
+
+	writeResults(t, ns, "ok", testerWrites{
+		progress: &v1alpha1.Progress{Test: v1alpha1.TestThroughput, FrameSize: 64, Direction: "west->east", Trial: 3, StepsDone: 0, StepsTotal: 4},
+		trials:   trialsN(3),
+	})
+	tt := waitTest(t, ns, "ok", "live progress", func(tt *v1alpha1.TrafficTest) bool {
+		return tt.Status.Progress != nil && tt.Status.Progress.Trial == 3 && tt.Status.TrialsMeasured == 3
+	})
+	if tt.Status.Progress.Summary == "" {
+		t.Error("progress summary empty: kubectl get shows nothing")
+	}
+
+	writeResults(t, ns, "ok", testerWrites{results: sampleResults(64, 1518), trials: trialsN(20),
+		state: &results.State{State: results.StateSucceeded, Time: time.Now()}})
+	kubelet(t, pod, corev1.PodSucceeded, 0, "Completed")
+	tt = waitTest(t, ns, "ok", "Succeeded", phaseIs(v1alpha1.PhaseSucceeded))
+	if tt.Status.Results == nil || len(tt.Status.Results.Throughput) != 2 || tt.Status.TrialsMeasured != 20 {
+		t.Fatalf("results not in status: %+v", tt.Status)
+	}
+	if tt.Status.Verdict != v1alpha1.VerdictPassed || condition(tt, v1alpha1.ConditionExpectationsMet).Status != metav1.ConditionTrue {
+		t.Errorf("verdict: %s %+v", tt.Status.Verdict, tt.Status.Failures)
+	}
+	if c := condition(tt, v1alpha1.ConditionComplete); c == nil || c.Status != metav1.ConditionTrue || c.Reason != v1alpha1.ReasonAllTestsDone {
+		t.Errorf("Complete condition: %+v", c)
+	}
+	if !strings.HasPrefix(tt.Status.Headline, "NDR 1518B") || tt.Status.CompletionTime == nil || tt.Status.Results.DUT.Name != "gw-1" {
+		t.Errorf("headline %q completion %v dut %+v", tt.Status.Headline, tt.Status.CompletionTime, tt.Status.Results.DUT)
+	}
+}
+
+func TestImpossibleExpectationFailsTheVerdict(t *testing.T) {
+	startManager(t)
+	ns := namespace(t)
+	newTest(t, ns, "strict", sriovTest+`
+  expectations:
+    minThroughput: [{frameSize: 1518, l2BitsPerSecond: 100G}]
+    maxLatency: [{statistic: p99, max: 1us}]
+`)
+	pod := waitPod(t, ns, "strict-tester")
+	writeResults(t, ns, "strict", testerWrites{results: sampleResults(64, 1518), state: &results.State{State: results.StateSucceeded}})
+	kubelet(t, pod, corev1.PodSucceeded, 0, "Completed")
+	tt := waitTest(t, ns, "strict", "Succeeded", phaseIs(v1alpha1.PhaseSucceeded))
+	if tt.Status.Verdict != v1alpha1.VerdictFailed || len(tt.Status.Failures) != 2 {
+		t.Fatalf("verdict %s failures %q", tt.Status.Verdict, tt.Status.Failures)
+	}
+	c := condition(tt, v1alpha1.ConditionExpectationsMet)
+	if c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "1518 B west->east") || !strings.Contains(c.Message, "no latency was measured") {
+		t.Errorf("condition: %+v", c)
+	}
+}
+
+func TestTesterCrashKeepsMeasuredTrials(t *testing.T) {
+	startManager(t)
+	ns := namespace(t)
+	newTest(t, ns, "crash", sriovTest)
+	pod := waitPod(t, ns, "crash-tester")
+	kubelet(t, pod, corev1.PodRunning, 0, "")
+	writeResults(t, ns, "crash", testerWrites{results: sampleResults(64), trials: trialsN(7)})
+	waitTest(t, ns, "crash", "first results", func(tt *v1alpha1.TrafficTest) bool { return tt.Status.TrialsMeasured == 7 })
+	kubelet(t, pod, corev1.PodFailed, 139, "Error")
+	tt := waitTest(t, ns, "crash", "Failed", phaseIs(v1alpha1.PhaseFailed))
+	c := condition(tt, v1alpha1.ConditionFailed)
+	if c == nil || c.Reason != v1alpha1.ReasonTesterFailed || !strings.Contains(c.Message, "exited with code 139") {
+		t.Errorf("Failed condition: %+v", c)
+	}
+	if tt.Status.Results == nil || len(tt.Status.Results.Throughput) != 1 || tt.Status.TrialsMeasured != 7 {
+		t.Errorf("partial results lost: %+v", tt.Status)
+	}
+}
+
+func TestDUTStallIsReportedAsTheReason(t *testing.T) {
+	startManager(t)
+	ns := namespace(t)
+	newTest(t, ns, "stall", sriovTest)
+	pod := waitPod(t, ns, "stall-tester")
+	kubelet(t, pod, corev1.PodRunning, 0, "")
+	writeResults(t, ns, "stall", testerWrites{results: sampleResults(64), state: &results.State{State: results.StateFailed,
+		Reason: v1alpha1.ReasonDUTStalled, Message: "nothing received on east for 2s at 1518 B (DUT stopped forwarding)"}})
+	kubelet(t, pod, corev1.PodFailed, 3, "Error")
+	tt := waitTest(t, ns, "stall", "Failed", phaseIs(v1alpha1.PhaseFailed))
+	if c := condition(tt, v1alpha1.ConditionFailed); c.Reason != v1alpha1.ReasonDUTStalled || !strings.Contains(c.Message, "DUT stopped forwarding") {
+		t.Errorf("want reason DUTStalled, got %+v", c)
+	}
+}
+
+func TestManagerRestartMidTestLosesNothing(t *testing.T) {
+	m := startManager(t)
+	ns := namespace(t)
+	newTest(t, ns, "restart", sriovTest)
+	pod := waitPod(t, ns, "restart-tester")
+	kubelet(t, pod, corev1.PodRunning, 0, "")
+	writeResults(t, ns, "restart", testerWrites{results: sampleResults(64), trials: trialsN(5)})
+	waitTest(t, ns, "restart", "5 trials", func(tt *v1alpha1.TrafficTest) bool { return tt.Status.TrialsMeasured == 5 })
+	m.stop()
+
+	// While no operator runs, the tester goes on and finishes.
+	writeResults(t, ns, "restart", testerWrites{results: sampleResults(64, 1518), trials: trialsN(12),
+		state: &results.State{State: results.StateSucceeded}})
+	kubelet(t, pod, corev1.PodSucceeded, 0, "Completed")
+
+	startManager(t)
+	tt := waitTest(t, ns, "restart", "Succeeded after restart", phaseIs(v1alpha1.PhaseSucceeded))
+	if tt.Status.TrialsMeasured != 12 || len(tt.Status.Results.Throughput) != 2 {
+		t.Errorf("results after restart: %+v", tt.Status)
+	}
+	var pods corev1.PodList
+	if err := k8sClient.List(context.Background(), &pods, client.InNamespace(ns)); err != nil || len(pods.Items) != 1 {
+		t.Errorf("the restarted operator must not start a second tester: %d pods (%v)", len(pods.Items), err)
+	}
+}
+
+func TestDeletedPodFailsTheRunWithReason(t *testing.T) {
+	startManager(t)
+	ns := namespace(t)
+	newTest(t, ns, "lost", sriovTest)
+	pod := waitPod(t, ns, "lost-tester")
+	kubelet(t, pod, corev1.PodRunning, 0, "")
+	waitTest(t, ns, "lost", "Running", phaseIs(v1alpha1.PhaseRunning))
+	writeResults(t, ns, "lost", testerWrites{results: sampleResults(64)})
+	if err := k8sClient.Delete(context.Background(), pod, client.GracePeriodSeconds(0)); err != nil {
+		t.Fatal(err)
+	}
+	tt := waitTest(t, ns, "lost", "Failed", phaseIs(v1alpha1.PhaseFailed))
+	if c := condition(tt, v1alpha1.ConditionFailed); c.Reason != v1alpha1.ReasonTesterPodLost {
+		t.Errorf("reason: %+v", c)
+	}
+	if tt.Status.Results == nil || len(tt.Status.Results.Throughput) != 1 {
+		t.Errorf("results lost with the pod: %+v", tt.Status.Results)
+	}
+}
+
+func TestMissingImixProfileWaitsThenProceeds(t *testing.T) {
+	startManager(t)
+	ns := namespace(t)
+	newTest(t, ns, "imix", `
+spec:
+  tests: [imixThroughput]
+  imix: {profileRef: {name: ipsec}}
+  ports:
+  - {name: west, resource: intel.com/vf}
+  - {name: east, resource: intel.com/vf}
+`)
+	tt := waitTest(t, ns, "imix", "ImixProfileMissing", func(tt *v1alpha1.TrafficTest) bool {
+		c := condition(tt, v1alpha1.ConditionPlanReady)
+		return c != nil && c.Reason == v1alpha1.ReasonImixProfileMissing
+	})
+	if !strings.Contains(condition(tt, v1alpha1.ConditionPlanReady).Message, `"ipsec"`) || tt.Status.Phase != v1alpha1.PhasePending {
+		t.Errorf("condition: %+v", condition(tt, v1alpha1.ConditionPlanReady))
+	}
+	profile := &v1alpha1.ImixProfile{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ipsec"}, Spec: v1alpha1.ImixSpec{Entries: []v1alpha1.ImixEntry{
+		{FrameSize: 90, Weight: 5867}, {FrameSize: 92, Weight: 200}, {FrameSize: 594, Weight: 2366}, {FrameSize: 1418, Weight: 1567}}}}
+	if err := k8sClient.Create(context.Background(), profile); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, ns, "imix-tester")
+	eventually(t, "ImixProfile status", func() (bool, string) {
+		p := &v1alpha1.ImixProfile{}
+		_ = k8sClient.Get(context.Background(), client.ObjectKeyFromObject(profile), p)
+		return p.Status.CycleLength == 10000 && p.Status.AverageFrameSize == "417.38", fmt.Sprintf("%+v", p.Status)
+	})
+}
+
+func TestCancelSuspendDeadlineAndTTL(t *testing.T) {
+	m := startManager(t)
+	ns := namespace(t)
+	ctx := context.Background()
+
+	// cancel: pods go, results stay, Failed/Cancelled
+	newTest(t, ns, "cancel", sriovTest)
+	pod := waitPod(t, ns, "cancel-tester")
+	kubelet(t, pod, corev1.PodRunning, 0, "")
+	writeResults(t, ns, "cancel", testerWrites{results: sampleResults(64)})
+	tt := waitTest(t, ns, "cancel", "Running", phaseIs(v1alpha1.PhaseRunning))
+	tt.Spec.Cancel = true
+	if err := k8sClient.Update(ctx, tt); err != nil {
+		t.Fatal(err)
+	}
+	tt = waitTest(t, ns, "cancel", "Cancelled", phaseIs(v1alpha1.PhaseFailed))
+	if c := condition(tt, v1alpha1.ConditionFailed); c.Reason != v1alpha1.ReasonCancelled || tt.Status.Results == nil {
+		t.Errorf("cancel: %+v results %v", c, tt.Status.Results)
+	}
+	eventually(t, "cancelled pod deleted", func() (bool, string) {
+		err := k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{})
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
+
+	// suspend: no pod, phase Suspended; resume: pod again
+	newTest(t, ns, "susp", sriovTest+"  suspend: true\n")
+	waitTest(t, ns, "susp", "Suspended", phaseIs(v1alpha1.PhaseSuspended))
+	if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "susp-tester"}, &corev1.Pod{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a suspended test has a pod: %v", err)
+	}
+	tt = getTest(t, ns, "susp")
+	tt.Spec.Suspend = false
+	if err := k8sClient.Update(ctx, tt); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, ns, "susp-tester")
+
+	// deadline and TTL, on the operator's clock
+	newTest(t, ns, "late", sriovTest+"  activeDeadlineSeconds: 600\n  ttlSecondsAfterFinished: 60\n")
+	pod = waitPod(t, ns, "late-tester")
+	kubelet(t, pod, corev1.PodRunning, 0, "")
+	waitTest(t, ns, "late", "Running", phaseIs(v1alpha1.PhaseRunning))
+	m.clock.Advance(11 * time.Minute)
+	tt = waitTest(t, ns, "late", "DeadlineExceeded", phaseIs(v1alpha1.PhaseFailed))
+	if c := condition(tt, v1alpha1.ConditionFailed); c.Reason != v1alpha1.ReasonDeadlineExceeded {
+		t.Errorf("deadline: %+v", c)
+	}
+	m.clock.Advance(2 * time.Minute)
+	// Poke the object so the reconciler looks at the clock now rather than at its requeue time.
+	tt.Annotations = map[string]string{"poke": "1"}
+	if err := k8sClient.Update(ctx, tt); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "TTL deletion", func() (bool, string) {
+		return getTest(t, ns, "late") == nil, "still there"
+	})
+}
+
+func TestBaselinePenalty(t *testing.T) {
+	startManager(t)
+	ns := namespace(t)
+	newTest(t, ns, "clear", sriovTest)
+	pod := waitPod(t, ns, "clear-tester")
+	base := sampleResults(64, 1518)
+	writeResults(t, ns, "clear", testerWrites{results: base, state: &results.State{State: results.StateSucceeded}})
+	kubelet(t, pod, corev1.PodSucceeded, 0, "Completed")
+	waitTest(t, ns, "clear", "baseline done", phaseIs(v1alpha1.PhaseSucceeded))
+
+	newTest(t, ns, "ipsec", sriovTest+"  baseline: {name: clear}\n  expectations: {maxPenalty: \"30\"}\n")
+	pod = waitPod(t, ns, "ipsec-tester")
+	enc := sampleResults(64, 1518)
+	for i := range enc.Throughput {
+		enc.Throughput[i].NDR.L2BitsPerSecond = enc.Throughput[i].NDR.L2BitsPerSecond * 6 / 10
+	}
+	writeResults(t, ns, "ipsec", testerWrites{results: enc, state: &results.State{State: results.StateSucceeded}})
+	kubelet(t, pod, corev1.PodSucceeded, 0, "Completed")
+	tt := waitTest(t, ns, "ipsec", "done", phaseIs(v1alpha1.PhaseSucceeded))
+	if len(tt.Status.Results.Penalty) != 2 || tt.Status.Results.Penalty[0].Percent != "40.00" {
+		t.Fatalf("penalty: %+v", tt.Status.Results.Penalty)
+	}
+	if tt.Status.Verdict != v1alpha1.VerdictFailed {
+		t.Errorf("a 40%% penalty must fail maxPenalty 30: %s", tt.Status.Verdict)
+	}
+}

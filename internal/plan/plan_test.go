@@ -1,0 +1,121 @@
+package plan
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"linerate.dev/linerate/api/v1alpha1"
+)
+
+func mix(order v1alpha1.ImixOrder, e ...int32) v1alpha1.ImixSpec {
+	s := v1alpha1.ImixSpec{Order: order, Seed: 7}
+	for i := 0; i < len(e); i += 2 {
+		s.Entries = append(s.Entries, v1alpha1.ImixEntry{FrameSize: e[i], Weight: e[i+1]})
+	}
+	return s
+}
+
+func longestRun(c []int) int {
+	best, run := 1, 1
+	for i := 1; i < len(c); i++ {
+		if c[i] == c[i-1] {
+			run++
+		} else {
+			run = 1
+		}
+		best = max(best, run)
+	}
+	return best
+}
+
+func TestInterleavedScheduleSpreadsSizes(t *testing.T) {
+	s, err := NewSchedule(mix("", 64, 7, 570, 4, 1518, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Cycle) != 12 {
+		t.Fatalf("cycle %v", s.Cycle)
+	}
+	count := map[int]int{}
+	for _, f := range s.Cycle {
+		count[f]++
+	}
+	if count[64] != 7 || count[570] != 4 || count[1518] != 1 {
+		t.Errorf("counts %v", count)
+	}
+	// nettest's "one of each until a size runs out" ends in a run of small frames; smooth WRR never
+	// puts more than ceil(7/5)=2 of the dominant size together.
+	if r := longestRun(s.Cycle); r > 2 {
+		t.Errorf("longest run of one size %d in %v", r, s.Cycle)
+	}
+	if got := s.AverageFrameSize; got < 353.83 || got > 353.84 {
+		t.Errorf("mean frame %.3f, want 353.833 = (7*64+4*570+1518)/12", got)
+	}
+}
+
+func TestScheduleReducesWeightsAndIsDeterministic(t *testing.T) {
+	a, _ := NewSchedule(mix(v1alpha1.ImixOrderRandom, 64, 70, 1518, 10))
+	b, _ := NewSchedule(mix(v1alpha1.ImixOrderRandom, 64, 70, 1518, 10))
+	if len(a.Cycle) != 8 || !slices.Equal(a.Cycle, b.Cycle) {
+		t.Errorf("random schedules differ or were not reduced: %v %v", a.Cycle, b.Cycle)
+	}
+	spirent, _ := NewSchedule(mix("", 90, 5867, 92, 200, 594, 2366, 1418, 1567))
+	if len(spirent.Cycle) != 10000 || spirent.Shares[0].FramesPercent != "58.67" {
+		t.Errorf("spirent mix: %d %+v", len(spirent.Cycle), spirent.Shares)
+	}
+	if _, err := NewSchedule(mix("", 64, 0)); err == nil || !strings.Contains(err.Error(), "entries[0].weight") {
+		t.Errorf("zero weight: %v", err)
+	}
+	if _, err := NewSchedule(mix("", 64, 40000, 65, 40001)); err == nil || !strings.Contains(err.Error(), "cycle") {
+		t.Errorf("huge cycle: %v", err)
+	}
+}
+
+func testWith(spec v1alpha1.TrafficTestSpec) *v1alpha1.TrafficTest {
+	if spec.Ports == nil {
+		spec.Ports = []v1alpha1.PortSpec{{Name: "west"}, {Name: "east"}}
+	}
+	return &v1alpha1.TrafficTest{Spec: spec}
+}
+
+func TestResolveAppliesRFC2544Defaults(t *testing.T) {
+	p, err := Resolve(testWith(v1alpha1.TrafficTestSpec{Tests: []v1alpha1.TestKind{"latency", "throughput"}}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(p.FrameSizes, RFC2544FrameSizes) || p.Tests[0] != "throughput" || p.Durations.ValidationTrial.Seconds() != 60 {
+		t.Errorf("defaults: %+v", p)
+	}
+	if p.Ports[0].Address != "198.18.1.2/24" || p.Ports[1].Gateway != "198.19.1.1" || p.Traffic.LineRateBps != 10e9 {
+		t.Errorf("addresses: %+v", p.Ports)
+	}
+	if d := p.Directions(); len(d) != 2 || d[1].Name != "east->west" {
+		t.Errorf("directions %+v", d)
+	}
+}
+
+func TestResolveIPPacketSizesAndErrors(t *testing.T) {
+	vlan := int32(100)
+	p, err := Resolve(testWith(v1alpha1.TrafficTestSpec{Tests: []v1alpha1.TestKind{"throughput"}, IPPacketSizes: []int32{1500, 576},
+		Traffic: v1alpha1.TrafficParams{VLAN: &vlan}}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(p.FrameSizes, []int{598, 1522}) || p.SizeBasis != "ipPacket" {
+		t.Errorf("ip sizes with VLAN -> frames %v", p.FrameSizes)
+	}
+	_, err = Resolve(testWith(v1alpha1.TrafficTestSpec{Tests: []v1alpha1.TestKind{"throughput"},
+		Ports: []v1alpha1.PortSpec{{Name: "a", Address: "10.0.0.2/24", Gateway: "10.0.1.1"}, {Name: "b"}}}), nil)
+	if err == nil || !strings.Contains(err.Error(), "spec.ports[0].gateway") {
+		t.Errorf("gateway outside subnet: %v", err)
+	}
+	_, err = Resolve(testWith(v1alpha1.TrafficTestSpec{Tests: []v1alpha1.TestKind{"imixThroughput"},
+		Imix: &v1alpha1.ImixSource{ProfileRef: &v1alpha1.LocalObjectReference{Name: "x"}}}), nil)
+	if err == nil || !strings.Contains(err.Error(), "spec.imix.profileRef") {
+		t.Errorf("missing profile: %v", err)
+	}
+	if MinFrameSize(6, true) != 88 || MinFrameSize(4, false) != 64 {
+		t.Errorf("min frame sizes %d %d", MinFrameSize(6, true), MinFrameSize(4, false))
+	}
+}
