@@ -227,3 +227,32 @@ type unstructuredTest struct{ Object map[string]any }
 func (u *unstructuredTest) toUnstructured() *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: u.Object}
 }
+
+// Every sample a newcomer may apply must be accepted as written.
+func TestSamplesAreAccepted(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "config", "samples", "*.yaml"))
+	if err != nil || len(files) < 4 {
+		t.Fatalf("samples: %v %v", files, err)
+	}
+	for _, f := range files {
+		if filepath.Base(f) == "kustomization.yaml" {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, doc := range strings.Split(string(data), "\n---\n") {
+			obj := &unstructuredTest{}
+			if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			u := obj.toUnstructured()
+			u.SetNamespace("v")
+			u.SetName("sample-" + u.GetName())
+			if err := k8s.Create(context.Background(), u); err != nil {
+				t.Errorf("%s was refused: %v", f, err)
+			}
+		}
+	}
+}
