@@ -95,6 +95,7 @@ func startManager(t *testing.T) *manager {
 	t.Helper()
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
+		Cache:                  CacheOptions(),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Controller:             ctrlConfigSkipNameValidation(),
@@ -103,7 +104,7 @@ func startManager(t *testing.T) *manager {
 		t.Fatal(err)
 	}
 	clock := &fakeClock{}
-	r := &TrafficTestReconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("linerate"),
+	r := &TrafficTestReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("linerate"),
 		Tester: tester.Options{Image: "linerate.dev/tester:test"}, Now: clock.Now}
 	if err := r.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)

@@ -44,9 +44,12 @@ const runningRequeue = 5 * time.Second
 // the results they write, and keeps the status current.
 type TrafficTestReconciler struct {
 	client.Client
-	Scheme   *runtime.Scheme
-	Recorder events.EventRecorder
-	Tester   tester.Options
+	// APIReader reads the results ConfigMap from the API server, not the cache: when the tester pod is seen
+	// Succeeded, the ConfigMap update it made just before exiting may not have reached the cache yet.
+	APIReader client.Reader
+	Scheme    *runtime.Scheme
+	Recorder  events.EventRecorder
+	Tester    tester.Options
 	// Now is the clock (tests move it).
 	Now func() time.Time
 }
@@ -375,7 +378,11 @@ func podWaiting(p *corev1.Pod) string {
 // status when the ConfigMap is gone or unreadable.
 func (r *TrafficTestReconciler) harvest(ctx context.Context, tt *v1alpha1.TrafficTest) (*results.State, error) {
 	cm := &corev1.ConfigMap{}
-	err := r.Get(ctx, types.NamespacedName{Namespace: tt.Namespace, Name: results.ConfigMapName(tt.Name)}, cm)
+	reader := r.APIReader
+	if reader == nil {
+		reader = r.Client
+	}
+	err := reader.Get(ctx, types.NamespacedName{Namespace: tt.Namespace, Name: results.ConfigMapName(tt.Name)}, cm)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}

@@ -58,11 +58,11 @@ type Plan struct {
 
 // Imix is a mix expanded into the frame schedule the engine sends: frame n has size Cycle[n % len].
 type Imix struct {
-	Name             string              `json:"name,omitempty"`
+	Name             string               `json:"name,omitempty"`
 	Entries          []v1alpha1.ImixEntry `json:"entries"`
-	Order            v1alpha1.ImixOrder  `json:"order"`
-	Cycle            []int               `json:"cycle"`
-	AverageFrameSize float64             `json:"averageFrameSize"`
+	Order            v1alpha1.ImixOrder   `json:"order"`
+	Cycle            []int                `json:"cycle"`
+	AverageFrameSize float64              `json:"averageFrameSize"`
 }
 
 // Durations of trial phases.
