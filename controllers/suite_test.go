@@ -54,6 +54,7 @@ func TestMain(m *testing.M) {
 	}
 	var err error
 	if cfg, err = testEnv.Start(); err != nil {
+		_ = testEnv.Stop() // Start may fail after the processes are up (e.g. a CRD the server refuses)
 		fmt.Fprintln(os.Stderr, "starting envtest:", err)
 		os.Exit(1)
 	}

@@ -34,6 +34,7 @@ func TestMain(m *testing.M) {
 	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
 	cfg, err := env.Start()
 	if err != nil {
+		_ = env.Stop() // Start may fail after the processes are up (e.g. a CRD the server refuses)
 		fmt.Fprintln(os.Stderr, "envtest:", err)
 		os.Exit(1)
 	}
