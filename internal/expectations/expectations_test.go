@@ -1,0 +1,107 @@
+package expectations
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"linerate.dev/linerate/api/v1alpha1"
+)
+
+func quantity(s string) *resource.Quantity { q := resource.MustParse(s); return &q }
+
+func sampleResults() *v1alpha1.Results {
+	return &v1alpha1.Results{
+		Throughput: []v1alpha1.ThroughputResult{
+			{FrameSize: 64, Direction: "west-east", NDR: v1alpha1.Rate{L2BitsPerSecond: 400e6, L1BitsPerSecond: 525e6, FramesPerSecond: 781250, PercentOfLineRate: "5.25"}},
+			{FrameSize: 1518, Direction: "west-east", NDR: v1alpha1.Rate{L2BitsPerSecond: 3500e6, L1BitsPerSecond: 3546e6, FramesPerSecond: 288208, PercentOfLineRate: "35.46"}},
+		},
+		Latency: []v1alpha1.LatencyResult{
+			{FrameSize: 64, Direction: "west-east", Aggregate: v1alpha1.LatencySummary{Valid: true, MinNs: 4000, P99Ns: 90_000, P999Ns: 400_000}},
+			{FrameSize: 1518, Direction: "west-east", Aggregate: v1alpha1.LatencySummary{Valid: false, Reason: "clocks not synchronised"}},
+		},
+	}
+}
+
+func TestNoExpectationsIsNone(t *testing.T) {
+	for _, exp := range []*v1alpha1.Expectations{nil, {}} {
+		if v, f := Evaluate(exp, sampleResults()); v != v1alpha1.VerdictNone || f != nil {
+			t.Errorf("Evaluate(%v) = %s %v, want None", exp, v, f)
+		}
+	}
+}
+
+func TestThroughputPerSizeAndEverySize(t *testing.T) {
+	res := sampleResults()
+	v, f := Evaluate(&v1alpha1.Expectations{MinThroughput: []v1alpha1.ThroughputExpectation{{FrameSize: 1518, L2BitsPerSecond: quantity("3500M")}}}, res)
+	if v != v1alpha1.VerdictPassed {
+		t.Fatalf("3.5 Gbit/s at 1518 B meets 3500M: got %s %v", v, f)
+	}
+	v, f = Evaluate(&v1alpha1.Expectations{MinThroughput: []v1alpha1.ThroughputExpectation{{L2BitsPerSecond: quantity("1G")}}}, res)
+	if v != v1alpha1.VerdictFailed || len(f) != 1 || !strings.Contains(f[0], "64 B") || !strings.Contains(f[0], "400.00 Mbit/s") {
+		t.Fatalf("every-size 1G must fail exactly at 64 B naming the rate: %s %q", v, f)
+	}
+	v, f = Evaluate(&v1alpha1.Expectations{MinThroughput: []v1alpha1.ThroughputExpectation{{FrameSize: 64, PercentOfLineRate: "10"}}}, res)
+	if v != v1alpha1.VerdictFailed || !strings.Contains(f[0], "5.25% of line rate") {
+		t.Fatalf("percent of line rate: %s %q", v, f)
+	}
+	v, f = Evaluate(&v1alpha1.Expectations{MinThroughput: []v1alpha1.ThroughputExpectation{{FrameSize: 128, FramesPerSecond: quantity("1")}}}, res)
+	if v != v1alpha1.VerdictFailed || !strings.Contains(f[0], "no throughput was measured") {
+		t.Fatalf("an unmeasured size must fail, not pass silently: %s %q", v, f)
+	}
+}
+
+func TestLatencyStatisticsAndInvalidClock(t *testing.T) {
+	res := sampleResults()
+	exp := &v1alpha1.Expectations{MaxLatency: []v1alpha1.LatencyExpectation{{FrameSize: 64, Statistic: "p99", Max: metav1.Duration{Duration: 100 * time.Microsecond}}}}
+	if v, f := Evaluate(exp, res); v != v1alpha1.VerdictPassed {
+		t.Fatalf("p99 90µs under 100µs: %s %v", v, f)
+	}
+	exp.MaxLatency[0].Statistic = "p99.9"
+	if v, f := Evaluate(exp, res); v != v1alpha1.VerdictFailed || !strings.Contains(f[0], "400.00 µs") {
+		t.Fatalf("p99.9 400µs over 100µs: %s %q", v, f)
+	}
+	exp.MaxLatency[0].FrameSize = 1518
+	if v, f := Evaluate(exp, res); v != v1alpha1.VerdictFailed || !strings.Contains(f[0], "could not be measured") {
+		t.Fatalf("an invalid latency must fail with its reason: %s %q", v, f)
+	}
+}
+
+func TestPenaltyAgainstBaseline(t *testing.T) {
+	base := sampleResults()
+	res := sampleResults()
+	res.Throughput[1].NDR.L2BitsPerSecond = 2800e6
+	p := Penalty(res, base)
+	if len(p) != 2 {
+		t.Fatalf("want a penalty per size, got %v", p)
+	}
+	if p[0].Percent != "0.00" || p[1].Percent != "20.00" || p[1].L2BitsPerSecond != 700e6 {
+		t.Fatalf("penalty: %+v", p)
+	}
+	res.Penalty = p
+	if v, f := Evaluate(&v1alpha1.Expectations{MaxPenalty: "15"}, res); v != v1alpha1.VerdictFailed || !strings.Contains(f[0], "1518 B") {
+		t.Fatalf("20%% penalty over 15%%: %s %q", v, f)
+	}
+	if v, _ := Evaluate(&v1alpha1.Expectations{MaxPenalty: "25"}, res); v != v1alpha1.VerdictPassed {
+		t.Fatalf("20%% penalty under 25%%: %s", v)
+	}
+	if v, f := Evaluate(&v1alpha1.Expectations{MaxPenalty: "25"}, sampleResults()); v != v1alpha1.VerdictFailed || !strings.Contains(f[0], "baseline") {
+		t.Fatalf("no penalty measured must fail: %s %q", v, f)
+	}
+}
+
+func TestFormatting(t *testing.T) {
+	for in, want := range map[int64]string{9_412_000_000: "9.412 Gbit/s", 500_000: "500.0 kbit/s", 12: "12 bit/s"} {
+		if got := FormatBits(in); got != want {
+			t.Errorf("FormatBits(%d) = %q, want %q", in, got, want)
+		}
+	}
+	for in, want := range map[int64]string{1_500_000: "1.500 ms", 4200: "4.20 µs", 800: "800 ns"} {
+		if got := FormatNs(in); got != want {
+			t.Errorf("FormatNs(%d) = %q, want %q", in, got, want)
+		}
+	}
+}
