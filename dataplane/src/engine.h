@@ -1,0 +1,139 @@
+/* The engine's shared state: ports, streams and the trial, and who may write what.
+ *
+ * Threads: the main lcore runs the control socket (control.c); one worker lcore runs the fast path
+ * (worker.c) for every port. The control thread writes port addressing, stream definitions and the trial
+ * set-up only while no trial runs; it starts a trial by publishing state WARMUP (release) and the worker
+ * alone moves it on to RUNNING, DRAINING and DONE/ABORTED. Counters are written by the worker only and
+ * read by the control thread (aligned 64-bit loads do not tear on the CPUs DPDK supports). No locks.
+ */
+#ifndef LR_ENGINE_H
+#define LR_ENGINE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#include "frame.h"
+#include "hist.h"
+#include "seqwin.h"
+
+#define LR_VERSION "linerate-engine 0.1"
+#define LR_MAX_PORTS 8
+#define LR_MAX_STREAMS 256
+#define LR_MAX_CYCLE 4096
+#define LR_MAX_CLASSES 32
+#define LR_MAX_TRIAL_STREAMS 16
+#define LR_BURST 32
+
+struct lr_port {
+	uint16_t id;
+	uint8_t mac[6];
+	char driver[32];
+	uint32_t max_frame;
+	uint32_t speed_mbps;
+	/* addressing, written by the control thread between trials */
+	bool has_ip4, has_gw4, has_ip6, has_gw6;
+	uint8_t ip4[4], gw4[4];
+	unsigned ip4_len;
+	struct lr_ip ip6, gw6;
+	unsigned ip6_len;
+	uint16_t vlan;
+	bool static_peer;
+	/* next hop MAC: written by the worker when ARP/ND answers (or by control for a static peer) */
+	uint8_t peer_mac[6];
+	atomic_bool peer_known;
+	/* control frames (ARP/ND requests) the control thread hands to the worker, which owns the TX queue */
+	struct rte_ring *ctl_tx;
+	/* worker counters */
+	uint64_t rx_foreign, rx_arp, tx_arp, rx_stale, rx_warmup, rx_total, tx_alloc_fail;
+};
+
+struct lr_stream {
+	bool defined;
+	bool in_trial; /* set by control before a trial starts, read by the worker */
+	int id;
+	int tx_port, rx_port; /* -1: this engine does not send (or receive) it */
+	int l3;
+	struct lr_ip src, dst;
+	uint16_t sport, dport;
+	uint32_t flows;
+	unsigned vary;
+	uint8_t dscp;
+	enum lr_payload payload;
+	uint32_t cycle_len;
+	uint16_t cycle[LR_MAX_CYCLE];
+	uint8_t cycle_class[LR_MAX_CYCLE];
+	unsigned nclasses;
+	uint16_t class_size[LR_MAX_CLASSES];
+	double mean_frame;
+	/* built at trial start, once the next hop is known */
+	struct lr_hdr_cfg hdr;
+	struct lr_tmpl tmpl[LR_MAX_CLASSES];
+	uint8_t *tmpl_mem;
+	uint8_t random_bytes[256];
+
+	/* TX state of the current trial (worker) */
+	double fps;
+	uint64_t seq, tx_frames, tx_bytes, warm_sent;
+	uint64_t burst_left;
+	struct rte_mbuf *pending[LR_BURST];
+	unsigned n_pending, pending_off;
+	uint64_t tx_first_tsc, tx_last_tsc;
+
+	/* RX state of the current trial (worker) */
+	struct lr_seqwin win;
+	uint64_t *win_bits;
+	uint64_t rx_bytes, late, bad_flow;
+	uint64_t class_rx[LR_MAX_CLASSES];
+	uint64_t last_rx_tsc;
+	struct lr_hist lat;
+};
+
+enum lr_state { LR_IDLE = 0, LR_WARMUP, LR_RUNNING, LR_DRAINING, LR_DONE, LR_ABORTED };
+
+struct lr_trial {
+	uint32_t id;
+	unsigned nstreams;
+	int streams[LR_MAX_TRIAL_STREAMS];
+	uint64_t burst;
+	uint64_t warmup_tsc, duration_tsc, drain_tsc, stall_tsc;
+	/* set by control at start */
+	uint64_t start_tsc;
+	/* set by the worker at each transition */
+	uint64_t meas_start_tsc, meas_end_tsc, end_tsc;
+	atomic_int state;
+	atomic_bool abort_req;
+	char reason[32];
+};
+
+struct lr_engine {
+	unsigned nports;
+	struct lr_port ports[LR_MAX_PORTS];
+	struct lr_stream *streams[LR_MAX_STREAMS];
+	struct lr_trial trial;
+	struct rte_mempool *pool;
+	uint64_t tsc_hz;
+	double ns_per_tsc;
+	uint64_t tsc0;
+	uint64_t clock_base_ns; /* ns at tsc0: 0 for the local clock, CLOCK_REALTIME with --clock realtime */
+	bool realtime;
+	unsigned window_bits;
+	unsigned worker_lcore;
+	atomic_bool quit;
+};
+
+extern struct lr_engine lr;
+
+static inline uint64_t lr_tsc_to_ns(uint64_t tsc)
+{
+	return lr.clock_base_ns + (uint64_t)((double)(tsc - lr.tsc0) * lr.ns_per_tsc);
+}
+
+int lr_worker_main(void *arg);
+void lr_control_serve(const char *addr);
+
+#endif

@@ -1,0 +1,133 @@
+/* Frames on the wire: building the test frames, the 18-byte tag, ARP/ND, and parsing whatever arrives.
+ *
+ * Nothing here depends on DPDK: the parser is fuzzed and unit-tested as plain C, and the fast path
+ * calls the same functions on mbuf data. Multi-byte fields on the wire are big-endian.
+ */
+#ifndef LR_FRAME_H
+#define LR_FRAME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define LR_TAG_MAGIC 0x4C52u /* "LR" */
+#define LR_TAG_LEN 18u
+#define LR_FCS_LEN 4u
+#define LR_MIN_FRAME 64u
+#define LR_MAX_FRAME 9216u
+
+/* flags: bit 0 marks warm-up frames; bits 1-7 carry the trial number modulo 128 so that frames of an
+ * earlier trial that arrive late are never counted as frames of the current one. */
+#define LR_FLAG_WARMUP 0x01u
+#define LR_TRIAL_BITS(trial) ((uint8_t)(((trial) & 0x7fu) << 1))
+
+struct lr_tag {
+	uint8_t flags;
+	uint8_t stream;
+	uint64_t seq;
+	uint32_t ts_ns; /* TX time in ns modulo 2^32 */
+	uint16_t flow;
+};
+
+/* Addresses are kept in network byte order; IPv4 uses the first 4 bytes. */
+struct lr_ip {
+	uint8_t b[16];
+};
+
+struct lr_hdr_cfg {
+	uint8_t src_mac[6];
+	uint8_t dst_mac[6];
+	uint16_t vlan; /* 0: untagged */
+	int l3;        /* 4 or 6 */
+	struct lr_ip src, dst;
+	uint16_t sport, dport;
+	uint8_t dscp;
+};
+
+/* Which header fields change with the flow index. */
+#define LR_VARY_SPORT 0x1u
+#define LR_VARY_DPORT 0x2u
+#define LR_VARY_SRC 0x4u
+#define LR_VARY_DST 0x8u
+
+enum lr_payload { LR_PAYLOAD_ZEROS, LR_PAYLOAD_INCREMENTING, LR_PAYLOAD_RANDOM };
+
+/* A prebuilt frame of one size: the fast path copies it and patches flow fields, tag and checksums. */
+struct lr_tmpl {
+	uint16_t frame_size; /* with FCS */
+	uint16_t len;        /* bytes handed to the NIC: frame_size - FCS */
+	uint16_t l3_off, l4_off, tag_off;
+	int l3;
+	/* One's-complement sum of the UDP pseudo-header and datagram with addresses, ports, tag and
+	 * checksum left out; the per-frame fields are added to it. */
+	uint32_t base_sum;
+	uint8_t *data;
+};
+
+size_t lr_hdr_len(int l3, bool vlan);
+/* The smallest frame (with FCS) that holds the headers and the tag. */
+unsigned lr_min_frame(int l3, bool vlan);
+
+/* Builds the template for one frame size into t->data (caller provides len bytes). */
+void lr_tmpl_build(struct lr_tmpl *t, const struct lr_hdr_cfg *c, unsigned frame_size, enum lr_payload payload,
+		   const uint8_t *random_bytes, size_t random_len);
+
+/* Per-frame fields. */
+struct lr_flow_fields {
+	struct lr_ip src, dst;
+	uint16_t sport, dport;
+};
+
+/* Derives the header fields of flow index f. */
+void lr_flow_fields(const struct lr_hdr_cfg *c, unsigned vary, uint32_t f, struct lr_flow_fields *out);
+
+/* Writes a copy of the template patched for one frame into pkt (t->len bytes). */
+void lr_frame_write(uint8_t *pkt, const struct lr_tmpl *t, const struct lr_flow_fields *ff,
+		    const struct lr_tag *tag);
+
+void lr_tag_put(uint8_t *p, const struct lr_tag *t);
+bool lr_tag_get(const uint8_t *p, struct lr_tag *t);
+
+/* Internet checksum helpers. */
+uint32_t lr_sum16(const void *data, size_t len, uint32_t sum);
+uint16_t lr_fold(uint32_t sum);
+
+enum lr_kind {
+	LR_KIND_FOREIGN = 0,
+	LR_KIND_TAGGED,
+	LR_KIND_ARP,
+	LR_KIND_NS, /* IPv6 neighbour solicitation */
+	LR_KIND_NA, /* IPv6 neighbour advertisement */
+};
+
+struct lr_parsed {
+	enum lr_kind kind;
+	uint16_t vlan; /* 0: untagged */
+	const uint8_t *eth_src;
+	/* TAGGED */
+	int l3;
+	struct lr_tag tag;
+	uint32_t frame_size; /* bytes received + FCS */
+	/* ARP */
+	uint16_t arp_op;
+	const uint8_t *arp_sha;
+	uint8_t arp_spa[4], arp_tpa[4];
+	/* NS/NA */
+	struct lr_ip nd_src;     /* IPv6 source of the packet */
+	struct lr_ip nd_target;  /* target address */
+	const uint8_t *nd_lladdr; /* source (NS) or target (NA) link-layer address option, may be NULL */
+};
+
+/* Classifies a received frame. Never reads outside [p, p+len). Frames too short or inconsistent in
+ * any layer are FOREIGN. */
+enum lr_kind lr_parse(const uint8_t *p, size_t len, struct lr_parsed *out);
+
+/* Control frames; each returns the length written (padded to 60 B), buf must hold 128 bytes. */
+size_t lr_build_arp(uint8_t *buf, uint16_t vlan, uint16_t op, const uint8_t *sha, const uint8_t *spa,
+		    const uint8_t *tha, const uint8_t *tpa, const uint8_t *dst_mac);
+size_t lr_build_ns(uint8_t *buf, uint16_t vlan, const uint8_t *src_mac, const struct lr_ip *src,
+		   const struct lr_ip *target);
+size_t lr_build_na(uint8_t *buf, uint16_t vlan, const uint8_t *src_mac, const uint8_t *dst_mac,
+		   const struct lr_ip *target, const struct lr_ip *dst);
+
+#endif

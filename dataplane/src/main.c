@@ -1,0 +1,156 @@
+/* linerate-engine: EAL and port set-up, then the worker on one lcore and the control socket on the main
+ * lcore. Everything (mempool, queues, per-stream memory) is allocated once, so thousands of trials
+ * do not grow the process. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+
+#include "engine.h"
+
+struct lr_engine lr;
+
+#define RX_DESC 1024
+#define TX_DESC 1024
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: linerate-engine <EAL args> -- --control PATH|tcp:HOST:PORT [--window-bits N]\n"
+		"       [--clock local|realtime] [--mbufs N] [--max-frame N]\n");
+}
+
+static int setup_port(uint16_t pid, uint16_t idx, unsigned max_frame)
+{
+	struct lr_port *p = &lr.ports[idx];
+	struct rte_eth_dev_info info;
+	struct rte_eth_conf conf;
+	memset(&conf, 0, sizeof(conf));
+	if (rte_eth_dev_info_get(pid, &info) != 0)
+		return -1;
+	p->id = pid;
+	snprintf(p->driver, sizeof(p->driver), "%s", info.driver_name);
+	p->max_frame = max_frame;
+	if (info.max_rx_pktlen && info.max_rx_pktlen + LR_FCS_LEN < p->max_frame)
+		p->max_frame = info.max_rx_pktlen + LR_FCS_LEN;
+	uint16_t mtu;
+	if (rte_eth_dev_get_mtu(pid, &mtu) == 0 && (unsigned)mtu + 18 < p->max_frame)
+		p->max_frame = (unsigned)mtu + 18; /* Ethernet header + FCS around the MTU */
+	int rc = rte_eth_dev_configure(pid, 1, 1, &conf);
+	if (rc == 0)
+		rc = rte_eth_rx_queue_setup(pid, 0, RX_DESC, rte_eth_dev_socket_id(pid), NULL, lr.pool);
+	if (rc == 0)
+		rc = rte_eth_tx_queue_setup(pid, 0, TX_DESC, rte_eth_dev_socket_id(pid), NULL);
+	if (rc == 0)
+		rc = rte_eth_dev_start(pid);
+	if (rc != 0) {
+		fprintf(stderr, "linerate-engine: port %u (%s): set-up failed: %s\n", pid, p->driver, rte_strerror(-rc));
+		return -1;
+	}
+	/* foreign frames are counted, so the port must see them */
+	rte_eth_promiscuous_enable(pid);
+	struct rte_ether_addr mac;
+	rte_eth_macaddr_get(pid, &mac);
+	memcpy(p->mac, mac.addr_bytes, 6);
+	char name[32];
+	snprintf(name, sizeof(name), "lr_ctl_tx_%u", idx);
+	p->ctl_tx = rte_ring_create(name, 64, rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
+	return p->ctl_tx ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+	int ret = rte_eal_init(argc, argv);
+	if (ret < 0) {
+		fprintf(stderr, "linerate-engine: EAL initialisation failed: %s\n", rte_strerror(rte_errno));
+		return 1;
+	}
+	argc -= ret;
+	argv += ret;
+	const char *control = NULL, *clock = "local";
+	unsigned mbufs = 16383, max_frame = 2048;
+	lr.window_bits = 24;
+	static const struct option opts[] = {
+		{"control", required_argument, NULL, 'c'}, {"window-bits", required_argument, NULL, 'w'},
+		{"clock", required_argument, NULL, 'k'},   {"mbufs", required_argument, NULL, 'm'},
+		{"max-frame", required_argument, NULL, 'f'}, {NULL, 0, NULL, 0}};
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			control = optarg;
+			break;
+		case 'w':
+			lr.window_bits = (unsigned)atoi(optarg);
+			break;
+		case 'k':
+			clock = optarg;
+			break;
+		case 'm':
+			mbufs = (unsigned)atoi(optarg);
+			break;
+		case 'f':
+			max_frame = (unsigned)atoi(optarg);
+			break;
+		default:
+			usage();
+			return 2;
+		}
+	}
+	if (control == NULL || lr.window_bits < 10 || lr.window_bits > 32 || max_frame < 64 ||
+	    max_frame > LR_MAX_FRAME || (strcmp(clock, "local") && strcmp(clock, "realtime"))) {
+		usage();
+		return 2;
+	}
+	lr.nports = rte_eth_dev_count_avail();
+	if (lr.nports == 0 || lr.nports > LR_MAX_PORTS) {
+		fprintf(stderr, "linerate-engine: %u DPDK ports: give 1 to %d (--vdev or PCI devices)\n", lr.nports,
+			LR_MAX_PORTS);
+		return 1;
+	}
+	lr.worker_lcore = rte_get_next_lcore(-1, 1, 0);
+	if (lr.worker_lcore >= RTE_MAX_LCORE) {
+		fprintf(stderr, "linerate-engine: need a worker lcore besides the main one (e.g. -l 0,1)\n");
+		return 1;
+	}
+	/* a frame of max_frame must fit one mbuf: the fast path writes frames contiguously */
+	lr.pool = rte_pktmbuf_pool_create("lr_pool", mbufs, 256, 0, (uint16_t)(RTE_PKTMBUF_HEADROOM + max_frame),
+					  rte_socket_id());
+	if (lr.pool == NULL) {
+		fprintf(stderr, "linerate-engine: cannot create the mbuf pool (%u mbufs): %s\n", mbufs,
+			rte_strerror(rte_errno));
+		return 1;
+	}
+	uint16_t pid, idx = 0;
+	RTE_ETH_FOREACH_DEV(pid)
+	{
+		if (setup_port(pid, idx++, max_frame) != 0)
+			return 1;
+	}
+	lr.tsc_hz = rte_get_tsc_hz();
+	lr.ns_per_tsc = 1e9 / (double)lr.tsc_hz;
+	lr.tsc0 = rte_rdtsc();
+	if (!strcmp(clock, "realtime")) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		lr.clock_base_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+		lr.realtime = true;
+	}
+	rte_eal_remote_launch(lr_worker_main, NULL, lr.worker_lcore);
+	lr_control_serve(control);
+	atomic_store(&lr.quit, true);
+	rte_eal_mp_wait_lcore();
+	for (unsigned i = 0; i < lr.nports; i++) {
+		rte_eth_dev_stop(lr.ports[i].id);
+		rte_eth_dev_close(lr.ports[i].id);
+	}
+	rte_eal_cleanup();
+	return 0;
+}

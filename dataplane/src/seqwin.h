@@ -1,0 +1,27 @@
+/* Sequence analysis of one received stream: a bit per sequence number over a sliding window.
+ *
+ * Loss itself is not counted here: lost = tx - (rx - duplicates) at the end of the trial is exact and
+ * needs no per-frame state. The window tells duplicates from late arrivals and measures reordering.
+ * A frame older than the window cannot be classified (counted as beyond_window, treated as new).
+ */
+#ifndef LR_SEQWIN_H
+#define LR_SEQWIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct lr_seqwin {
+	uint64_t *bits;
+	uint64_t nbits; /* power of two */
+	uint64_t next;  /* highest sequence number seen + 1; 0 when nothing seen */
+	uint64_t rx, dup, reordered, beyond, max_late;
+};
+
+enum lr_seq_class { LR_SEQ_IN_ORDER, LR_SEQ_REORDERED, LR_SEQ_DUPLICATE, LR_SEQ_BEYOND };
+
+/* bits must hold nbits bits (nbits a power of two, at least 64). */
+void lr_seqwin_init(struct lr_seqwin *w, uint64_t *bits, uint64_t nbits);
+void lr_seqwin_reset(struct lr_seqwin *w);
+enum lr_seq_class lr_seqwin_add(struct lr_seqwin *w, uint64_t seq);
+
+#endif

@@ -1,0 +1,347 @@
+/* The fast path: one worker lcore sends every stream of the trial at its paced rate and analyses every
+ * received frame, and answers ARP/ND on every port at all times. */
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+
+#include "engine.h"
+
+static bool in_prefix(const uint8_t *a, const uint8_t *net, unsigned len)
+{
+	unsigned i = 0;
+	for (; len >= 8; len -= 8, i++)
+		if (a[i] != net[i])
+			return false;
+	if (len) {
+		uint8_t m = (uint8_t)(0xff << (8 - len));
+		if ((a[i] & m) != (net[i] & m))
+			return false;
+	}
+	return true;
+}
+
+static void learn_peer(struct lr_port *p, const uint8_t *mac)
+{
+	if (p->static_peer || mac == NULL)
+		return;
+	memcpy(p->peer_mac, mac, 6);
+	atomic_store_explicit(&p->peer_known, true, memory_order_release);
+}
+
+static void tx_one(struct lr_port *p, const uint8_t *frame, size_t len)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(lr.pool);
+	if (m == NULL) {
+		p->tx_alloc_fail++;
+		return;
+	}
+	memcpy(rte_pktmbuf_mtod(m, uint8_t *), frame, len);
+	m->data_len = m->pkt_len = (uint32_t)len;
+	if (rte_eth_tx_burst(p->id, 0, &m, 1) == 1)
+		p->tx_arp++;
+	else
+		rte_pktmbuf_free(m);
+}
+
+/* The tester owns its test subnet: it answers for every address in it except the gateway, so a DUT
+ * that forwards to many destination addresses (flows varying dst) finds them all. */
+static void handle_arp(struct lr_port *p, const struct lr_parsed *ps)
+{
+	p->rx_arp++;
+	if (!p->has_ip4)
+		return;
+	if (p->has_gw4 && memcmp(ps->arp_spa, p->gw4, 4) == 0)
+		learn_peer(p, ps->arp_sha);
+	if (ps->arp_op == 1 && in_prefix(ps->arp_tpa, p->ip4, p->ip4_len) &&
+	    !(p->has_gw4 && memcmp(ps->arp_tpa, p->gw4, 4) == 0)) {
+		uint8_t buf[128];
+		size_t n = lr_build_arp(buf, p->vlan, 2, p->mac, ps->arp_tpa, ps->arp_sha, ps->arp_spa, ps->arp_sha);
+		tx_one(p, buf, n);
+	}
+}
+
+static void handle_nd(struct lr_port *p, const struct lr_parsed *ps)
+{
+	static const struct lr_ip unspecified;
+	p->rx_arp++;
+	if (!p->has_ip6)
+		return;
+	if (ps->kind == LR_KIND_NA) {
+		if (p->has_gw6 && memcmp(ps->nd_target.b, p->gw6.b, 16) == 0)
+			learn_peer(p, ps->nd_lladdr);
+		return;
+	}
+	if (p->has_gw6 && memcmp(ps->nd_src.b, p->gw6.b, 16) == 0)
+		learn_peer(p, ps->nd_lladdr);
+	if (memcmp(ps->nd_src.b, unspecified.b, 16) == 0) /* duplicate address detection: stay quiet */
+		return;
+	if (in_prefix(ps->nd_target.b, p->ip6.b, p->ip6_len) &&
+	    !(p->has_gw6 && memcmp(ps->nd_target.b, p->gw6.b, 16) == 0)) {
+		uint8_t buf[128];
+		const uint8_t *dst_mac = ps->nd_lladdr ? ps->nd_lladdr : ps->eth_src;
+		size_t n = lr_build_na(buf, p->vlan, p->mac, dst_mac, &ps->nd_target, &ps->nd_src);
+		tx_one(p, buf, n);
+	}
+}
+
+static void handle_tagged(struct lr_port *p, const struct lr_parsed *ps, int st, uint32_t now_ns32, uint64_t now)
+{
+	struct lr_stream *s = lr.streams[ps->tag.stream];
+	if (st < LR_RUNNING || st > LR_DRAINING || s == NULL || !s->in_trial || s->rx_port != p->id ||
+	    (ps->tag.flags & 0xfe) != LR_TRIAL_BITS(lr.trial.id)) {
+		if (ps->tag.flags & LR_FLAG_WARMUP)
+			p->rx_warmup++;
+		else
+			p->rx_stale++;
+		return;
+	}
+	if (ps->tag.flags & LR_FLAG_WARMUP) {
+		p->rx_warmup++;
+		return;
+	}
+	uint64_t seq = ps->tag.seq;
+	if (ps->tag.flow != (uint16_t)(seq % s->flows)) {
+		s->bad_flow++;
+		return;
+	}
+	s->last_rx_tsc = now;
+	enum lr_seq_class c = lr_seqwin_add(&s->win, seq);
+	s->rx_bytes += ps->frame_size;
+	if (st == LR_DRAINING)
+		s->late++;
+	if (c == LR_SEQ_DUPLICATE)
+		return;
+	s->class_rx[s->cycle_class[seq % s->cycle_len]]++;
+	lr_hist_add(&s->lat, (uint32_t)(now_ns32 - ps->tag.ts_ns));
+}
+
+static void rx_port(struct lr_port *p, int st)
+{
+	struct rte_mbuf *pkts[LR_BURST];
+	uint16_t n = rte_eth_rx_burst(p->id, 0, pkts, LR_BURST);
+	if (n == 0)
+		return;
+	uint64_t now = rte_rdtsc();
+	uint32_t now_ns32 = (uint32_t)lr_tsc_to_ns(now);
+	p->rx_total += n;
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		struct lr_parsed ps;
+		/* only the first segment is parsed: headers and tag always fit in it */
+		switch (lr_parse(rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, &ps)) {
+		case LR_KIND_TAGGED:
+			ps.frame_size = m->pkt_len + LR_FCS_LEN;
+			handle_tagged(p, &ps, st, now_ns32, now);
+			break;
+		case LR_KIND_ARP:
+			handle_arp(p, &ps);
+			break;
+		case LR_KIND_NS:
+		case LR_KIND_NA:
+			handle_nd(p, &ps);
+			break;
+		default:
+			p->rx_foreign++;
+		}
+		rte_pktmbuf_free(m);
+	}
+}
+
+static void send_control_frames(struct lr_port *p)
+{
+	struct rte_mbuf *m[8];
+	unsigned n = rte_ring_sc_dequeue_burst(p->ctl_tx, (void **)m, 8, NULL);
+	if (n == 0)
+		return;
+	uint16_t sent = rte_eth_tx_burst(p->id, 0, m, (uint16_t)n);
+	p->tx_arp += sent;
+	for (unsigned i = sent; i < n; i++)
+		rte_pktmbuf_free(m[i]);
+}
+
+static void account(struct lr_stream *s, struct rte_mbuf **m, uint16_t n, uint64_t now)
+{
+	for (uint16_t i = 0; i < n; i++)
+		s->tx_bytes += m[i]->pkt_len + LR_FCS_LEN;
+	if (n && s->tx_frames == 0)
+		s->tx_first_tsc = now;
+	if (n)
+		s->tx_last_tsc = now;
+	s->tx_frames += n;
+}
+
+static void free_pending(struct lr_stream *s)
+{
+	if (s->n_pending)
+		rte_pktmbuf_free_bulk(s->pending + s->pending_off, s->n_pending);
+	s->n_pending = s->pending_off = 0;
+}
+
+static void build(struct lr_stream *s, struct rte_mbuf **m, unsigned n, bool warm)
+{
+	uint8_t flags = LR_TRIAL_BITS(lr.trial.id) | (warm ? LR_FLAG_WARMUP : 0);
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t seq = warm ? s->warm_sent++ : s->seq++;
+		const struct lr_tmpl *t = &s->tmpl[s->cycle_class[seq % s->cycle_len]];
+		uint32_t flow = (uint32_t)(seq % s->flows);
+		struct lr_flow_fields ff;
+		lr_flow_fields(&s->hdr, s->vary, flow, &ff);
+		struct lr_tag tag = {.flags = flags, .stream = (uint8_t)s->id, .seq = seq, .flow = (uint16_t)flow};
+		tag.ts_ns = (uint32_t)lr_tsc_to_ns(rte_rdtsc());
+		lr_frame_write(rte_pktmbuf_mtod(m[i], uint8_t *), t, &ff, &tag);
+		m[i]->data_len = m[i]->pkt_len = t->len;
+	}
+}
+
+static void tx_stream(struct lr_stream *s, int st, uint64_t now)
+{
+	struct lr_port *p = &lr.ports[s->tx_port];
+	if (s->n_pending) {
+		uint16_t k = rte_eth_tx_burst(p->id, 0, s->pending + s->pending_off, (uint16_t)s->n_pending);
+		if (st == LR_RUNNING)
+			account(s, s->pending + s->pending_off, k, now);
+		s->pending_off += k;
+		s->n_pending -= k;
+		if (s->n_pending)
+			return;
+		s->pending_off = 0;
+	}
+	uint64_t want;
+	bool warm = st == LR_WARMUP;
+	if (warm) {
+		/* one frame of every flow, at the trial's rate, so the DUT learns them before we count */
+		uint64_t due = (uint64_t)((double)(now - lr.trial.start_tsc) * s->fps / (double)lr.tsc_hz) + 1;
+		uint64_t cap = s->flows < 65536 ? s->flows : 65536;
+		if (due > cap)
+			due = cap;
+		want = due > s->warm_sent ? due - s->warm_sent : 0;
+	} else if (lr.trial.burst) {
+		want = s->burst_left;
+	} else {
+		/* frame k leaves at k / fps; frames due in [0, duration) only, so a trial of d seconds at r
+		 * frames/s offers exactly ceil(d * r) frames however late in the loop we look at the clock */
+		uint64_t elapsed = now - lr.trial.meas_start_tsc;
+		if (elapsed >= lr.trial.duration_tsc)
+			elapsed = lr.trial.duration_tsc - 1;
+		uint64_t due = (uint64_t)((double)elapsed * s->fps / (double)lr.tsc_hz) + 1;
+		want = due > s->seq ? due - s->seq : 0;
+	}
+	if (want == 0)
+		return;
+	unsigned n = want < LR_BURST ? (unsigned)want : LR_BURST;
+	struct rte_mbuf **m = s->pending;
+	if (rte_pktmbuf_alloc_bulk(lr.pool, m, n) != 0) {
+		p->tx_alloc_fail++;
+		return;
+	}
+	build(s, m, n, warm);
+	if (!warm && lr.trial.burst)
+		s->burst_left -= n;
+	uint16_t k = rte_eth_tx_burst(p->id, 0, m, (uint16_t)n);
+	if (!warm)
+		account(s, m, k, now);
+	if (k < n) {
+		s->pending_off = k;
+		s->n_pending = n - k;
+		if (warm) /* warm-up frames are best effort */
+			free_pending(s);
+	}
+}
+
+static void finish(struct lr_trial *t, int state, const char *reason, uint64_t now)
+{
+	for (unsigned i = 0; i < t->nstreams; i++)
+		free_pending(lr.streams[t->streams[i]]);
+	if (reason)
+		snprintf(t->reason, sizeof(t->reason), "%s", reason);
+	if (!t->meas_end_tsc)
+		t->meas_end_tsc = now;
+	t->end_tsc = now;
+	atomic_store_explicit(&t->state, state, memory_order_release);
+}
+
+/* Moves the trial through its phases; returns the state the rest of this iteration works in. */
+static int advance(uint64_t now)
+{
+	struct lr_trial *t = &lr.trial;
+	int st = atomic_load_explicit(&t->state, memory_order_acquire);
+	if (st < LR_WARMUP || st > LR_DRAINING)
+		return st;
+	if (atomic_load_explicit(&t->abort_req, memory_order_acquire)) {
+		finish(t, LR_ABORTED, "aborted", now);
+		return LR_ABORTED;
+	}
+	switch (st) {
+	case LR_WARMUP:
+		if (now - t->start_tsc >= t->warmup_tsc) {
+			t->meas_start_tsc = now;
+			for (unsigned i = 0; i < t->nstreams; i++) {
+				struct lr_stream *s = lr.streams[t->streams[i]];
+				free_pending(s);
+				s->last_rx_tsc = now;
+			}
+			st = LR_RUNNING;
+			atomic_store_explicit(&t->state, st, memory_order_release);
+		}
+		break;
+	case LR_RUNNING: {
+		bool end = true;
+		if (t->burst) {
+			for (unsigned i = 0; i < t->nstreams; i++) {
+				struct lr_stream *s = lr.streams[t->streams[i]];
+				if (s->tx_port >= 0 && (s->burst_left || s->n_pending))
+					end = false;
+			}
+		} else {
+			end = now - t->meas_start_tsc >= t->duration_tsc;
+		}
+		if (t->stall_tsc && !end) {
+			for (unsigned i = 0; i < t->nstreams; i++) {
+				struct lr_stream *s = lr.streams[t->streams[i]];
+				if (s->rx_port >= 0 && now - s->last_rx_tsc > t->stall_tsc) {
+					finish(t, LR_ABORTED, "dut-stalled", now);
+					return LR_ABORTED;
+				}
+			}
+		}
+		if (end) {
+			t->meas_end_tsc = now;
+			for (unsigned i = 0; i < t->nstreams; i++)
+				free_pending(lr.streams[t->streams[i]]);
+			st = LR_DRAINING;
+			atomic_store_explicit(&t->state, st, memory_order_release);
+		}
+		break;
+	}
+	case LR_DRAINING:
+		if (now - t->meas_end_tsc >= t->drain_tsc) {
+			finish(t, LR_DONE, NULL, now);
+			return LR_DONE;
+		}
+		break;
+	}
+	return st;
+}
+
+int lr_worker_main(void *arg)
+{
+	(void)arg;
+	while (!atomic_load_explicit(&lr.quit, memory_order_relaxed)) {
+		uint64_t now = rte_rdtsc();
+		int st = advance(now);
+		for (unsigned i = 0; i < lr.nports; i++) {
+			rx_port(&lr.ports[i], st);
+			send_control_frames(&lr.ports[i]);
+		}
+		if (st == LR_WARMUP || st == LR_RUNNING) {
+			now = rte_rdtsc();
+			for (unsigned i = 0; i < lr.trial.nstreams; i++) {
+				struct lr_stream *s = lr.streams[lr.trial.streams[i]];
+				if (s->tx_port >= 0)
+					tx_stream(s, st, now);
+			}
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,123 @@
+"""Test helpers: network namespaces the tests own, and the engine driven through its control socket.
+
+Everything a test creates carries its PID in the name and is removed in tearDown, even on failure.
+"""
+import json
+import os
+import socket
+import subprocess
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ENGINE = os.environ.get("LINERATE_ENGINE", os.path.join(HERE, "..", "build", "linerate-engine"))
+
+
+def sh(*cmd, check=True, ns=None):
+    if ns:
+        cmd = ("ip", "netns", "exec", ns) + cmd
+    return subprocess.run(cmd, check=check, capture_output=True, text=True)
+
+
+class Netns:
+    """A set of namespaces and veth pairs, deleted on close()."""
+
+    def __init__(self, tag):
+        self.prefix = "lrt%d%s" % (os.getpid() % 100000, tag)
+        self.names = []
+
+    def ns(self, suffix):
+        name = self.prefix + suffix
+        sh("ip", "netns", "add", name)
+        self.names.append(name)
+        sh("ip", "link", "set", "lo", "up", ns=name)
+        return name
+
+    def veth(self, a, ns_a, b, ns_b, mtu=1500):
+        sh("ip", "link", "add", a, "mtu", str(mtu), "type", "veth", "peer", "name", b, "mtu", str(mtu))
+        sh("ip", "link", "set", a, "netns", ns_a)
+        sh("ip", "link", "set", b, "netns", ns_b)
+        for n, ns in ((a, ns_a), (b, ns_b)):
+            sh("ip", "link", "set", n, "up", ns=ns)
+            # no IPv6 chatter (router solicitations, DAD) on test links: foreign counts stay exact
+            sh("sysctl", "-qw", "net.ipv6.conf.%s.disable_ipv6=1" % n, ns=ns, check=False)
+
+    def mac(self, ifname, ns):
+        out = sh("ip", "-j", "link", "show", ifname, ns=ns).stdout
+        return json.loads(out)[0]["address"]
+
+    def close(self):
+        for n in reversed(self.names):
+            sh("ip", "netns", "del", n, check=False)
+        self.names = []
+
+
+class EngineError(Exception):
+    def __init__(self, resp):
+        super().__init__("%s: %s" % (resp.get("error"), resp.get("message")))
+        self.resp = resp
+
+
+class Engine:
+    """linerate-engine in a namespace, on af_packet ports over the given interfaces."""
+
+    def __init__(self, ns, ifaces, tag="e", lcores="0,1", extra=()):
+        self.dir = tempfile.mkdtemp(prefix="lrt-engine-")
+        self.sock_path = os.path.join(self.dir, "ctl.sock")
+        args = ["ip", "netns", "exec", ns, ENGINE, "--no-pci", "--no-huge", "-m", "256", "--no-shconf",
+                "--file-prefix", "lrt%d%s" % (os.getpid(), tag), "-l", lcores, "--log-level", "lib.eal:error"]
+        for i, ifname in enumerate(ifaces):
+            args += ["--vdev", "net_af_packet%d,iface=%s,qpairs=1,blocksz=4096,framesz=2048,framecnt=512" % (i, ifname)]
+        args += ["--", "--control", self.sock_path, "--mbufs", "8191"] + list(extra)
+        self.log = open(os.path.join(self.dir, "engine.log"), "w+")
+        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.time() + 30
+        while not os.path.exists(self.sock_path):
+            if self.proc.poll() is not None or time.time() > deadline:
+                raise RuntimeError("engine did not start: " + self.logtext())
+            time.sleep(0.05)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.connect(self.sock_path)
+        self.rfile = self.sock.makefile("r")
+
+    def logtext(self):
+        self.log.flush()
+        self.log.seek(0)
+        return self.log.read()
+
+    def raw(self, line):
+        self.sock.sendall((line + "\n").encode())
+        return json.loads(self.rfile.readline())
+
+    def cmd(self, line):
+        r = self.raw(line)
+        if not r.get("ok"):
+            raise EngineError(r)
+        return r
+
+    def trial(self, streams, rates=None, unit="fps", **kw):
+        args = ["TRIAL", "streams=" + ",".join(str(s) for s in streams)]
+        if rates is not None:
+            args.append("rates=" + ",".join(str(r) for r in rates))
+            args.append("unit=" + unit)
+        args += ["%s=%s" % (k, v) for k, v in kw.items()]
+        self.cmd(" ".join(args))
+        self.cmd("WAIT timeout_ms=600000")
+        return self.cmd("RESULT")
+
+    def close(self):
+        try:
+            if self.proc.poll() is None:
+                try:
+                    self.raw("QUIT")
+                except OSError:
+                    pass
+                try:
+                    self.proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
+        finally:
+            self.sock.close()
+            self.log.close()
+            subprocess.run(["rm", "-rf", self.dir])

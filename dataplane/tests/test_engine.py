@@ -1,0 +1,268 @@
+"""The engine on real devices under test whose truth is known, in network namespaces these tests create.
+
+Topologies (all inside namespaces named lrt<pid>...; nothing touches the host's interfaces):
+  loop:   tester ns with a veth pair  t0 <-> t1  (port 0 sends, port 1 receives)
+  router: tester ns t0 <-> r0 [router ns, ip_forward] r1 <-> t1, routed 198.18.1.0/24 -> 198.19.1.0/24;
+          the DUT's truth is set with nftables (numgen drops, dup) or tbf.
+Run as root: python3 tests/test_engine.py -v
+"""
+import os
+import struct
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lrtest import Engine, EngineError, Netns, sh  # noqa: E402
+
+RATE = 20000
+
+INJECT = """
+import socket, sys
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind((sys.argv[1], 0))
+for line in sys.stdin:
+    s.send(bytes.fromhex(line.strip()))
+"""
+
+
+def inject(ns, ifname, frames):
+    """Sends raw frames from inside the namespace, in order."""
+    import subprocess
+    subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c", INJECT, ifname],
+                   input="\n".join(f.hex() for f in frames), text=True, check=True)  # frames/s: far below what af_packet through a namespace forwards (~200 kpps)
+
+
+class Base(unittest.TestCase):
+    def setUp(self):
+        if os.geteuid() != 0:
+            self.skipTest("needs root for network namespaces")
+        self.net = Netns(self._testMethodName[5:9])
+        self.engine = None
+
+    def tearDown(self):
+        try:
+            if self.engine:
+                self.engine.close()
+        finally:
+            self.net.close()
+
+    def loop(self):
+        self.tns = self.net.ns("t")
+        self.net.veth("t0", self.tns, "t1", self.tns)
+        self.engine = Engine(self.tns, ["t0", "t1"], tag=self._testMethodName[5:9])
+        e = self.engine
+        e.cmd("PORT id=0 ip4=198.18.1.2/24 peer_mac=%s" % self.net.mac("t1", self.tns))
+        e.cmd("PORT id=1 ip4=198.19.1.2/24 peer_mac=%s" % self.net.mac("t0", self.tns))
+        return e
+
+    def router(self):
+        self.tns = self.net.ns("t")
+        self.rns = self.net.ns("r")
+        self.net.veth("t0", self.tns, "r0", self.rns)
+        self.net.veth("t1", self.tns, "r1", self.rns)
+        r = self.rns
+        sh("ip", "addr", "add", "198.18.1.1/24", "dev", "r0", ns=r)
+        sh("ip", "addr", "add", "198.19.1.1/24", "dev", "r1", ns=r)
+        sh("sysctl", "-qw", "net.ipv4.ip_forward=1", ns=r)
+        for k in ("all", "default", "r0", "r1"):
+            sh("sysctl", "-qw", "net.ipv4.conf.%s.rp_filter=0" % k, ns=r)
+        self.engine = Engine(self.tns, ["t0", "t1"], tag=self._testMethodName[5:9])
+        e = self.engine
+        e.cmd("PORT id=0 ip4=198.18.1.2/24 gw4=198.18.1.1")
+        e.cmd("PORT id=1 ip4=198.19.1.2/24 gw4=198.19.1.1")
+        mac0 = e.cmd("RESOLVE id=0 timeout_ms=3000")["peer_mac"]
+        self.assertEqual(mac0, self.net.mac("r0", r), "RESOLVE must find the router's MAC by ARP")
+        e.cmd("RESOLVE id=1 timeout_ms=3000")
+        return e
+
+    def nft(self, rules):
+        p = __import__("subprocess").run(["ip", "netns", "exec", self.rns, "nft", "-f", "-"], input=rules,
+                                         capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+    def nft_counter(self, name, family="inet"):
+        out = sh("nft", "-j", "list", "counter", family, "lrt", name, ns=self.rns).stdout
+        import json
+        for item in json.loads(out)["nftables"]:
+            if "counter" in item:
+                return item["counter"]["packets"]
+        raise AssertionError("no counter " + name)
+
+
+class Loop(Base):
+    def test_loop_zero_loss_exact_counts(self):
+        e = self.loop()
+        for sizes in ("64", "1518", "64,570,64,1518,64,570,64"):
+            e.cmd("STREAM id=0 tx=0 rx=1 src=198.18.1.2 dst=198.19.1.2 flows=16 vary=sport,dst sizes=" + sizes)
+            r = e.trial([0], [RATE], duration_ms=1000, drain_ms=300)
+            s = r["streams"][0]
+            self.assertEqual(r["state"], "done")
+            self.assertEqual(s["tx_frames"], RATE, "a 1 s trial at %d fps offers exactly %d frames" % (RATE, RATE))
+            self.assertEqual((s["rx_frames"], s["lost"], s["duplicates"], s["reordered"]), (RATE, 0, 0, 0))
+            self.assertEqual(s["rx_bytes"], s["tx_bytes"])
+            self.assertFalse(s["saturated"])
+            self.assertTrue(s["latency"]["valid"])
+            self.assertEqual(s["latency"]["count"], RATE)
+            self.assertTrue(0 < s["latency"]["min_ns"] <= s["latency"]["p50_ns"] <= s["latency"]["p99_ns"] <= s["latency"]["max_ns"])
+            cycle = [int(x) for x in sizes.split(",")]
+            for c in s["classes"]:
+                want = sum(1 for i in range(RATE) if cycle[i % len(cycle)] == c["size"])
+                self.assertEqual((c["tx_frames"], c["rx_frames"], c["lost"]), (want, want, 0), c)
+            self.assertEqual(s["tx_bytes"], sum(cycle[i % len(cycle)] for i in range(RATE)))
+
+    def test_loop_burst_exact(self):
+        e = self.loop()
+        e.cmd("STREAM id=0 tx=0 rx=1 src=198.18.1.2 dst=198.19.1.2 sizes=64")
+        r = e.trial([0], burst=500, drain_ms=300)
+        s = r["streams"][0]
+        self.assertEqual((s["tx_frames"], s["lost"]), (500, 500 - s["rx_frames"]))
+        self.assertGreater(s["rx_frames"], 0)
+
+    def test_stale_and_foreign_frames_are_not_counted_as_ours(self):
+        e = self.loop()
+        # stream 0 is receive-only here: this test sends its frames by hand, in a chosen order
+        e.cmd("STREAM id=0 tx=none rx=1 src=198.18.1.2 dst=198.19.1.2 sizes=64")
+        e.cmd("TRIAL streams=0 rates=1 unit=fps duration_ms=1500 drain_ms=200")
+        trial = e.cmd("POLL")["trial"]
+        while e.cmd("POLL")["state"] != "running":
+            time.sleep(0.01)
+        dst = bytes.fromhex(self.net.mac("t1", self.tns).replace(":", ""))
+        src = bytes.fromhex(self.net.mac("t0", self.tns).replace(":", ""))
+
+        def tagged(seq, flags):
+            tag = struct.pack("!HBBQIH", 0x4C52, flags, 0, seq, 0, 0)
+            udp = struct.pack("!HHHH", 1024, 1024, 8 + len(tag), 0) + tag
+            ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0x4000, 64, 17, 0,
+                             bytes([198, 18, 1, 2]), bytes([198, 19, 1, 2]))
+            return dst + src + b"\x08\x00" + ip + udp
+
+        bits = (trial & 0x7F) << 1
+        frames = [tagged(seq, bits) for seq in (0, 1, 2, 5, 3, 4, 4, 6)]
+        frames += [tagged(seq, ((trial - 1) & 0x7F) << 1) for seq in range(3)]  # an older trial's, late
+        frames.append(tagged(7, bits | 1))  # a warm-up frame
+        frames += [dst + src + b"\x88\xb5" + bytes(50 + i) for i in range(25)]  # not ours at all
+        inject(self.tns, "t0", frames)
+        e.cmd("WAIT timeout_ms=10000")
+        r = e.cmd("RESULT")
+        s, p1 = r["streams"][0], r["ports"][1]
+        self.assertEqual((s["rx_frames"], s["duplicates"], s["reordered"], s["max_late"]), (8, 1, 2, 2), s)
+        self.assertEqual(s["tx_frames"], 0)
+        self.assertFalse(s["latency"]["valid"], "a receive-only stream has no common clock")
+        self.assertEqual((p1["rx_stale"], p1["rx_warmup"], p1["rx_foreign"]), (3, 1, 25), p1)
+
+    def test_errors_name_the_key(self):
+        e = self.loop()
+        for line, words in (("STREAM id=0 tx=0 rx=1 src=198.18.1.2 dst=198.19.1.2 sizes=63", "sizes"),
+                            ("STREAM id=0 tx=0 rx=1 src=198.18.1.2 dst=198.19.1.2 sizes=1519", "1519"),
+                            ("STREAM id=0 tx=0 rx=1 l3=ipv6 src=2001::2 dst=2001::3 sizes=80", "80"),
+                            ("STREAM id=0 tx=0 rx=9 src=198.18.1.2 dst=198.19.1.2 sizes=64", "rx=9"),
+                            ("STREAM id=0 tx=0 rx=1 src=198.18.1.2 dst=198.19.1.2 sizes=64 colour=red", "colour"),
+                            ("TRIAL streams=5 rates=1 duration_ms=10", "stream 5"),
+                            ("PORT id=0 ip4=198.18.1.2", "ip4")):
+            r = e.raw(line)
+            self.assertFalse(r["ok"], line)
+            self.assertIn(words, r["message"], line)
+
+    def test_many_trials_do_not_grow_memory(self):
+        e = self.loop()
+        e.cmd("STREAM id=0 tx=0 rx=1 src=198.18.1.2 dst=198.19.1.2 flows=1000 sizes=64,1518")
+
+        def rss():
+            with open("/proc/%d/status" % self.engine.proc.pid) as f:
+                for line in f:
+                    if line.startswith("VmRSS"):
+                        return int(line.split()[1])
+            # the engine runs under "ip netns exec", which execs: same PID
+        for _ in range(5):
+            e.trial([0], [5000], duration_ms=50, drain_ms=10)
+        before = rss()
+        for _ in range(100):
+            r = e.trial([0], [5000], duration_ms=50, drain_ms=10)
+            self.assertEqual(r["streams"][0]["lost"], 0)
+        self.assertLess(rss() - before, 1024, "RSS grew by more than 1 MiB over 100 trials")
+
+
+class Router(Base):
+    def test_forwarding_namespace_bidirectional(self):
+        e = self.router()
+        e.cmd("STREAM id=0 tx=0 rx=1 src=198.18.1.2 dst=198.19.1.2 flows=64 vary=src,dst,sport sizes=64,1518")
+        e.cmd("STREAM id=1 tx=1 rx=0 src=198.19.1.2 dst=198.18.1.2 flows=64 vary=src,dst,sport sizes=128")
+        r = e.trial([0, 1], [RATE, RATE], duration_ms=1000, warmup_ms=300, drain_ms=500)
+        for s in r["streams"]:
+            self.assertEqual((s["tx_frames"], s["lost"], s["duplicates"]), (RATE, 0, 0), s)
+        # the router asked for the varied destination addresses: the tester answered for its subnet
+        self.assertGreater(r["ports"][1]["tx_arp"] + r["ports"][0]["tx_arp"], 0)
+
+    def test_nft_numgen_drops_exactly_one_in_n(self):
+        e = self.router()
+        self.nft("""table inet lrt {
+  counter dropped {}
+  chain lrfwd { type filter hook forward priority 0; policy accept;
+    ip daddr 198.19.1.0/24 numgen inc mod 100 == 0 counter name "dropped" drop
+  }
+}""")
+        e.cmd("STREAM id=0 tx=0 rx=1 src=198.18.1.2 dst=198.19.1.2 sizes=64")
+        r = e.trial([0], [RATE], duration_ms=1000, drain_ms=500)
+        s = r["streams"][0]
+        self.assertEqual(s["tx_frames"], RATE)
+        self.assertEqual(s["lost"], RATE // 100, "exactly 1 in 100 dropped")
+        self.assertEqual(s["lost"], self.nft_counter("dropped"))
+        self.assertEqual(s["duplicates"], 0)
+
+    def test_nft_dup_counts_duplicates_exactly(self):
+        e = self.router()
+        self.nft("""table ip lrt {
+  counter duped {}
+  chain lrfwd { type filter hook forward priority 0; policy accept;
+    ip daddr 198.19.1.0/24 numgen inc mod 10 == 0 counter name "duped" dup to 198.19.1.2 device "r1"
+  }
+}""")
+        e.cmd("STREAM id=0 tx=0 rx=1 src=198.18.1.2 dst=198.19.1.2 sizes=64")
+        r = e.trial([0], [RATE], duration_ms=1000, drain_ms=500)
+        s = r["streams"][0]
+        self.assertEqual(s["duplicates"], RATE // 10)
+        self.assertEqual(s["duplicates"], self.nft_counter("duped", "ip"))
+        self.assertEqual(s["lost"], 0)
+        self.assertEqual(s["rx_frames"], RATE + RATE // 10)
+
+    def test_tbf_rate_limit(self):
+        e = self.router()
+        # 8 Mbit/s on the router's egress; tbf counts bytes without FCS
+        sh("tc", "qdisc", "add", "dev", "r1", "root", "tbf", "rate", "8mbit", "burst", "16kb", "limit", "32kb",
+           ns=self.rns)
+        e.cmd("STREAM id=0 tx=0 rx=1 src=198.18.1.2 dst=198.19.1.2 sizes=1518")
+        below = e.trial([0], [6e6], unit="l2bps", duration_ms=2000, drain_ms=500)["streams"][0]
+        self.assertEqual(below["lost"], 0, "no loss below the tbf rate")
+        above = e.trial([0], [12e6], unit="l2bps", duration_ms=2000, drain_ms=500)["streams"][0]
+        loss = above["lost"] / above["tx_frames"]
+        # offered 12 Mbit/s into 8 Mbit/s: about a third is lost (the bucket lets the first 16 kB through)
+        self.assertGreater(loss, 0.25)
+        self.assertLess(loss, 0.40)
+
+    def test_stalled_dut_aborts_the_trial(self):
+        e = self.router()
+        self.nft("""table inet lrt {
+  chain lrfwd { type filter hook forward priority 0; policy drop;
+  }
+}""")
+        e.cmd("STREAM id=0 tx=0 rx=1 src=198.18.1.2 dst=198.19.1.2 sizes=64")
+        r = e.trial([0], [RATE], duration_ms=10000, drain_ms=100, stall_ms=500)
+        self.assertEqual((r["state"], r["reason"]), ("aborted", "dut-stalled"))
+        s = r["streams"][0]
+        self.assertGreater(s["tx_frames"], 0)
+        self.assertLess(s["tx_frames"], RATE * 2, "aborted about 0.5 s in, not after 10 s")
+        self.assertEqual(s["lost"], s["tx_frames"])
+
+    def test_unresolved_gateway_is_an_error(self):
+        self.tns = self.net.ns("t")
+        self.net.veth("t0", self.tns, "t1", self.tns)
+        self.engine = Engine(self.tns, ["t0", "t1"], tag="unre")
+        self.engine.cmd("PORT id=0 ip4=198.18.1.2/24 gw4=198.18.1.1")
+        with self.assertRaises(EngineError) as cm:
+            self.engine.cmd("RESOLVE id=0 timeout_ms=500")
+        self.assertIn("198.18.1.1", str(cm.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()

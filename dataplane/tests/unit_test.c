@@ -1,0 +1,205 @@
+/* Unit tests of the pure-C parts: frames and checksums, the tag, ARP/ND, sequence analysis and the
+ * latency histogram. Built with AddressSanitizer and UBSan (make unit). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frame.h"
+#include "hist.h"
+#include "seqwin.h"
+
+static int failures;
+#define CHECK(cond, ...)                                                                                   \
+	do {                                                                                               \
+		if (!(cond)) {                                                                             \
+			failures++;                                                                        \
+			fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #cond);                         \
+			fprintf(stderr, __VA_ARGS__);                                                      \
+			fprintf(stderr, "\n");                                                             \
+		}                                                                                          \
+	} while (0)
+
+static uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
+
+/* An independent checksum check: the sum over pseudo-header and datagram, checksum included, is 0xffff. */
+static uint16_t udp_verify(const uint8_t *pkt, size_t l3_off, int l3)
+{
+	const uint8_t *ip = pkt + l3_off;
+	const uint8_t *udp = ip + (l3 == 6 ? 40 : 20);
+	size_t ulen = rd16(udp + 4);
+	uint32_t sum = 0;
+	size_t alen = l3 == 6 ? 16 : 4;
+	const uint8_t *src = l3 == 6 ? ip + 8 : ip + 12;
+	for (size_t i = 0; i < 2 * alen; i += 2)
+		sum += rd16(src + i);
+	sum += 17 + (uint32_t)ulen;
+	for (size_t i = 0; i + 1 < ulen; i += 2)
+		sum += rd16(udp + i);
+	if (ulen & 1)
+		sum += (uint32_t)udp[ulen - 1] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)sum;
+}
+
+static void test_frames(void)
+{
+	static uint8_t mem[LR_MAX_FRAME], pkt[LR_MAX_FRAME];
+	uint8_t rnd[256];
+	for (int i = 0; i < 256; i++)
+		rnd[i] = (uint8_t)(i * 37 + 11);
+	struct lr_hdr_cfg c = {.src_mac = {2, 0, 0, 0, 0, 1}, .dst_mac = {2, 0, 0, 0, 0, 2}, .sport = 1024, .dport = 1024};
+	int l3s[] = {4, 6};
+	unsigned sizes[] = {64, 65, 84, 128, 570, 1417, 1518, 9216};
+	for (int li = 0; li < 2; li++)
+		for (int vlan = 0; vlan < 2; vlan++)
+			for (unsigned si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+				unsigned size = sizes[si];
+				c.l3 = l3s[li];
+				c.vlan = vlan ? 100 : 0;
+				c.dscp = 46;
+				if (size < lr_min_frame(c.l3, vlan))
+					continue;
+				memset(&c.src, 0, sizeof(c.src));
+				memset(&c.dst, 0, sizeof(c.dst));
+				if (c.l3 == 4) {
+					memcpy(c.src.b, (uint8_t[]){198, 18, 1, 2}, 4);
+					memcpy(c.dst.b, (uint8_t[]){198, 19, 1, 2}, 4);
+				} else {
+					c.src.b[0] = 0x20, c.src.b[1] = 0x01, c.src.b[15] = 2;
+					c.dst.b[0] = 0x20, c.dst.b[1] = 0x01, c.dst.b[14] = 1, c.dst.b[15] = 2;
+				}
+				struct lr_tmpl t = {.data = mem};
+				lr_tmpl_build(&t, &c, size, si % 3, rnd, sizeof(rnd));
+				CHECK(t.len == size - 4, "len %u for %u", t.len, size);
+				for (uint32_t f = 0; f < 70000; f += 6999) {
+					struct lr_flow_fields ff;
+					lr_flow_fields(&c, LR_VARY_SPORT | LR_VARY_DST | LR_VARY_SRC, f, &ff);
+					struct lr_tag tag = {.flags = LR_TRIAL_BITS(77), .stream = 9, .seq = 0x123456789abull + f,
+							     .ts_ns = 0xdeadbeef, .flow = (uint16_t)f};
+					lr_frame_write(pkt, &t, &ff, &tag);
+					CHECK(udp_verify(pkt, t.l3_off, c.l3) == 0xffff, "UDP checksum l3=%d size=%u flow=%u",
+					      c.l3, size, f);
+					if (c.l3 == 4) {
+						uint32_t s = 0;
+						for (int i = 0; i < 20; i += 2)
+							s += rd16(pkt + t.l3_off + i);
+						while (s >> 16)
+							s = (s & 0xffff) + (s >> 16);
+						CHECK(s == 0xffff, "IPv4 header checksum size=%u", size);
+						CHECK(pkt[t.l3_off + 1] == 46 << 2, "DSCP");
+					}
+					struct lr_parsed ps;
+					CHECK(lr_parse(pkt, t.len, &ps) == LR_KIND_TAGGED, "parse l3=%d vlan=%d size=%u", c.l3,
+					      vlan, size);
+					CHECK(ps.tag.seq == tag.seq && ps.tag.stream == 9 && ps.tag.ts_ns == 0xdeadbeef &&
+						      ps.tag.flow == (uint16_t)f && ps.tag.flags == LR_TRIAL_BITS(77),
+					      "tag round trip");
+					CHECK(ps.frame_size == size, "frame size %u != %u", ps.frame_size, size);
+					CHECK(ps.vlan == (vlan ? 100 : 0), "vlan");
+					CHECK(rd16(pkt + t.l4_off) == (uint16_t)(1024 + f), "sport varies with the flow");
+				}
+				/* a truncated frame is foreign, never a tag read beyond the end */
+				struct lr_parsed ps;
+				CHECK(lr_parse(pkt, t.tag_off + 5, &ps) == LR_KIND_FOREIGN, "truncated frame");
+			}
+	CHECK(lr_min_frame(4, false) == 64 && lr_min_frame(4, true) == 68 && lr_min_frame(6, false) == 84,
+	      "minimum frames %u %u %u", lr_min_frame(4, false), lr_min_frame(4, true), lr_min_frame(6, false));
+}
+
+static void test_arp_nd(void)
+{
+	uint8_t buf[128], mac[6] = {2, 1, 2, 3, 4, 5}, ip[4] = {198, 18, 1, 2}, gw[4] = {198, 18, 1, 1};
+	size_t n = lr_build_arp(buf, 0, 1, mac, ip, NULL, gw, NULL);
+	struct lr_parsed ps;
+	CHECK(n == 60 && lr_parse(buf, n, &ps) == LR_KIND_ARP && ps.arp_op == 1 && !memcmp(ps.arp_tpa, gw, 4) &&
+		      !memcmp(ps.arp_sha, mac, 6),
+	      "ARP request round trip");
+	n = lr_build_arp(buf, 7, 2, mac, ip, mac, gw, mac);
+	CHECK(lr_parse(buf, n, &ps) == LR_KIND_ARP && ps.vlan == 7 && ps.arp_op == 2, "tagged ARP reply");
+	struct lr_ip me = {{0x20, 0x01, [15] = 2}}, target = {{0x20, 0x01, [15] = 1}};
+	n = lr_build_ns(buf, 0, mac, &me, &target);
+	CHECK(lr_parse(buf, n, &ps) == LR_KIND_NS && !memcmp(ps.nd_target.b, target.b, 16) && ps.nd_lladdr &&
+		      !memcmp(ps.nd_lladdr, mac, 6) && buf[0] == 0x33 && buf[5] == 1,
+	      "NS round trip to the solicited-node group");
+	/* ICMPv6 checksum over pseudo-header + message must verify */
+	uint32_t sum = 0;
+	for (int i = 0; i < 32; i += 2)
+		sum += rd16(buf + 14 + 8 + i);
+	sum += 32 + 58;
+	for (int i = 0; i < 32; i += 2)
+		sum += rd16(buf + 54 + i);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	CHECK(sum == 0xffff, "ICMPv6 checksum");
+	n = lr_build_na(buf, 0, mac, mac, &target, &me);
+	CHECK(lr_parse(buf, n, &ps) == LR_KIND_NA && ps.nd_lladdr && !memcmp(ps.nd_lladdr, mac, 6), "NA round trip");
+}
+
+static void test_seqwin(void)
+{
+	static uint64_t bits[1024 / 64];
+	struct lr_seqwin w;
+	lr_seqwin_init(&w, bits, 1024);
+	uint64_t order[] = {0, 1, 2, 5, 3, 4, 4, 6, 9, 7, 8};
+	for (unsigned i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+		lr_seqwin_add(&w, order[i]);
+	CHECK(w.rx == 11 && w.dup == 1 && w.reordered == 4 && w.max_late == 2, "rx %lu dup %lu reord %lu late %lu",
+	      (unsigned long)w.rx, (unsigned long)w.dup, (unsigned long)w.reordered, (unsigned long)w.max_late);
+	/* the window slides: a sequence number 1024 later reuses the bit and is not a duplicate */
+	lr_seqwin_reset(&w);
+	for (uint64_t s = 0; s < 5000; s++)
+		lr_seqwin_add(&w, s);
+	CHECK(w.dup == 0 && w.reordered == 0, "long in-order run: dup %lu", (unsigned long)w.dup);
+	CHECK(lr_seqwin_add(&w, 4999) == LR_SEQ_DUPLICATE, "recent duplicate");
+	CHECK(lr_seqwin_add(&w, 10) == LR_SEQ_BEYOND && w.beyond == 1, "older than the window");
+	/* a gap larger than the window clears it */
+	CHECK(lr_seqwin_add(&w, 100000) == LR_SEQ_IN_ORDER, "jump");
+	CHECK(lr_seqwin_add(&w, 99990) == LR_SEQ_REORDERED, "inside the window after a jump");
+	lr_seqwin_reset(&w);
+	for (uint64_t s = 0; s < 3000; s += 2)
+		lr_seqwin_add(&w, s);
+	for (uint64_t s = 2001; s < 2998; s += 2)
+		CHECK(lr_seqwin_add(&w, s) == LR_SEQ_REORDERED, "odd %lu late", (unsigned long)s);
+}
+
+static void test_hist(void)
+{
+	static struct lr_hist h;
+	lr_hist_reset(&h);
+	CHECK(lr_hist_quantile(&h, 0.5) == 0, "empty");
+	for (uint64_t v = 1; v <= 100000; v++)
+		lr_hist_add(&h, v * 10); /* 10 ns .. 1 ms, uniform */
+	CHECK(h.min == 10 && h.max == 1000000 && h.sum / h.count == 500005, "min/max/mean");
+	double qs[] = {0.5, 0.9, 0.99, 0.999, 0.9999};
+	for (unsigned i = 0; i < 5; i++) {
+		double want = qs[i] * 1e6, got = (double)lr_hist_quantile(&h, qs[i]);
+		CHECK(got >= want - 10 && got <= want * 1.032, "q%.4f: %.0f for %.0f", qs[i], got, want);
+	}
+	for (uint64_t v = 0; v < 32; v++)
+		CHECK(lr_hist_upper(lr_hist_index(v)) == v, "exact below 32 ns");
+	for (uint64_t v = 32; v < (1ull << 32); v = v * 3 / 2 + 1) {
+		unsigned i = lr_hist_index(v);
+		CHECK(i < LR_HIST_BUCKETS && lr_hist_upper(i) >= v && (i == 0 || lr_hist_upper(i - 1) < v),
+		      "bucket of %lu", (unsigned long)v);
+	}
+	/* jitter of a constant delay is 0; of an alternating one converges to the step */
+	lr_hist_reset(&h);
+	for (int i = 0; i < 1000; i++)
+		lr_hist_add(&h, i % 2 ? 1000 : 2000);
+	CHECK(h.j16 / 16 >= 990 && h.j16 / 16 <= 1000, "jitter %lu", (unsigned long)(h.j16 / 16));
+}
+
+int main(void)
+{
+	test_frames();
+	test_arp_nd();
+	test_seqwin();
+	test_hist();
+	if (failures) {
+		fprintf(stderr, "%d failures\n", failures);
+		return 1;
+	}
+	printf("unit tests: all passed\n");
+	return 0;
+}

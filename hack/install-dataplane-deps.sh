@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs what the DPDK engine and its tests need from Debian: DPDK 22.11 (headers, libraries, PMDs,
+# dpdk-testpmd for the benchmark), a C toolchain with clang (libFuzzer, sanitizers), and the tools the
+# tests use to build devices under test (iproute2 for netns/veth/tbf, nftables). Idempotent and quiet
+# when everything is already there.
+set -euo pipefail
+pkgs=(libdpdk-dev dpdk dpdk-dev pkg-config build-essential clang nftables iproute2 python3)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+	echo "install-dataplane-deps: apt-get install ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq || true
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+pkg-config --exists libdpdk || { echo "install-dataplane-deps: libdpdk not found by pkg-config" >&2; exit 1; }
