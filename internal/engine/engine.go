@@ -1,0 +1,235 @@
+// Package engine is the runner's view of the DPDK traffic engine (dataplane/PROTOCOL.md): the Engine
+// interface the RFC 2544 procedures use, a Client that speaks the control protocol over a unix or tcp
+// socket, and Process, which starts linerate-engine with EAL arguments built from the plan's ports.
+//
+// A simulated engine for tests and benchmarks lives in the sub-package sim; it is never used by the
+// production paths.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Engine is what the methodology needs from a traffic generator/analyser.
+type Engine interface {
+	// Hello checks the engine speaks protocol version 1 and tells what it has.
+	Hello(ctx context.Context) (*Hello, error)
+	// Port sets the addressing of a port.
+	Port(ctx context.Context, cfg PortConfig) (*PortInfo, error)
+	// Resolve resolves a port's next hop (no-op for ports with a static peer MAC).
+	Resolve(ctx context.Context, port int, timeout time.Duration) (string, error)
+	// Stream defines or redefines a stream.
+	Stream(ctx context.Context, cfg StreamConfig) (*StreamInfo, error)
+	// RunTrial runs one trial to its end, reporting live counters to progress (may be nil) about once
+	// a second. A trial the engine aborted (DUT stalled) returns a result with State "aborted" and no
+	// error; err is for failures of the engine or of the connection. When ctx ends the trial is aborted.
+	RunTrial(ctx context.Context, cfg TrialConfig, progress func(Progress)) (*TrialResult, error)
+	// Close releases the engine (the connection; a Process also stops the engine).
+	Close() error
+}
+
+// Hello is the engine's greeting.
+type Hello struct {
+	Proto  int    `json:"proto"`
+	Engine string `json:"engine"`
+	Ports  int    `json:"ports"`
+	TSCHz  int64  `json:"tsc_hz"`
+	Lcores int    `json:"lcores"`
+}
+
+// PortConfig addresses one DPDK port.
+type PortConfig struct {
+	ID      int
+	IP4     string // address/len
+	GW4     string
+	IP6     string
+	GW6     string
+	PeerMAC string
+	VLAN    int
+}
+
+// PortInfo is what the engine says about a port.
+type PortInfo struct {
+	ID        int    `json:"id"`
+	MAC       string `json:"mac"`
+	Driver    string `json:"driver"`
+	LinkUp    bool   `json:"link_up"`
+	SpeedMbps int64  `json:"speed_mbps"`
+	MaxFrame  int    `json:"max_frame"`
+}
+
+// StreamConfig defines a stream: frames leave port TX and are expected on port RX.
+type StreamConfig struct {
+	ID      int
+	TX, RX  int
+	L3      string // ipv4 or ipv6
+	Src     string
+	Dst     string
+	SPort   int
+	DPort   int
+	Flows   int
+	Vary    []string // sport, dport, src, dst
+	DSCP    int
+	Payload string // zeros, random, incrementing
+	Sizes   []int  // frame n has size Sizes[n % len]
+}
+
+// StreamInfo is what the engine made of a stream definition.
+type StreamInfo struct {
+	ID        int     `json:"id"`
+	CycleLen  int     `json:"cycle_len"`
+	MeanFrame float64 `json:"mean_frame"`
+	MinFrame  int     `json:"min_frame"`
+	MaxFrame  int     `json:"max_frame"`
+}
+
+// TrialConfig starts a trial. Rates are in frames per second, one per stream.
+type TrialConfig struct {
+	Streams  []int
+	RatesFPS []float64
+	Duration time.Duration
+	WarmUp   time.Duration
+	Drain    time.Duration
+	// Burst, when > 0, sends exactly Burst frames per stream back to back instead of Duration.
+	Burst int64
+	// Stall aborts the trial when nothing arrives on a stream's RX port for this long (0: engine default).
+	Stall time.Duration
+}
+
+// Progress is the live state of a trial.
+type Progress struct {
+	Trial    int              `json:"trial"`
+	State    string           `json:"state"`
+	Elapsed  time.Duration    `json:"-"`
+	ElapsedM int64            `json:"elapsed_ms"`
+	Streams  []StreamCounters `json:"streams"`
+}
+
+// StreamCounters are live counters of one stream.
+type StreamCounters struct {
+	ID       int   `json:"id"`
+	TxFrames int64 `json:"tx_frames"`
+	RxFrames int64 `json:"rx_frames"`
+}
+
+// Trial states.
+const (
+	StateDone    = "done"
+	StateAborted = "aborted"
+)
+
+// Abort reasons.
+const (
+	ReasonDUTStalled = "dut-stalled"
+	ReasonAborted    = "aborted"
+)
+
+// TrialResult is the full result of a finished trial.
+type TrialResult struct {
+	Trial      int            `json:"trial"`
+	State      string         `json:"state"`
+	Reason     string         `json:"reason"`
+	DurationNs int64          `json:"duration_ns"`
+	Streams    []StreamResult `json:"streams"`
+	Ports      []PortCounters `json:"ports"`
+}
+
+// Aborted says whether the trial was cut short.
+func (r *TrialResult) Aborted() bool { return r.State == StateAborted }
+
+// Stream returns the result of stream id, or nil.
+func (r *TrialResult) Stream(id int) *StreamResult {
+	for i := range r.Streams {
+		if r.Streams[i].ID == id {
+			return &r.Streams[i]
+		}
+	}
+	return nil
+}
+
+// StreamResult is what one stream sent and received.
+type StreamResult struct {
+	ID           int           `json:"id"`
+	TargetFPS    float64       `json:"target_fps"`
+	AchievedFPS  float64       `json:"achieved_fps"`
+	Saturated    bool          `json:"saturated"`
+	TxFrames     int64         `json:"tx_frames"`
+	TxBytes      int64         `json:"tx_bytes"`
+	RxFrames     int64         `json:"rx_frames"`
+	RxBytes      int64         `json:"rx_bytes"`
+	Lost         int64         `json:"lost"`
+	Duplicates   int64         `json:"duplicates"`
+	Reordered    int64         `json:"reordered"`
+	Late         int64         `json:"late"`
+	BeyondWindow int64         `json:"beyond_window"`
+	MaxLate      int64         `json:"max_late"`
+	MaxEarly     int64         `json:"max_early"`
+	Latency      *Latency      `json:"latency,omitempty"`
+	Classes      []ClassResult `json:"classes,omitempty"`
+}
+
+// LossPercent is lost × 100 / tx (0 when nothing was sent).
+func (s *StreamResult) LossPercent() float64 {
+	if s.TxFrames <= 0 {
+		return 0
+	}
+	return float64(s.Lost) * 100 / float64(s.TxFrames)
+}
+
+// Latency is the per-frame latency distribution of a stream.
+type Latency struct {
+	Valid    bool       `json:"valid"`
+	Clock    string     `json:"clock"`
+	Count    int64      `json:"count"`
+	MinNs    int64      `json:"min_ns"`
+	MeanNs   int64      `json:"mean_ns"`
+	MaxNs    int64      `json:"max_ns"`
+	P50Ns    int64      `json:"p50_ns"`
+	P90Ns    int64      `json:"p90_ns"`
+	P99Ns    int64      `json:"p99_ns"`
+	P999Ns   int64      `json:"p999_ns"`
+	P9999Ns  int64      `json:"p9999_ns"`
+	PDVNs    int64      `json:"pdv_ns"`
+	JitterNs int64      `json:"jitter_ns"`
+	Hist     [][2]int64 `json:"hist,omitempty"`
+	Reason   string     `json:"reason,omitempty"`
+}
+
+// ClassResult is the count of one frame size of a stream's size schedule.
+type ClassResult struct {
+	Size     int   `json:"size"`
+	TxFrames int64 `json:"tx_frames"`
+	RxFrames int64 `json:"rx_frames"`
+	Lost     int64 `json:"lost"`
+}
+
+// PortCounters are per-port counters of a trial.
+type PortCounters struct {
+	ID        int   `json:"id"`
+	RxForeign int64 `json:"rx_foreign"`
+	RxARP     int64 `json:"rx_arp"`
+	TxARP     int64 `json:"tx_arp"`
+	IMissed   int64 `json:"imissed"`
+	IErrors   int64 `json:"ierrors"`
+	OErrors   int64 `json:"oerrors"`
+}
+
+// Error is an error response of the engine.
+type Error struct {
+	Verb    string
+	Code    string
+	Message string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("engine %s: %s: %s", e.Verb, e.Code, e.Message)
+}
+
+// ErrClosed is returned after Close.
+var ErrClosed = errors.New("engine: connection closed")
+
+// L1FPS converts an L1 bit rate into frames/s for a mean frame size (20 B preamble + gap per frame).
+func L1FPS(l1bps float64, meanFrame float64) float64 { return l1bps / ((meanFrame + 20) * 8) }

@@ -1,0 +1,252 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/plan"
+)
+
+// Device is how EAL finds one port: a PCI address (allow-listed with -a) or a virtual device (--vdev).
+type Device struct {
+	PCI     string // e.g. 0000:3b:02.1
+	Devargs string // e.g. net_af_packet0,iface=net1 (vdev) or 0000:3b:02.1,foo=bar (PCI with devargs)
+}
+
+// IsPCI says whether the device is probed from the PCI bus.
+func (d Device) IsPCI() bool { return d.PCI != "" }
+
+// EALArg is the EAL argument pair that attaches the device.
+func (d Device) EALArg() []string {
+	if d.IsPCI() {
+		return []string{"-a", d.Devargs}
+	}
+	return []string{"--vdev", d.Devargs}
+}
+
+// PCIDeviceEnv is the environment variable in which the SR-IOV device plugin passes the PCI addresses of
+// a resource: PCIDEVICE_ + the resource name upper-cased with '.' and '/' as '_'.
+func PCIDeviceEnv(resource string) string {
+	r := strings.NewReplacer(".", "_", "/", "_", "-", "_")
+	return "PCIDEVICE_" + strings.ToUpper(r.Replace(resource))
+}
+
+// PlanDevices builds the devices of the plan's ports in plan order. vfio-pci ports take the PCI
+// addresses of their resource from getenv (the k-th port of a resource takes the k-th address); kernel
+// interfaces become af_packet or af_xdp vdevs.
+func PlanDevices(ports []plan.Port, getenv func(string) string) ([]Device, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	used := map[string]int{}
+	var out []Device
+	for i, p := range ports {
+		switch p.Driver {
+		case v1alpha1.DriverAFPacket:
+			out = append(out, Device{Devargs: fmt.Sprintf("net_af_packet%d,iface=%s", i, p.Interface)})
+		case v1alpha1.DriverAFXDP:
+			out = append(out, Device{Devargs: fmt.Sprintf("net_af_xdp%d,iface=%s", i, p.Interface)})
+		case v1alpha1.DriverVFIO, "":
+			env := PCIDeviceEnv(p.Resource)
+			val := strings.TrimSpace(getenv(env))
+			if val == "" {
+				return nil, fmt.Errorf("port %s: %s is empty: the SR-IOV device plugin gave this pod no device of resource %q", p.Name, env, p.Resource)
+			}
+			addrs := strings.Split(val, ",")
+			k := used[env]
+			if k >= len(addrs) {
+				return nil, fmt.Errorf("port %s: %s has %d address(es) (%s) but %d ports use resource %q", p.Name, env, len(addrs), val, k+1, p.Resource)
+			}
+			used[env]++
+			addr := strings.TrimSpace(addrs[k])
+			out = append(out, Device{PCI: addr, Devargs: addr})
+		default:
+			return nil, fmt.Errorf("port %s: unknown driver %q", p.Name, p.Driver)
+		}
+	}
+	return out, nil
+}
+
+// ParseDevargs turns a --port value of the CLI (raw DPDK devargs) into a Device: names starting with
+// net_ are virtual devices, anything else is taken as a PCI address with optional devargs.
+func ParseDevargs(s string) (Device, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return Device{}, errors.New("empty devargs")
+	}
+	name, _, _ := strings.Cut(s, ",")
+	if strings.HasPrefix(name, "net_") || strings.HasPrefix(name, "eth_") {
+		return Device{Devargs: s}, nil
+	}
+	if strings.Count(name, ":") >= 1 && strings.Contains(name, ".") {
+		return Device{PCI: name, Devargs: s}, nil
+	}
+	return Device{}, fmt.Errorf("%q is neither a virtual device (net_af_packet0,iface=eth0) nor a PCI address (0000:3b:02.1)", s)
+}
+
+// ProcessConfig starts an engine.
+type ProcessConfig struct {
+	// Binary is the path of linerate-engine.
+	Binary  string
+	Devices []Device
+	// Control is the control socket: a path (unix) or tcp:host:port.
+	Control string
+	// FilePrefix separates this engine's DPDK runtime files from others'.
+	FilePrefix string
+	// HugeDir is the hugetlbfs mount; with NoHuge the engine uses ordinary memory (MemoryMB, default 512).
+	HugeDir  string
+	NoHuge   bool
+	MemoryMB int
+	// EAL are extra EAL arguments (e.g. -l 0-2) placed before the device arguments.
+	EAL []string
+	// Args are extra engine arguments after --.
+	Args   []string
+	Stdout io.Writer
+	Stderr io.Writer
+	// StartTimeout bounds how long the engine may take to accept connections (default 60 s).
+	StartTimeout time.Duration
+}
+
+// EALArgs is the full argument list of the engine process.
+func (c *ProcessConfig) EALArgs() []string {
+	var a []string
+	a = append(a, c.EAL...)
+	if c.FilePrefix != "" {
+		a = append(a, "--file-prefix", c.FilePrefix)
+	}
+	if c.NoHuge {
+		m := c.MemoryMB
+		if m <= 0 {
+			m = 512
+		}
+		a = append(a, "--no-huge", "-m", fmt.Sprint(m))
+	} else if c.HugeDir != "" {
+		a = append(a, "--huge-dir", c.HugeDir)
+	}
+	pci := false
+	for _, d := range c.Devices {
+		if d.IsPCI() {
+			pci = true
+		}
+	}
+	if !pci {
+		a = append(a, "--no-pci")
+	}
+	for _, d := range c.Devices {
+		a = append(a, d.EALArg()...)
+	}
+	a = append(a, "--", "--control", c.Control)
+	a = append(a, c.Args...)
+	return a
+}
+
+// Process is a running linerate-engine with a control connection.
+type Process struct {
+	*Client
+	Cmd    *exec.Cmd
+	Hello  *Hello
+	done   chan struct{}
+	waitEr error
+}
+
+// StartProcess starts the engine and connects to it, failing if it exits or does not answer HELLO in
+// time.
+func StartProcess(ctx context.Context, cfg ProcessConfig) (*Process, error) {
+	if cfg.Binary == "" {
+		return nil, errors.New("engine: no binary given")
+	}
+	if _, err := os.Stat(cfg.Binary); err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	if cfg.Control == "" {
+		return nil, errors.New("engine: no control socket given")
+	}
+	if !strings.HasPrefix(cfg.Control, "tcp:") {
+		_ = os.MkdirAll(filepath.Dir(cfg.Control), 0o755)
+		_ = os.Remove(cfg.Control)
+	}
+	cmd := exec.Command(cfg.Binary, cfg.EALArgs()...)
+	cmd.Stdout, cmd.Stderr = cfg.Stdout, cfg.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("engine: start %s: %w", cfg.Binary, err)
+	}
+	p := &Process{Cmd: cmd, done: make(chan struct{})}
+	go func() { p.waitEr = cmd.Wait(); close(p.done) }()
+
+	timeout := cfg.StartTimeout
+	if timeout <= 0 {
+		timeout = 60 * time.Second
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		select {
+		case <-p.done:
+			return nil, fmt.Errorf("engine exited during start-up: %v (args: %s)", p.waitEr, strings.Join(cfg.EALArgs(), " "))
+		case <-ctx.Done():
+			p.kill()
+			return nil, ctx.Err()
+		default:
+		}
+		dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		c, err := Dial(dctx, cfg.Control)
+		cancel()
+		if err == nil {
+			hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			h, herr := c.Hello(hctx)
+			cancel()
+			if herr == nil {
+				p.Client, p.Hello = c, h
+				return p, nil
+			}
+			_ = c.Close()
+			err = herr
+		}
+		if time.Now().After(deadline) {
+			p.kill()
+			return nil, fmt.Errorf("engine did not answer on %s within %s: %v", cfg.Control, timeout, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Close asks the engine to quit, waits for it (5 s) and kills it if it does not exit.
+func (p *Process) Close() error {
+	if p.Client != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		_ = p.Quit(ctx)
+		cancel()
+		_ = p.Client.Close()
+	}
+	select {
+	case <-p.done:
+	case <-time.After(5 * time.Second):
+		p.kill()
+	}
+	return nil
+}
+
+// Done is closed when the engine process has exited.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+func (p *Process) kill() {
+	if p.Cmd.Process != nil {
+		_ = p.Cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+			return
+		case <-time.After(3 * time.Second):
+		}
+		_ = p.Cmd.Process.Kill()
+		<-p.done
+	}
+}

@@ -1,0 +1,351 @@
+// Package sim is a simulated traffic engine with a model of a device under test. It exists for the
+// methodology tests and the search benchmark, and to demonstrate the CLI without DPDK (clearly labelled
+// as simulated); no production path measures with it.
+//
+// Time is virtual: a trial returns at once and advances the simulation clock by warm-up + duration +
+// drain, so a test can run hundreds of "60 s" trials in milliseconds.
+package sim
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"linerate.dev/linerate/internal/engine"
+)
+
+// DUT models a device under test and the tester's own limits.
+type DUT struct {
+	// LineRateBps is the L1 rate of the tester ports (default 10 Gbit/s).
+	LineRateBps float64
+	// CapacityFPS limits the DUT in frames/s per direction (0: unlimited).
+	CapacityFPS float64
+	// CapacityL2Bps limits the DUT in L2 bit/s per direction (0: unlimited).
+	CapacityL2Bps float64
+	// Shared makes both directions share one capacity (a DUT whose directions share cores).
+	Shared bool
+	// Noise is the relative standard deviation of the capacity from trial to trial.
+	Noise float64
+	// DriftPerHour changes the capacity by this fraction per simulated hour (negative: degrading).
+	DriftPerHour float64
+	// StallAfterTrials makes the DUT stop forwarding from this trial on (1-based; 0: never).
+	StallAfterTrials int
+	// TesterMaxFPS is the most the tester can send per stream (0: line rate).
+	TesterMaxFPS float64
+	// BufferFrames is the DUT's queue: a burst or overload shorter than this is absorbed.
+	BufferFrames int64
+	// DropEvery drops every Nth frame whatever the rate (like nft "numgen inc mod N == 0 drop").
+	DropEvery int64
+	// LatencyNs is the latency of an idle DUT.
+	LatencyNs float64
+	// Seed of the noise.
+	Seed uint64
+}
+
+// lineFPS is the line rate in frames/s at a mean frame size.
+func (d *DUT) lineFPS(size float64) float64 {
+	lr := d.LineRateBps
+	if lr == 0 {
+		lr = 10e9
+	}
+	return lr / ((size + 20) * 8)
+}
+
+// Capacity is the DUT's nominal forwarding rate in frames/s at a frame size (line rate included).
+func (d *DUT) Capacity(size float64) float64 {
+	c := d.lineFPS(size)
+	if d.CapacityFPS > 0 {
+		c = math.Min(c, d.CapacityFPS)
+	}
+	if d.CapacityL2Bps > 0 {
+		c = math.Min(c, d.CapacityL2Bps/(8*size))
+	}
+	return c
+}
+
+// CapacityPercent is Capacity in percent of line rate (L1).
+func (d *DUT) CapacityPercent(size float64) float64 {
+	return 100 * d.Capacity(size) / d.lineFPS(size)
+}
+
+// cycleCapacity is the capacity for a size schedule: the time per frame averaged over the cycle.
+func (d *DUT) cycleCapacity(sizes []int) float64 {
+	var t float64
+	for _, s := range sizes {
+		t += 1 / d.Capacity(float64(s))
+	}
+	return float64(len(sizes)) / t
+}
+
+// BurstCapacity is the longest burst at line rate the DUT forwards without loss at a frame size.
+func (d *DUT) BurstCapacity(size float64) int64 {
+	u := d.Capacity(size) / d.lineFPS(size)
+	if u >= 1 {
+		return math.MaxInt64
+	}
+	return int64(float64(d.BufferFrames) / (1 - u))
+}
+
+// Engine is the simulated engine.
+type Engine struct {
+	mu      sync.Mutex
+	DUT     DUT
+	rng     *rand.Rand
+	streams map[int]engine.StreamConfig
+	clock   time.Duration
+	trials  int
+	last    *engine.TrialResult
+	// Log of every trial the engine ran.
+	Log []engine.TrialConfig
+}
+
+var _ engine.Engine = (*Engine)(nil)
+
+// New makes a simulated engine.
+func New(d DUT) *Engine {
+	if d.LineRateBps == 0 {
+		d.LineRateBps = 10e9
+	}
+	if d.LatencyNs == 0 {
+		d.LatencyNs = 20000
+	}
+	return &Engine{DUT: d, rng: rand.New(rand.NewPCG(d.Seed, 0x73696d)), streams: map[int]engine.StreamConfig{}}
+}
+
+// Clock is the simulated time spent in trials and sleeps.
+func (e *Engine) Clock() time.Duration { e.mu.Lock(); defer e.mu.Unlock(); return e.clock }
+
+// Trials counts trials run.
+func (e *Engine) Trials() int { e.mu.Lock(); defer e.mu.Unlock(); return e.trials }
+
+// Sleep advances the simulated clock (use it as the DUT rest of a simulated run).
+func (e *Engine) Sleep(ctx context.Context, d time.Duration) error {
+	e.mu.Lock()
+	e.clock += d
+	e.mu.Unlock()
+	return ctx.Err()
+}
+
+// Hello implements engine.Engine.
+func (e *Engine) Hello(context.Context) (*engine.Hello, error) {
+	return &engine.Hello{Proto: 1, Engine: "simulated", Ports: 2, TSCHz: 1e9, Lcores: 4}, nil
+}
+
+// Port implements engine.Engine.
+func (e *Engine) Port(_ context.Context, p engine.PortConfig) (*engine.PortInfo, error) {
+	if p.ID < 0 || p.ID > 1 {
+		return nil, &engine.Error{Verb: "PORT", Code: "bad-port", Message: fmt.Sprintf("id=%d: the simulation has ports 0 and 1", p.ID)}
+	}
+	return &engine.PortInfo{ID: p.ID, MAC: fmt.Sprintf("02:00:00:00:00:%02x", p.ID+1), Driver: "simulated", LinkUp: true,
+		SpeedMbps: int64(e.DUT.LineRateBps / 1e6), MaxFrame: 9216}, nil
+}
+
+// Resolve implements engine.Engine.
+func (e *Engine) Resolve(_ context.Context, port int, _ time.Duration) (string, error) {
+	return fmt.Sprintf("02:00:00:00:01:%02x", port+1), nil
+}
+
+// Stream implements engine.Engine.
+func (e *Engine) Stream(_ context.Context, s engine.StreamConfig) (*engine.StreamInfo, error) {
+	if len(s.Sizes) == 0 {
+		return nil, &engine.Error{Verb: "STREAM", Code: "bad-value", Message: "sizes: at least one size is needed"}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s.Sizes = append([]int(nil), s.Sizes...)
+	e.streams[s.ID] = s
+	mean, mn, mx := 0.0, s.Sizes[0], s.Sizes[0]
+	for _, z := range s.Sizes {
+		mean += float64(z)
+		mn, mx = min(mn, z), max(mx, z)
+	}
+	return &engine.StreamInfo{ID: s.ID, CycleLen: len(s.Sizes), MeanFrame: mean / float64(len(s.Sizes)), MinFrame: mn, MaxFrame: mx}, nil
+}
+
+// Close implements engine.Engine.
+func (e *Engine) Close() error { return nil }
+
+// RunTrial implements engine.Engine.
+func (e *Engine) RunTrial(ctx context.Context, t engine.TrialConfig, progress func(engine.Progress)) (*engine.TrialResult, error) {
+	if _, err := engine.TrialArgs(t); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.trials++
+	e.Log = append(e.Log, t)
+	d := &e.DUT
+	dur := t.Duration.Seconds()
+	res := &engine.TrialResult{Trial: e.trials, State: engine.StateDone}
+	stalled := d.StallAfterTrials > 0 && e.trials >= d.StallAfterTrials
+	if stalled {
+		stall := t.Stall
+		if stall <= 0 {
+			stall = 2 * time.Second
+		}
+		if t.Burst == 0 && stall < t.Duration {
+			dur = stall.Seconds()
+		}
+		res.State, res.Reason = engine.StateAborted, engine.ReasonDUTStalled
+	}
+	drift := 1 + d.DriftPerHour*e.clock.Hours()
+
+	type load struct {
+		s      engine.StreamConfig
+		mean   float64
+		fps    float64
+		cap    float64
+		target float64
+	}
+	loads := make([]load, len(t.Streams))
+	var sumFPS, sumCapShare float64
+	for i, id := range t.Streams {
+		s, ok := e.streams[id]
+		if !ok {
+			return nil, &engine.Error{Verb: "TRIAL", Code: "bad-value", Message: fmt.Sprintf("streams: stream %d is not defined", id)}
+		}
+		mean := 0.0
+		for _, z := range s.Sizes {
+			mean += float64(z)
+		}
+		mean /= float64(len(s.Sizes))
+		target := t.RatesFPS[i]
+		fps := math.Min(target, d.lineFPS(mean))
+		if t.Burst > 0 {
+			fps = d.lineFPS(mean)
+			target = fps
+		}
+		if d.TesterMaxFPS > 0 {
+			fps = math.Min(fps, d.TesterMaxFPS)
+		}
+		c := d.cycleCapacity(s.Sizes) * drift
+		if d.Noise > 0 {
+			c *= 1 + d.Noise*e.rng.NormFloat64()
+		}
+		loads[i] = load{s: s, mean: mean, fps: fps, cap: c, target: target}
+		sumFPS += fps
+		sumCapShare += fps / c
+	}
+	for i, l := range loads {
+		c := l.cap
+		if d.Shared && len(loads) > 1 && sumCapShare > 1 {
+			// Shared capacity: the DUT's time is split in proportion to the offered work.
+			c = l.fps / sumCapShare
+		}
+		var tx, lost int64
+		if t.Burst > 0 {
+			tx = t.Burst
+			u := math.Min(1, c/l.fps)
+			backlog := float64(tx) * (1 - u)
+			lost = int64(math.Max(0, math.Ceil(backlog-float64(d.BufferFrames))))
+			dur = math.Max(dur, float64(tx)/l.fps)
+		} else {
+			tx = int64(math.Round(l.fps * dur))
+			if l.fps > c {
+				lost = int64(math.Max(0, math.Round((l.fps-c)*dur-float64(d.BufferFrames))))
+			}
+		}
+		if stalled {
+			lost = tx
+		}
+		if d.DropEvery > 0 && !stalled {
+			lost += (tx - lost) / d.DropEvery
+		}
+		lost = min(lost, tx)
+		rx := tx - lost
+		sr := engine.StreamResult{ID: t.Streams[i], TargetFPS: l.target, AchievedFPS: l.fps,
+			Saturated: l.fps < l.target*0.995, TxFrames: tx, RxFrames: rx, Lost: lost,
+			TxBytes: int64(float64(tx) * l.mean), RxBytes: int64(float64(rx) * l.mean)}
+		if rx > 0 {
+			sr.Latency = e.latency(l.fps/c, rx, l.mean)
+		} else {
+			sr.Latency = &engine.Latency{Valid: false, Reason: "no frame received"}
+		}
+		sr.Classes = classes(l.s.Sizes, tx, lost)
+		res.Streams = append(res.Streams, sr)
+	}
+	res.DurationNs = int64(dur * 1e9)
+	e.clock += t.WarmUp + time.Duration(dur*1e9) + t.Drain
+	if progress != nil {
+		p := engine.Progress{Trial: res.Trial, State: res.State, Elapsed: time.Duration(dur * 1e9), ElapsedM: int64(dur * 1e3)}
+		for _, s := range res.Streams {
+			p.Streams = append(p.Streams, engine.StreamCounters{ID: s.ID, TxFrames: s.TxFrames, RxFrames: s.RxFrames})
+		}
+		progress(p)
+	}
+	e.last = res
+	return res, nil
+}
+
+// latency models a queue: the idle latency grows as the load u approaches capacity.
+func (e *Engine) latency(u float64, count int64, mean float64) *engine.Latency {
+	base := e.DUT.LatencyNs + mean*0.8 // serialisation of the frame on a 10G link: 0.8 ns per byte
+	q := math.Min(u, 0.98)
+	m := base * (1 + q/(1-q)*0.05)
+	l := &engine.Latency{Valid: true, Clock: "simulated", Count: count,
+		MinNs: int64(base * 0.95), MeanNs: int64(m), P50Ns: int64(m * 0.98), P90Ns: int64(m * 1.1),
+		P99Ns: int64(m * 1.3), P999Ns: int64(m * 1.6), P9999Ns: int64(m * 2), MaxNs: int64(m * 2.5),
+		JitterNs: int64(base * 0.02)}
+	l.PDVNs = l.P999Ns - l.MinNs
+	n := float64(count)
+	l.Hist = [][2]int64{{l.P50Ns, int64(n * 0.5)}, {l.P90Ns, int64(n * 0.4)}, {l.P99Ns, int64(n * 0.09)},
+		{l.P999Ns, int64(n * 0.009)}, {l.P9999Ns, int64(n * 0.0009)}}
+	var sum int64
+	for _, h := range l.Hist {
+		sum += h[1]
+	}
+	l.Hist = append(l.Hist, [2]int64{l.MaxNs, count - sum})
+	return l
+}
+
+// classes splits tx and lost over the sizes of the schedule: tx by the schedule, loss in proportion
+// (largest remainder, so the classes sum exactly to the totals).
+func classes(sizes []int, tx, lost int64) []engine.ClassResult {
+	count := map[int]int64{}
+	var order []int
+	for _, s := range sizes {
+		if count[s] == 0 {
+			order = append(order, s)
+		}
+		count[s]++
+	}
+	n := int64(len(sizes))
+	out := make([]engine.ClassResult, len(order))
+	var txSum int64
+	for i, s := range order {
+		out[i] = engine.ClassResult{Size: s, TxFrames: tx / n * count[s]}
+		txSum += out[i].TxFrames
+	}
+	// The remainder of tx falls on the first sizes of the cycle.
+	for k := int64(0); k < tx-txSum; k++ {
+		s := sizes[k%n]
+		for i := range out {
+			if out[i].Size == s {
+				out[i].TxFrames++
+			}
+		}
+	}
+	var lostSum int64
+	for i := range out {
+		if tx > 0 {
+			out[i].Lost = lost * out[i].TxFrames / tx
+		}
+		lostSum += out[i].Lost
+	}
+	for i := 0; lostSum < lost; i = (i + 1) % len(out) {
+		if out[i].Lost < out[i].TxFrames {
+			out[i].Lost++
+			lostSum++
+		}
+	}
+	for i := range out {
+		out[i].RxFrames = out[i].TxFrames - out[i].Lost
+	}
+	return out
+}

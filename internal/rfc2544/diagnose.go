@@ -1,0 +1,90 @@
+package rfc2544
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/plan"
+)
+
+// Diagnosis bounds.
+const (
+	BoundFrames   = "FramesPerSecond"
+	BoundBits     = "BitsPerSecond"
+	BoundLineRate = "LineRate"
+	BoundMixed    = "Mixed"
+)
+
+// Diagnose fits the time the DUT needs per frame, t = a + b·(size+20), to the NDRs of the frame-size
+// sweep (least squares; L1 bytes so that line rate itself is a pure per-byte cost). A DUT whose a
+// dominates even at the largest frame is limited in frames/s (per-packet work: interrupts, lookups,
+// dispatch); one whose b dominates even at the smallest is limited in bit/s (per-byte work: crypto,
+// copies, the bus). It needs at least three sizes below line rate.
+func Diagnose(res *v1alpha1.Results, p *plan.Plan) *v1alpha1.Diagnosis {
+	if res == nil || len(p.Ports) < 2 {
+		return nil
+	}
+	dir := p.Directions()[0].Name
+	var xs, ys []float64
+	atLine := 0
+	total := 0
+	for _, t := range res.Throughput {
+		if t.Direction != dir || t.NDR.FramesPerSecond <= 0 || t.TesterLimited {
+			continue
+		}
+		total++
+		if pct, _ := strconv.ParseFloat(t.NDR.PercentOfLineRate, 64); pct >= 99 {
+			atLine++
+		}
+		xs = append(xs, float64(t.FrameSize)+20)
+		ys = append(ys, 1e9/float64(t.NDR.FramesPerSecond))
+	}
+	if total == 0 {
+		return nil
+	}
+	if atLine == total {
+		return &v1alpha1.Diagnosis{Direction: dir, Bound: BoundLineRate,
+			Explanation: "the DUT forwarded at line rate at every frame size: it is not the bottleneck of this path"}
+	}
+	if len(xs) < 3 {
+		return nil
+	}
+	n := float64(len(xs))
+	var sx, sy, sxx, sxy float64
+	for i := range xs {
+		sx += xs[i]
+		sy += ys[i]
+		sxx += xs[i] * xs[i]
+		sxy += xs[i] * ys[i]
+	}
+	den := n*sxx - sx*sx
+	if den == 0 {
+		return nil
+	}
+	b := (n*sxy - sx*sy) / den
+	a := (sy - b*sx) / n
+	a, b = math.Max(a, 0), math.Max(b, 0)
+	minL, maxL := xs[0], xs[0]
+	for _, x := range xs {
+		minL, maxL = math.Min(minL, x), math.Max(maxL, x)
+	}
+	d := &v1alpha1.Diagnosis{Direction: dir, PerFrameNs: strconv.FormatFloat(a, 'f', 1, 64),
+		PerByteNs: strconv.FormatFloat(b, 'f', 4, 64)}
+	switch {
+	case a >= b*maxL:
+		d.Bound = BoundFrames
+		d.Explanation = fmt.Sprintf("per-frame cost (%.0f ns) outweighs per-byte cost even at %.0f B: the DUT is limited in frames/s (about %.0f frames/s whatever the size)",
+			a, maxL-20, 1e9/(a+b*minL))
+	case b*minL >= a:
+		d.Bound = BoundBits
+		d.Explanation = fmt.Sprintf("per-byte cost (%.3f ns/B, about %s L1) outweighs per-frame cost even at %.0f B: the DUT is limited in bit/s",
+			b, FormatBps(8e9/b), minL-20)
+	default:
+		cross := a/b - 20
+		d.Bound = BoundMixed
+		d.Explanation = fmt.Sprintf("frames/s-bound below about %.0f B (%.0f ns per frame), bit/s-bound above it (%.3f ns per byte)", cross, a, b)
+	}
+	return d
+}

@@ -1,0 +1,299 @@
+package rfc2544_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strconv"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/engine/sim"
+	"linerate.dev/linerate/internal/plan"
+	"linerate.dev/linerate/internal/results"
+	"linerate.dev/linerate/internal/rfc2544"
+)
+
+const base = `
+apiVersion: linerate.dev/v1alpha1
+kind: TrafficTest
+metadata: {name: t, namespace: ns}
+spec:
+  frameSizes: [64, 512, 1518]
+  durations: {searchTrial: 1s, validationTrial: 60s, latencyTrial: 10s, warmUp: 1s, drain: 2s, dutRest: 1s}
+  throughput: {lossTolerance: "0", resolution: "0.5", method: Multistage}
+  latency: {repetitions: 3}
+  backToBack: {maxFrames: 100000, resolution: 100, repetitions: 3}
+  traffic: {direction: Unidirectional, lineRate: 10G}
+  ports:
+  - {name: west, network: w, resource: r}
+  - {name: east, network: e, resource: r}
+`
+
+func planFor(t *testing.T, tests ...v1alpha1.TestKind) *plan.Plan {
+	t.Helper()
+	var tt v1alpha1.TrafficTest
+	if err := yaml.Unmarshal([]byte(base), &tt); err != nil {
+		t.Fatal(err)
+	}
+	tt.Spec.Tests = tests
+	p, err := plan.Resolve(&tt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+type recorder struct {
+	trials   []results.Trial
+	progress int
+	results  int
+}
+
+func (r *recorder) OnTrial(t results.Trial)      { r.trials = append(r.trials, t) }
+func (r *recorder) OnProgress(v1alpha1.Progress) { r.progress++ }
+func (r *recorder) OnResults(*v1alpha1.Results)  { r.results++ }
+
+func run(t *testing.T, p *plan.Plan, dut sim.DUT) (*v1alpha1.Results, *recorder, *sim.Engine, error) {
+	t.Helper()
+	e := sim.New(dut)
+	rec := &recorder{}
+	r := rfc2544.New(p, e, rec, rfc2544.Options{Sleep: e.Sleep})
+	res, err := r.Run(context.Background())
+	return res, rec, e, err
+}
+
+func pct(s string) float64 { v, _ := strconv.ParseFloat(s, 64); return v }
+
+func TestThroughputWithinResolutionOfTheTruth(t *testing.T) {
+	p := planFor(t, v1alpha1.TestThroughput)
+	dut := sim.DUT{CapacityFPS: 2.5e6, Noise: 0.002, Seed: 7}
+	res, rec, e, err := run(t, p, dut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Throughput) != 3 {
+		t.Fatalf("want one row per size, got %+v", res.Throughput)
+	}
+	for _, row := range res.Throughput {
+		truth := e.DUT.CapacityPercent(float64(row.FrameSize))
+		got := pct(row.NDR.PercentOfLineRate)
+		// noise of 0.2 % of the capacity widens the band by a little
+		if got > truth*1.01 || got < truth-p.Throughput.ResolutionPercent-truth*0.01 {
+			t.Errorf("%d B: NDR %.3f%% (truth %.3f%%, resolution %g)", row.FrameSize, got, truth, p.Throughput.ResolutionPercent)
+		}
+		if row.Trials > 30 {
+			t.Errorf("%d B: %d trials is not a bounded search", row.FrameSize, row.Trials)
+		}
+		wantL2 := float64(row.NDR.FramesPerSecond) * float64(row.FrameSize) * 8
+		if math.Abs(float64(row.NDR.L2BitsPerSecond)-wantL2) > 8*float64(row.FrameSize) {
+			t.Errorf("%d B: L2 %d does not match %d frames/s", row.FrameSize, row.NDR.L2BitsPerSecond, row.NDR.FramesPerSecond)
+		}
+	}
+	if len(rec.trials) == 0 || rec.results == 0 || rec.progress == 0 {
+		t.Fatalf("the sink saw %d trials, %d results, %d progress reports", len(rec.trials), rec.results, rec.progress)
+	}
+	for i, tr := range rec.trials {
+		if tr.Seq != i+1 {
+			t.Fatalf("trial records must be numbered in order: %d at %d", tr.Seq, i)
+		}
+	}
+	// Never an NDR above a failed validation (or any failed trial at least as long).
+	for _, row := range res.Throughput {
+		ndr := pct(row.NDR.PercentOfLineRate)
+		for _, tr := range rec.trials {
+			if tr.FrameSize == int(row.FrameSize) && !tr.Pass && !tr.TesterLimited && tr.DurationS >= 60 && tr.OfferedPercent <= ndr+1e-9 {
+				t.Errorf("%d B: NDR %.3f%% is at or above a failed full-length trial at %.3f%%", row.FrameSize, ndr, tr.OfferedPercent)
+			}
+		}
+	}
+}
+
+func TestDiagnosisTellsFramesFromBits(t *testing.T) {
+	p := planFor(t, v1alpha1.TestThroughput)
+	res, _, _, err := run(t, p, sim.DUT{CapacityFPS: 1e6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Diagnosis == nil || res.Diagnosis.Bound != rfc2544.BoundFrames {
+		t.Errorf("a 1 Mframes/s DUT is frames/s-bound: %+v", res.Diagnosis)
+	}
+	res, _, _, err = run(t, p, sim.DUT{CapacityL2Bps: 2e9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Diagnosis == nil || res.Diagnosis.Bound != rfc2544.BoundBits {
+		t.Errorf("a 2 Gbit/s DUT is bit/s-bound: %+v", res.Diagnosis)
+	}
+}
+
+func TestLatencyRepeatedAtTheNDR(t *testing.T) {
+	p := planFor(t, v1alpha1.TestThroughput, v1alpha1.TestLatency)
+	p.FrameSizes = []int{64}
+	res, rec, _, err := run(t, p, sim.DUT{CapacityFPS: 3e6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Latency) != 1 || len(res.Latency[0].Repetitions) != 3 || !res.Latency[0].Aggregate.Valid {
+		t.Fatalf("latency: %+v", res.Latency)
+	}
+	l := res.Latency[0]
+	if l.Rate.FramesPerSecond != res.Throughput[0].NDR.FramesPerSecond {
+		t.Errorf("latency ran at %d frames/s, the NDR is %d", l.Rate.FramesPerSecond, res.Throughput[0].NDR.FramesPerSecond)
+	}
+	a := l.Aggregate
+	if !(a.MinNs <= a.P50Ns && a.P50Ns <= a.P99Ns && a.P99Ns <= a.MaxNs && a.Frames > 0) {
+		t.Errorf("aggregate not ordered: %+v", a)
+	}
+	n := 0
+	for _, tr := range rec.trials {
+		if tr.Test == v1alpha1.TestLatency {
+			n++
+			if tr.DurationS != 10 {
+				t.Errorf("latency trial of %g s, the plan says 10 s", tr.DurationS)
+			}
+		}
+	}
+	if n != 3 {
+		t.Errorf("%d latency trials, want 3", n)
+	}
+}
+
+func TestFrameLossStopsAfterTwoLossFreeSteps(t *testing.T) {
+	p := planFor(t, v1alpha1.TestFrameLoss)
+	p.FrameSizes = []int{64}
+	// 55 % of line rate at 64 B
+	dut := sim.DUT{}
+	dut.CapacityFPS = 0.55 * 10e9 / (84 * 8)
+	res, _, _, err := run(t, p, dut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.FrameLoss) != 1 {
+		t.Fatalf("frame loss: %+v", res.FrameLoss)
+	}
+	var rates []string
+	for _, pt := range res.FrameLoss[0].Points {
+		rates = append(rates, pt.PercentOfLineRate)
+	}
+	want := []string{"100", "90", "80", "70", "60", "50", "40"}
+	if len(rates) != len(want) {
+		t.Fatalf("steps %v, want %v", rates, want)
+	}
+	for i := range want {
+		if rates[i] != want[i] {
+			t.Fatalf("steps %v, want %v", rates, want)
+		}
+	}
+	// at 100 % offered, a 55 % DUT loses 45 %
+	if l := pct(res.FrameLoss[0].Points[0].LossPercent); math.Abs(l-45) > 0.5 {
+		t.Errorf("loss at 100%%: %g%%", l)
+	}
+}
+
+func TestBackToBackFindsTheBuffer(t *testing.T) {
+	p := planFor(t, v1alpha1.TestBackToBack)
+	p.FrameSizes = []int{64}
+	dut := sim.DUT{CapacityFPS: 0.5 * 10e9 / (84 * 8), BufferFrames: 5000}
+	res, _, e, err := run(t, p, dut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.BackToBack) != 1 {
+		t.Fatalf("b2b: %+v", res.BackToBack)
+	}
+	truth := e.DUT.BurstCapacity(64)
+	got := res.BackToBack[0].Frames
+	if got > truth || got < truth-p.BackToBack.Resolution {
+		t.Errorf("back-to-back %d frames, truth %d, resolution %d", got, truth, p.BackToBack.Resolution)
+	}
+	if res.BackToBack[0].Spread.Repetitions != 3 {
+		t.Errorf("repetitions: %+v", res.BackToBack[0].Spread)
+	}
+}
+
+func TestStalledDUTAbortsAndKeepsWhatWasMeasured(t *testing.T) {
+	p := planFor(t, v1alpha1.TestThroughput)
+	res, rec, _, err := run(t, p, sim.DUT{CapacityFPS: 2e6, StallAfterTrials: 6})
+	if !errors.Is(err, rfc2544.ErrDUTStalled) {
+		t.Fatalf("want ErrDUTStalled, got %v", err)
+	}
+	if len(rec.trials) < 6 {
+		t.Fatalf("the trials before the stall must be kept: %d", len(rec.trials))
+	}
+	aborted := false
+	for _, tr := range rec.trials {
+		if tr.Aborted == "dut-stalled" {
+			aborted = true
+		}
+	}
+	if !aborted {
+		t.Error("the aborted trial must be recorded with its reason")
+	}
+	if len(res.Throughput) == 0 {
+		t.Error("sizes finished before the stall must keep their results")
+	}
+	found := false
+	for _, n := range res.Notes {
+		if len(n) > 0 && contains(n, "stalled") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("the results must say the DUT stalled: %q", res.Notes)
+	}
+}
+
+func TestSaturatedTesterIsNotBlamedOnTheDUT(t *testing.T) {
+	p := planFor(t, v1alpha1.TestThroughput)
+	p.FrameSizes = []int{64}
+	// the DUT forwards line rate; the tester only reaches 40 %
+	res, rec, _, err := run(t, p, sim.DUT{TesterMaxFPS: 0.4 * 10e9 / (84 * 8)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := res.Throughput[0]
+	if !row.TesterLimited {
+		t.Errorf("the result must be marked tester-limited: %+v", row)
+	}
+	limited := 0
+	for _, tr := range rec.trials {
+		if tr.TesterLimited {
+			limited++
+			if tr.Pass {
+				t.Errorf("a tester-limited trial must not count as a pass: %+v", tr)
+			}
+		}
+	}
+	if limited == 0 {
+		t.Error("no trial was marked tester-limited")
+	}
+}
+
+func TestImixLossPerClass(t *testing.T) {
+	p := planFor(t, v1alpha1.TestImixThroughput)
+	p.Imix = &plan.Imix{Cycle: []int{64, 570, 64, 1518, 64, 570, 64, 64, 570, 64, 64, 570}, AverageFrameSize: 357.83}
+	res, _, _, err := run(t, p, sim.DUT{CapacityL2Bps: 3e9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Imix) != 1 || len(res.Imix[0].Classes) != 3 {
+		t.Fatalf("imix: %+v", res.Imix)
+	}
+	for _, c := range res.Imix[0].Classes {
+		if c.TxFrames == 0 || c.LossPercent != "0" {
+			t.Errorf("class at the NDR: %+v", c)
+		}
+	}
+}
+
+func contains(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return true
+		}
+	}
+	return false
+}

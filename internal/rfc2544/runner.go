@@ -1,0 +1,501 @@
+// Package rfc2544 runs the RFC 2544 benchmarks of a resolved plan on an engine: throughput (NDR/PDR) per
+// frame size and direction, latency at the NDR, the frame loss curve, back-to-back bursts and IMIX
+// throughput, with repetitions, a bottleneck diagnosis and the penalty against a baseline.
+//
+// Every trial becomes a results.Trial; trials, progress and the result tables go to a Sink, so the CLI can
+// print them and the in-pod runner can write them to the results ConfigMap.
+package rfc2544
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/engine"
+	"linerate.dev/linerate/internal/plan"
+	"linerate.dev/linerate/internal/results"
+)
+
+// Sink receives what the run measures.
+type Sink interface {
+	// OnTrial is called once per direction of every trial.
+	OnTrial(results.Trial)
+	// OnProgress is called at every trial start and with live counters during trials.
+	OnProgress(v1alpha1.Progress)
+	// OnResults is called with the result tables after every completed step.
+	OnResults(*v1alpha1.Results)
+}
+
+// NopSink discards everything.
+type NopSink struct{}
+
+func (NopSink) OnTrial(results.Trial)        {}
+func (NopSink) OnProgress(v1alpha1.Progress) {}
+func (NopSink) OnResults(*v1alpha1.Results)  {}
+
+// ErrDUTStalled says a trial was aborted because nothing came back from the DUT.
+var ErrDUTStalled = errors.New("DUT stalled")
+
+// Options tune a run.
+type Options struct {
+	// Sleep waits for the DUT rest between trials; default time.Sleep honouring ctx.
+	Sleep func(context.Context, time.Duration) error
+	// Now is the clock of the trial records; default time.Now.
+	Now func() time.Time
+	// Baseline is the result of the baseline test, for the penalty table.
+	Baseline *v1alpha1.Results
+	// Stall aborts a trial when nothing arrives for this long (default 2 s).
+	Stall time.Duration
+	// Notes are added to the results (e.g. that the engine is simulated).
+	Notes []string
+	// MaxTrialsPerSearch caps each throughput search (default 60).
+	MaxTrialsPerSearch int
+	// ResolveTimeout bounds next-hop resolution per port (default 3 s).
+	ResolveTimeout time.Duration
+}
+
+// Runner runs one plan.
+type Runner struct {
+	plan *plan.Plan
+	eng  engine.Engine
+	sink Sink
+	opt  Options
+
+	res        *v1alpha1.Results
+	seq        int
+	trialNo    int
+	stepsDone  int
+	stepsTotal int
+	progress   v1alpha1.Progress
+	streams    [2]streamDef
+	ndr        map[key]ndrInfo
+	trials     []results.Trial
+}
+
+type streamDef struct {
+	sizes []int
+	mean  float64
+}
+
+type key struct {
+	size int
+	dir  int
+}
+
+type ndrInfo struct {
+	percent float64
+	found   bool
+}
+
+// New makes a runner.
+func New(p *plan.Plan, e engine.Engine, sink Sink, opt Options) *Runner {
+	if sink == nil {
+		sink = NopSink{}
+	}
+	if opt.Sleep == nil {
+		opt.Sleep = func(ctx context.Context, d time.Duration) error {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if opt.Stall == 0 {
+		opt.Stall = 2 * time.Second
+	}
+	if opt.ResolveTimeout == 0 {
+		opt.ResolveTimeout = 3 * time.Second
+	}
+	r := &Runner{plan: p, eng: e, sink: sink, opt: opt, ndr: map[key]ndrInfo{}}
+	dut := p.DUT
+	r.res = &v1alpha1.Results{DUT: &dut, LineRateBitsPerSecond: p.Traffic.LineRateBps}
+	r.res.Notes = append(r.res.Notes, opt.Notes...)
+	return r
+}
+
+// Results are the result tables so far.
+func (r *Runner) Results() *v1alpha1.Results { return r.res }
+
+// Trials are the trial records so far.
+func (r *Runner) Trials() []results.Trial { return r.trials }
+
+// Run sets the ports up and runs every test of the plan in RFC 2544 order. On error (DUT stalled,
+// engine failure, cancellation) the results measured so far are returned with it.
+func (r *Runner) Run(ctx context.Context) (*v1alpha1.Results, error) {
+	p := r.plan
+	if len(p.Ports) != 2 {
+		return r.res, fmt.Errorf("plan has %d ports, need 2", len(p.Ports))
+	}
+	r.stepsTotal = r.countSteps()
+	if err := r.setup(ctx); err != nil {
+		return r.res, err
+	}
+	err := r.runTests(ctx)
+	if err != nil && errors.Is(err, ErrDUTStalled) {
+		r.note(fmt.Sprintf("the DUT stalled (nothing came back for %s) during %s: the run was aborted; results measured before are kept", r.opt.Stall, r.where()))
+	}
+	r.res.Diagnosis = nil
+	if d := Diagnose(r.res, p); d != nil {
+		r.res.Diagnosis = d
+	}
+	if r.opt.Baseline != nil {
+		r.res.Penalty = Penalty(r.res, r.opt.Baseline)
+	}
+	r.sink.OnResults(r.res)
+	return r.res, err
+}
+
+func (r *Runner) where() string {
+	s := string(r.progress.Test)
+	if r.progress.FrameSize > 0 {
+		s += fmt.Sprintf(" at %d B", r.progress.FrameSize)
+	}
+	if r.progress.Direction != "" {
+		s += " " + r.progress.Direction
+	}
+	return s
+}
+
+func (r *Runner) countSteps() int {
+	n := 0
+	for _, t := range r.plan.Tests {
+		if t == v1alpha1.TestImixThroughput {
+			n++
+		} else {
+			n += len(r.plan.FrameSizes)
+		}
+	}
+	return n
+}
+
+func (r *Runner) runTests(ctx context.Context) error {
+	p := r.plan
+	for _, t := range p.Tests {
+		var err error
+		switch t {
+		case v1alpha1.TestThroughput:
+			err = r.forSizes(ctx, t, r.throughput)
+		case v1alpha1.TestLatency:
+			err = r.forSizes(ctx, t, r.latency)
+		case v1alpha1.TestFrameLoss:
+			err = r.forSizes(ctx, t, r.frameLoss)
+		case v1alpha1.TestBackToBack:
+			err = r.forSizes(ctx, t, r.backToBack)
+		case v1alpha1.TestImixThroughput:
+			if p.Imix == nil {
+				err = fmt.Errorf("plan: imixThroughput without an imix")
+			} else {
+				r.progress = v1alpha1.Progress{Test: t}
+				err = r.imix(ctx)
+				r.stepDone()
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	// Latency, frame loss and back-to-back need the NDR; the plan asks throughput to be run with them.
+	return nil
+}
+
+func (r *Runner) forSizes(ctx context.Context, t v1alpha1.TestKind, f func(context.Context, int) error) error {
+	for _, size := range r.plan.FrameSizes {
+		r.progress = v1alpha1.Progress{Test: t, FrameSize: int32(size)}
+		if err := f(ctx, size); err != nil {
+			return err
+		}
+		r.stepDone()
+	}
+	return nil
+}
+
+func (r *Runner) stepDone() {
+	r.stepsDone++
+	r.progress.StepsDone = int32(r.stepsDone)
+	r.sink.OnResults(r.res)
+}
+
+func (r *Runner) note(n string) {
+	for _, x := range r.res.Notes {
+		if x == n {
+			return
+		}
+	}
+	r.res.Notes = append(r.res.Notes, n)
+}
+
+// setup addresses the ports and resolves their next hops.
+func (r *Runner) setup(ctx context.Context) error {
+	if _, err := r.eng.Hello(ctx); err != nil {
+		return err
+	}
+	for i, port := range r.plan.Ports {
+		cfg := engine.PortConfig{ID: i, PeerMAC: port.PeerMAC, VLAN: r.plan.Traffic.VLAN}
+		if r.plan.Traffic.IPVersion == 6 {
+			cfg.IP6, cfg.GW6 = port.Address, port.Gateway
+		} else {
+			cfg.IP4, cfg.GW4 = port.Address, port.Gateway
+		}
+		info, err := r.eng.Port(ctx, cfg)
+		if err != nil {
+			return fmt.Errorf("port %s: %w", port.Name, err)
+		}
+		if !info.LinkUp {
+			r.note(fmt.Sprintf("port %s reported its link down at start", port.Name))
+		}
+		if info.SpeedMbps > 0 && info.SpeedMbps*1_000_000 < r.plan.Traffic.LineRateBps {
+			r.note(fmt.Sprintf("port %s runs at %d Mbit/s, below traffic.lineRate %s: rates above the port speed are tester-limited",
+				port.Name, info.SpeedMbps, FormatBps(float64(r.plan.Traffic.LineRateBps))))
+		}
+	}
+	for i, port := range r.plan.Ports {
+		if port.PeerMAC != "" {
+			continue
+		}
+		var err error
+		for attempt := 0; attempt < 3; attempt++ {
+			if _, err = r.eng.Resolve(ctx, i, r.opt.ResolveTimeout); err == nil {
+				break
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("port %s: resolving gateway %s: %w", port.Name, port.Gateway, err)
+		}
+	}
+	return nil
+}
+
+func hostAddr(prefix string) string {
+	if p, err := netip.ParsePrefix(prefix); err == nil {
+		return p.Addr().String()
+	}
+	return prefix
+}
+
+var varyNames = map[string]string{"srcPort": "sport", "dstPort": "dport", "srcIP": "src", "dstIP": "dst"}
+
+// defineStreams (re)defines the stream of every direction with a size schedule.
+func (r *Runner) defineStreams(ctx context.Context, sizes []int) error {
+	p := r.plan
+	for _, d := range p.Directions() {
+		id := d.TX
+		if equalInts(r.streams[id].sizes, sizes) {
+			continue
+		}
+		cfg := engine.StreamConfig{ID: id, TX: d.TX, RX: d.RX, L3: "ipv4",
+			Src: hostAddr(p.Ports[d.TX].Address), Dst: hostAddr(p.Ports[d.RX].Address),
+			SPort: p.Traffic.SrcPort, DPort: p.Traffic.DstPort, Flows: p.Traffic.Flows, DSCP: p.Traffic.DSCP,
+			Payload: strings.ToLower(p.Traffic.Payload), Sizes: sizes}
+		if p.Traffic.IPVersion == 6 {
+			cfg.L3 = "ipv6"
+		}
+		for _, v := range p.Traffic.Vary {
+			if n, ok := varyNames[v]; ok {
+				cfg.Vary = append(cfg.Vary, n)
+			}
+		}
+		info, err := r.eng.Stream(ctx, cfg)
+		if err != nil {
+			return fmt.Errorf("stream %s: %w", d.Name, err)
+		}
+		mean := info.MeanFrame
+		if mean <= 0 {
+			mean = meanOf(sizes)
+		}
+		r.streams[id] = streamDef{sizes: append([]int(nil), sizes...), mean: mean}
+	}
+	return nil
+}
+
+func meanOf(v []int) float64 {
+	s := 0
+	for _, x := range v {
+		s += x
+	}
+	return float64(s) / float64(len(v))
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// lineFPS is the line rate in frames/s at a mean frame size.
+func (r *Runner) lineFPS(mean float64) float64 {
+	return float64(r.plan.Traffic.LineRateBps) / ((mean + 20) * 8)
+}
+
+// trialSpec describes one trial over one or more directions.
+type trialSpec struct {
+	test     v1alpha1.TestKind
+	size     int // 0 for IMIX
+	rep      int
+	dirs     []int     // directions (index into plan.Directions())
+	rates    []float64 // percent of line rate per direction
+	purposes []string  // per direction
+	duration time.Duration
+	burst    int64
+	tol      float64
+}
+
+type dirResult struct {
+	dir    int
+	rec    results.Trial
+	stream *engine.StreamResult
+}
+
+// trial runs one trial and records it. It returns the per-direction results and the abort reason.
+func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, error) {
+	p := r.plan
+	dirs := p.Directions()
+	cfg := engine.TrialConfig{Duration: ts.duration, WarmUp: p.Durations.WarmUp, Drain: p.Durations.Drain,
+		Burst: ts.burst, Stall: r.opt.Stall}
+	if ts.burst > 0 {
+		cfg.Duration, cfg.Stall = 0, 0
+		cfg.Drain = max(p.Durations.Drain, p.Durations.BackToBackTrial)
+	}
+	var names []string
+	for i, d := range ts.dirs {
+		id := dirs[d].TX
+		cfg.Streams = append(cfg.Streams, id)
+		cfg.RatesFPS = append(cfg.RatesFPS, ts.rates[i]/100*r.lineFPS(r.streams[id].mean))
+		names = append(names, dirs[d].Name)
+	}
+	r.trialNo++
+	r.progress.Trial = int32(r.trialNo)
+	r.progress.Direction = strings.Join(names, ",")
+	if ts.burst > 0 {
+		r.progress.OfferedRate = "100"
+	} else {
+		r.progress.OfferedRate = FormatPct(ts.rates[0])
+	}
+	r.progress.StepsTotal = int32(r.stepsTotal)
+	r.progress.StepsDone = int32(r.stepsDone)
+	r.emitProgress(ts, nil)
+
+	res, err := r.eng.RunTrial(ctx, cfg, func(pr engine.Progress) { r.emitProgress(ts, &pr) })
+	if err != nil {
+		return nil, "", err
+	}
+	now := r.opt.Now()
+	var out []dirResult
+	for i, d := range ts.dirs {
+		id := dirs[d].TX
+		sr := res.Stream(id)
+		if sr == nil {
+			return nil, "", fmt.Errorf("engine result has no stream %d", id)
+		}
+		r.seq++
+		dur := time.Duration(res.DurationNs)
+		if dur == 0 {
+			dur = ts.duration
+		}
+		rec := results.Trial{Seq: r.seq, Time: now, Test: ts.test, FrameSize: ts.size, Direction: dirs[d].Name,
+			Purpose: ts.purposes[i], Repetition: ts.rep, DurationS: dur.Seconds(),
+			TargetFPS: sr.TargetFPS, AchievedFPS: sr.AchievedFPS, TxFrames: sr.TxFrames, RxFrames: sr.RxFrames,
+			Lost: sr.Lost, Duplicates: sr.Duplicates, Reordered: sr.Reordered, LossPercent: sr.LossPercent(),
+			TesterLimited: sr.Saturated, Latency: latencySummary(sr.Latency)}
+		if ts.burst > 0 {
+			rec.Burst = ts.burst
+		} else {
+			rec.OfferedPercent = ts.rates[i]
+		}
+		if res.Aborted() {
+			rec.Aborted = res.Reason
+			if rec.Aborted == "" {
+				rec.Aborted = engine.ReasonAborted
+			}
+		}
+		rec.Pass = rec.Aborted == "" && !rec.TesterLimited && rec.LossPercent <= ts.tol+1e-9
+		r.trials = append(r.trials, rec)
+		r.sink.OnTrial(rec)
+		out = append(out, dirResult{dir: d, rec: rec, stream: sr})
+	}
+	aborted := ""
+	if res.Aborted() {
+		aborted = res.Reason
+		if aborted == "" {
+			aborted = engine.ReasonAborted
+		}
+		if aborted == engine.ReasonDUTStalled {
+			return out, aborted, nil
+		}
+	}
+	if d := p.Durations.DUTRest; d > 0 {
+		if err := r.opt.Sleep(ctx, d); err != nil {
+			return out, aborted, err
+		}
+	}
+	return out, aborted, nil
+}
+
+func (r *Runner) emitProgress(ts trialSpec, pr *engine.Progress) {
+	pg := r.progress
+	now := r.opt.Now()
+	t := metaTime(now)
+	pg.UpdateTime = &t
+	what := string(ts.test)
+	if ts.size > 0 {
+		what += fmt.Sprintf(" %dB", ts.size)
+	}
+	purpose := ""
+	if len(ts.purposes) > 0 {
+		purpose = ts.purposes[0]
+	}
+	if ts.burst > 0 {
+		pg.Summary = fmt.Sprintf("%s %s: trial %d, burst of %d frames (step %d/%d)", what, pg.Direction, pg.Trial, ts.burst, r.stepsDone+1, r.stepsTotal)
+	} else {
+		pg.Summary = fmt.Sprintf("%s %s: trial %d at %s%% (%s, %s) (step %d/%d)", what, pg.Direction, pg.Trial, pg.OfferedRate, purpose,
+			ts.duration, r.stepsDone+1, r.stepsTotal)
+	}
+	if pr != nil {
+		var tx, rx int64
+		for _, s := range pr.Streams {
+			tx += s.TxFrames
+			rx += s.RxFrames
+		}
+		pg.Summary += fmt.Sprintf(" %s %.0fs tx=%d rx=%d", pr.State, pr.Elapsed.Seconds(), tx, rx)
+	}
+	r.sink.OnProgress(pg)
+}
+
+// FormatPct renders a percentage of line rate with up to three decimals.
+func FormatPct(v float64) string {
+	s := strconv.FormatFloat(v, 'f', 3, 64)
+	s = strings.TrimRight(s, "0")
+	return strings.TrimSuffix(s, ".")
+}
+
+// FormatLoss renders a loss percentage.
+func FormatLoss(v float64) string { return plan.FormatPercent(v) }
+
+// FormatBps renders a bit rate with an SI prefix.
+func FormatBps(v float64) string {
+	switch {
+	case v >= 1e9:
+		return strconv.FormatFloat(v/1e9, 'f', 3, 64) + " Gbit/s"
+	case v >= 1e6:
+		return strconv.FormatFloat(v/1e6, 'f', 2, 64) + " Mbit/s"
+	default:
+		return strconv.FormatFloat(v/1e3, 'f', 1, 64) + " kbit/s"
+	}
+}

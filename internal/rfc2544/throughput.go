@@ -1,0 +1,341 @@
+package rfc2544
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/engine"
+	"linerate.dev/linerate/internal/plan"
+	"linerate.dev/linerate/internal/search"
+)
+
+// lanes groups directions into searches: Unidirectional one lane of one direction, Bidirectional one lane
+// per direction (searched independently, traffic both ways at once), BidirectionalBound one lane of both
+// directions (one rate, one verdict).
+func (r *Runner) lanes() [][]int {
+	switch r.plan.Traffic.Direction {
+	case v1alpha1.Unidirectional:
+		return [][]int{{0}}
+	case v1alpha1.BidirectionalBound:
+		return [][]int{{0, 1}}
+	default:
+		return [][]int{{0}, {1}}
+	}
+}
+
+// detail is what a search measurement carries: the per-direction results of its trial.
+type detail struct {
+	dirs []dirResult
+}
+
+type laneReq struct {
+	lane    int
+	rate    float64
+	d       time.Duration
+	purpose string
+	reply   chan laneReply
+}
+
+type laneReply struct {
+	m   search.Measurement
+	err error
+}
+
+// searchLanes runs one search per lane in lock step: each trial carries the current rate of every lane
+// still searching (a lane that has finished keeps sending at its result as background load), and lasts
+// as long as the longest trial any lane asked for — a longer trial is never more lenient.
+func (r *Runner) searchLanes(ctx context.Context, test v1alpha1.TestKind, size, rep int) ([]*search.Result, error) {
+	lanes := r.lanes()
+	tp := r.plan.Throughput
+	params := search.Params{MaxRate: tp.MaxRatePercent, Resolution: tp.ResolutionPercent, LossTolerance: tp.LossTolerancePercent,
+		PDRLossTolerance: tp.PDRLossTolerancePercent, SearchTrial: r.plan.Durations.SearchTrial,
+		ValidationTrial: r.plan.Durations.ValidationTrial, MaxTrials: r.opt.MaxTrialsPerSearch}
+	algo := search.Multistage
+	if tp.Method == v1alpha1.SearchBinary {
+		algo = search.Binary
+	}
+
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	reqs := make(chan laneReq)
+	type done struct {
+		lane int
+		res  *search.Result
+		err  error
+	}
+	dones := make(chan done, len(lanes))
+	var wg sync.WaitGroup
+	for i := range lanes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			measure := func(ctx context.Context, rate float64, d time.Duration, purpose string) (search.Measurement, error) {
+				rq := laneReq{lane: i, rate: rate, d: d, purpose: purpose, reply: make(chan laneReply, 1)}
+				select {
+				case reqs <- rq:
+				case <-ctx.Done():
+					return search.Measurement{}, ctx.Err()
+				}
+				select {
+				case rp := <-rq.reply:
+					return rp.m, rp.err
+				case <-ctx.Done():
+					return search.Measurement{}, ctx.Err()
+				}
+			}
+			res, err := algo(sctx, params, measure)
+			dones <- done{i, res, err}
+		}()
+	}
+	defer wg.Wait()
+
+	out := make([]*search.Result, len(lanes))
+	finished := make([]bool, len(lanes))
+	var firstErr error
+	active := len(lanes)
+	pending := map[int]laneReq{}
+	for active > 0 {
+		// Collect a request (or the end) of every active lane.
+		for len(pending) < active {
+			select {
+			case rq := <-reqs:
+				pending[rq.lane] = rq
+			case d := <-dones:
+				out[d.lane], finished[d.lane] = d.res, true
+				active--
+				if d.err != nil && firstErr == nil {
+					firstErr = d.err
+				}
+			case <-ctx.Done():
+				return out, ctx.Err()
+			}
+		}
+		if len(pending) == 0 {
+			break
+		}
+		if firstErr != nil && !errors.Is(firstErr, search.ErrAborted) {
+			for _, rq := range pending {
+				rq.reply <- laneReply{err: firstErr}
+			}
+			pending = map[int]laneReq{}
+			continue
+		}
+		ts := trialSpec{test: test, size: size, rep: rep, tol: tp.LossTolerancePercent}
+		laneOf := map[int]int{}
+		for l, dirs := range lanes {
+			rate, purpose := 0.0, ""
+			if rq, ok := pending[l]; ok {
+				rate, purpose = rq.rate, rq.purpose
+				ts.duration = max(ts.duration, rq.d)
+			} else if finished[l] && out[l] != nil && out[l].Found && out[l].NDR > 0 {
+				rate, purpose = out[l].NDR, "background"
+			} else {
+				continue
+			}
+			for _, d := range dirs {
+				ts.dirs = append(ts.dirs, d)
+				ts.rates = append(ts.rates, rate)
+				ts.purposes = append(ts.purposes, purpose)
+				laneOf[d] = l
+			}
+		}
+		drs, aborted, err := r.trial(ctx, ts)
+		for l, rq := range pending {
+			if err != nil {
+				rq.reply <- laneReply{err: err}
+				continue
+			}
+			m := search.Measurement{Duration: ts.duration, Aborted: aborted}
+			var det detail
+			for _, dr := range drs {
+				if laneOf[dr.dir] != l {
+					continue
+				}
+				det.dirs = append(det.dirs, dr)
+				m.Duration = time.Duration(dr.rec.DurationS * float64(time.Second))
+				// One verdict per lane: the worst direction decides.
+				if dr.rec.LossPercent > m.LossPercent {
+					m.LossPercent = dr.rec.LossPercent
+				}
+				if dr.rec.TesterLimited {
+					ach := 100 * dr.stream.AchievedFPS / r.lineFPS(r.streams[r.plan.Directions()[dr.dir].TX].mean)
+					if !m.TesterLimited || ach < m.AchievedPercent {
+						m.AchievedPercent = ach
+					}
+					m.TesterLimited = true
+				}
+			}
+			m.Detail = det
+			rq.reply <- laneReply{m: m}
+		}
+		pending = map[int]laneReq{}
+	}
+	if firstErr != nil && errors.Is(firstErr, search.ErrAborted) {
+		return out, fmt.Errorf("%w: %v", ErrDUTStalled, firstErr)
+	}
+	return out, firstErr
+}
+
+func detailOf(m *search.Measurement, dir int) *dirResult {
+	if m == nil {
+		return nil
+	}
+	det, ok := m.Detail.(detail)
+	if !ok {
+		return nil
+	}
+	for i := range det.dirs {
+		if det.dirs[i].dir == dir {
+			return &det.dirs[i]
+		}
+	}
+	return nil
+}
+
+// throughput runs the throughput search at one frame size, repeated as the plan asks.
+func (r *Runner) throughput(ctx context.Context, size int) error {
+	if err := r.defineStreams(ctx, []int{size}); err != nil {
+		return err
+	}
+	reps := max(1, r.plan.Throughput.Repetitions)
+	lanes := r.lanes()
+	dirs := r.plan.Directions()
+	type acc struct {
+		best     *search.Result // the repetition with the lowest NDR
+		ndrFPS   []float64
+		trials   int
+		seconds  float64
+		limited  bool
+		notFound bool
+	}
+	accs := make([]acc, len(dirs))
+	var runErr error
+	for rep := 1; rep <= reps; rep++ {
+		res, err := r.searchLanes(ctx, v1alpha1.TestThroughput, size, rep)
+		for l, sr := range res {
+			if sr == nil {
+				continue
+			}
+			for _, n := range sr.Notes {
+				r.note(fmt.Sprintf("throughput %d B %s: %s", size, laneName(dirs, lanes[l]), n))
+			}
+			for _, d := range lanes[l] {
+				a := &accs[d]
+				a.trials += sr.Trials
+				a.seconds += sr.TrialTime.Seconds()
+				a.limited = a.limited || sr.TesterLimited
+				if !sr.Found {
+					a.notFound = true
+				}
+				if a.best == nil || !sr.Found || (a.best.Found && sr.NDR < a.best.NDR) {
+					a.best = sr
+				}
+				a.ndrFPS = append(a.ndrFPS, sr.NDR/100*r.lineFPS(float64(size)))
+			}
+		}
+		if err != nil {
+			runErr = err
+			break
+		}
+	}
+	for d := range dirs {
+		a := &accs[d]
+		if a.best == nil || (runErr != nil && !a.best.Found) {
+			continue
+		}
+		best := a.best
+		tr := v1alpha1.ThroughputResult{FrameSize: int32(size), Direction: dirs[d].Name,
+			NDR: r.rate(best.NDR, float64(size)), LossPercent: "0", Trials: int32(a.trials),
+			TrialSeconds: fmt.Sprintf("%.0f", a.seconds), TesterLimited: a.limited}
+		if !best.Found || a.notFound {
+			tr.NDR = r.rate(0, float64(size))
+			r.note(fmt.Sprintf("throughput %d B %s: no rate met the loss tolerance of %s%%", size, dirs[d].Name, FormatLoss(r.plan.Throughput.LossTolerancePercent)))
+		}
+		if dr := detailOf(best.NDRTrial, d); dr != nil && best.Found {
+			tr.LossPercent = FormatLoss(dr.rec.LossPercent)
+			tr.Latency = dr.rec.Latency
+		}
+		if best.PDR != nil {
+			pdr := r.rate(*best.PDR, float64(size))
+			tr.PDR = &pdr
+		}
+		if reps > 1 {
+			sp := spread(a.ndrFPS)
+			tr.Spread = &sp
+		}
+		r.ndr[key{size, d}] = ndrInfo{percent: best.NDR, found: best.Found && !a.notFound}
+		r.res.Throughput = append(r.res.Throughput, tr)
+	}
+	if reps > 1 {
+		r.note(fmt.Sprintf("throughput was searched %d times per size; the NDR reported is the lowest of the repetitions (validated in every one), the spread gives mean and range", reps))
+	}
+	return runErr
+}
+
+func laneName(dirs []plan.Direction, lane []int) string {
+	s := ""
+	for i, d := range lane {
+		if i > 0 {
+			s += "+"
+		}
+		s += dirs[d].Name
+	}
+	return s
+}
+
+// imix runs the throughput search with the plan's IMIX schedule.
+func (r *Runner) imix(ctx context.Context) error {
+	im := r.plan.Imix
+	if err := r.defineStreams(ctx, im.Cycle); err != nil {
+		return err
+	}
+	lanes := r.lanes()
+	dirs := r.plan.Directions()
+	res, err := r.searchLanes(ctx, v1alpha1.TestImixThroughput, 0, 0)
+	for l, sr := range res {
+		if sr == nil {
+			continue
+		}
+		for _, n := range sr.Notes {
+			r.note(fmt.Sprintf("IMIX %s: %s", laneName(dirs, lanes[l]), n))
+		}
+		if err != nil && !sr.Found {
+			continue
+		}
+		for _, d := range lanes[l] {
+			mean := r.streams[dirs[d].TX].mean
+			ir := v1alpha1.ImixResult{Direction: dirs[d].Name, AverageFrameSize: fmt.Sprintf("%.2f", im.AverageFrameSize),
+				NDR: r.rate(sr.NDR, mean), LossPercent: "0", Trials: int32(sr.Trials), TesterLimited: sr.TesterLimited}
+			if dr := detailOf(sr.NDRTrial, d); dr != nil && sr.Found {
+				ir.LossPercent = FormatLoss(dr.rec.LossPercent)
+				ir.Classes = classResults(dr.stream.Classes)
+				ir.Latency = dr.rec.Latency
+			}
+			if dr := detailOf(sr.AboveNDR, d); dr != nil {
+				ir.ClassesAboveNDR = classResults(dr.stream.Classes)
+			}
+			if !sr.Found {
+				r.note(fmt.Sprintf("IMIX %s: no rate met the loss tolerance", dirs[d].Name))
+			}
+			r.res.Imix = append(r.res.Imix, ir)
+		}
+	}
+	return err
+}
+
+func classResults(cs []engine.ClassResult) []v1alpha1.ImixClassResult {
+	var out []v1alpha1.ImixClassResult
+	for _, c := range cs {
+		loss := 0.0
+		if c.TxFrames > 0 {
+			loss = float64(c.Lost) * 100 / float64(c.TxFrames)
+		}
+		out = append(out, v1alpha1.ImixClassResult{FrameSize: int32(c.Size), TxFrames: c.TxFrames, RxFrames: c.RxFrames,
+			LossPercent: FormatLoss(loss)})
+	}
+	return out
+}

@@ -1,0 +1,424 @@
+// Package search finds the throughput of a DUT: the highest offered rate whose trial loses at most the
+// loss tolerance (RFC 2544 §26.1; NDR at tolerance 0, PDR at a partial tolerance).
+//
+// Two algorithms share one trial interface (Measure), so they can be compared on the same DUT:
+//
+//   - Binary is the plain RFC 2544 bisection: every trial full length, nothing remembered.
+//   - Multistage, in the spirit of FD.io CSIT's MLRsearch, keeps every trial: a rate is an upper bound
+//     once any trial at it failed and a lower bound once a trial of the needed duration passed at it. It
+//     searches with short trials, guesses from the forwarding rate of failed trials, widens and narrows
+//     until the bounds are one resolution apart, and then validates the candidate with one full-length
+//     trial. If validation fails it steps down by the resolution (doubling after two failures, then
+//     bisecting with full-length trials) until a full-length trial passes. The reported rate is always a
+//     full-length pass below every failed trial, so it is an RFC 2544 result, never above a failed
+//     validation.
+//
+// Rates are in percent of line rate (L1). Trials the tester could not offer (saturated) are kept in the
+// history, marked, and excluded from the bounds; they lower the ceiling of rates to try. A trial aborted
+// because the DUT stalled ends the search with ErrAborted and what was measured so far.
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Purposes of trials, as recorded in results.Trial.
+const (
+	PurposeSearch     = "search"
+	PurposeValidation = "validation"
+)
+
+// Measurement is the outcome of one trial.
+type Measurement struct {
+	RatePercent float64
+	Duration    time.Duration
+	Purpose     string
+	LossPercent float64
+	// TesterLimited: the tester could not offer RatePercent (it reached AchievedPercent).
+	TesterLimited   bool
+	AchievedPercent float64
+	// Aborted is the engine's reason for cutting the trial short (e.g. dut-stalled).
+	Aborted string
+	// Detail is the caller's own record of the trial (e.g. per-class counts), carried through.
+	Detail any
+}
+
+// Measure runs one trial at ratePercent of line rate for d.
+type Measure func(ctx context.Context, ratePercent float64, d time.Duration, purpose string) (Measurement, error)
+
+// Params of a search.
+type Params struct {
+	// MaxRate is the highest rate tried, percent of line rate.
+	MaxRate float64
+	// Resolution is the width goal, percent of line rate.
+	Resolution float64
+	// LossTolerance is the NDR's loss tolerance in percent of frames.
+	LossTolerance float64
+	// PDRLossTolerance, when set, also searches the partial drop rate.
+	PDRLossTolerance *float64
+	// SearchTrial is the short trial of Multistage; ValidationTrial the full-length one.
+	SearchTrial     time.Duration
+	ValidationTrial time.Duration
+	// MaxTrials caps the trials of one search (NDR and PDR together); default 60.
+	MaxTrials int
+}
+
+// Result of a search.
+type Result struct {
+	// NDR is the highest validated rate (percent of line rate); Found is false when no rate passed.
+	NDR      float64
+	Found    bool
+	NDRTrial *Measurement
+	// AboveNDR is the lowest failing trial above the NDR, the one that shows what the DUT drops first.
+	AboveNDR *Measurement
+	PDR      *float64
+	PDRTrial *Measurement
+	// Trials and TrialTime count every trial of this search (traffic time only).
+	Trials    int
+	TrialTime time.Duration
+	// TesterLimited: the answer is at the tester's ceiling, the DUT may be faster.
+	TesterLimited bool
+	// Aborted is the reason the search was cut short.
+	Aborted string
+	Notes   []string
+	History []Measurement
+}
+
+// ErrAborted ends a search whose trial was aborted by the engine (e.g. the DUT stalled).
+var ErrAborted = errors.New("trial aborted")
+
+// ErrTrialCap is noted when a search ran out of trials.
+var ErrTrialCap = errors.New("trial cap reached")
+
+const eps = 1e-9
+
+func (p *Params) defaults() error {
+	if p.MaxRate <= 0 || p.MaxRate > 100+eps {
+		return fmt.Errorf("search: maxRate %g%% is not in (0, 100]", p.MaxRate)
+	}
+	if p.Resolution <= 0 {
+		return fmt.Errorf("search: resolution %g%% must be positive", p.Resolution)
+	}
+	if p.ValidationTrial <= 0 {
+		return fmt.Errorf("search: validation trial duration must be positive")
+	}
+	if p.SearchTrial <= 0 || p.SearchTrial > p.ValidationTrial {
+		p.SearchTrial = p.ValidationTrial
+	}
+	if p.MaxTrials <= 0 {
+		p.MaxTrials = 60
+	}
+	return nil
+}
+
+// Pass says whether a loss meets a tolerance.
+func Pass(lossPercent, tolerance float64) bool { return lossPercent <= tolerance+eps }
+
+type state struct {
+	p       Params
+	m       Measure
+	r       *Result
+	ceiling float64 // highest rate the tester can offer (MaxRate until a trial saturates)
+}
+
+func round(r float64) float64 { return math.Round(r*1e6) / 1e6 }
+
+func (s *state) measure(ctx context.Context, rate float64, d time.Duration, purpose string) (*Measurement, error) {
+	if s.r.Trials >= s.p.MaxTrials {
+		return nil, ErrTrialCap
+	}
+	rate = round(rate)
+	m, err := s.m(ctx, rate, d, purpose)
+	if err != nil {
+		return nil, err
+	}
+	m.RatePercent, m.Purpose = rate, purpose
+	if m.Duration == 0 {
+		m.Duration = d
+	}
+	s.r.Trials++
+	s.r.TrialTime += m.Duration
+	s.r.History = append(s.r.History, m)
+	if m.Aborted != "" {
+		s.r.Aborted = m.Aborted
+		return &m, fmt.Errorf("%w at %.3f%% of line rate: %s", ErrAborted, rate, m.Aborted)
+	}
+	if m.TesterLimited {
+		c := rate - s.p.Resolution
+		if m.AchievedPercent > 0 && m.AchievedPercent < c {
+			c = m.AchievedPercent
+		}
+		if c < s.ceiling {
+			s.ceiling = round(math.Max(c, 0))
+			s.r.Notes = appendOnce(s.r.Notes, fmt.Sprintf("the tester could not offer %.2f%% of line rate (reached %.2f%%): trials above %.2f%% are tester-limited and excluded",
+				rate, m.AchievedPercent, s.ceiling))
+		}
+	}
+	return &s.r.History[len(s.r.History)-1], nil
+}
+
+func appendOnce(notes []string, n string) []string {
+	for _, x := range notes {
+		if x == n {
+			return notes
+		}
+	}
+	return append(notes, n)
+}
+
+// bounds over the history for a tolerance: hi is the lowest rate of any failed trial (+Inf when none),
+// lo the highest rate below hi with a pass of at least minDur (-1 when none).
+func (s *state) bounds(tol float64, minDur time.Duration) (lo float64, loM *Measurement, hi float64, hiM *Measurement) {
+	hi, lo = math.Inf(1), -1
+	for i := range s.r.History {
+		m := &s.r.History[i]
+		if m.TesterLimited || m.Aborted != "" {
+			continue
+		}
+		if !Pass(m.LossPercent, tol) && (m.RatePercent < hi || (m.RatePercent == hi && m.Duration > hiM.Duration)) {
+			hi, hiM = m.RatePercent, m
+		}
+	}
+	for i := range s.r.History {
+		m := &s.r.History[i]
+		if m.TesterLimited || m.Aborted != "" || m.Duration < minDur || !Pass(m.LossPercent, tol) {
+			continue
+		}
+		if m.RatePercent < hi && (m.RatePercent > lo || (m.RatePercent == lo && m.Duration > loM.Duration)) {
+			lo, loM = m.RatePercent, m
+		}
+	}
+	return
+}
+
+func (s *state) finish(tol float64) (float64, *Measurement) {
+	lo, loM, _, _ := s.bounds(tol, s.p.ValidationTrial)
+	return lo, loM
+}
+
+func (s *state) aboveNDR(ndr float64) *Measurement {
+	var best *Measurement
+	for i := range s.r.History {
+		m := &s.r.History[i]
+		if m.TesterLimited || m.Aborted != "" || Pass(m.LossPercent, s.p.LossTolerance) || m.RatePercent <= ndr {
+			continue
+		}
+		if best == nil || m.RatePercent < best.RatePercent || (m.RatePercent == best.RatePercent && m.Duration > best.Duration) {
+			best = m
+		}
+	}
+	return best
+}
+
+// Binary is the plain RFC 2544 binary search with full-length trials, run once for the NDR and once
+// more, from scratch, for the PDR.
+func Binary(ctx context.Context, p Params, m Measure) (*Result, error) {
+	if err := p.defaults(); err != nil {
+		return nil, err
+	}
+	s := &state{p: p, m: m, r: &Result{}, ceiling: p.MaxRate}
+	ndr, ndrM, err := s.binary(ctx, p.LossTolerance)
+	s.setNDR(ndr, ndrM)
+	if err != nil {
+		return s.r, s.stop(err)
+	}
+	if p.PDRLossTolerance != nil {
+		start := len(s.r.History)
+		pdr, pdrM, err := s.binary(ctx, *p.PDRLossTolerance)
+		_ = start
+		if pdrM != nil {
+			s.r.PDR, s.r.PDRTrial = &pdr, pdrM
+		}
+		if err != nil {
+			return s.r, s.stop(err)
+		}
+	}
+	return s.r, nil
+}
+
+func (s *state) stop(err error) error {
+	if errors.Is(err, ErrTrialCap) {
+		s.r.Notes = appendOnce(s.r.Notes, fmt.Sprintf("the search stopped at its cap of %d trials", s.p.MaxTrials))
+		return nil
+	}
+	return err
+}
+
+func (s *state) setNDR(ndr float64, m *Measurement) {
+	if m == nil {
+		s.r.Found, s.r.NDR = false, 0
+		s.r.Notes = appendOnce(s.r.Notes, fmt.Sprintf("no rate down to %.2f%% of line rate met the loss tolerance", s.p.Resolution))
+	} else {
+		s.r.Found, s.r.NDR, s.r.NDRTrial = true, ndr, m
+		s.r.AboveNDR = s.aboveNDR(ndr)
+		if s.ceiling < s.p.MaxRate-eps && ndr >= s.ceiling-s.p.Resolution-eps {
+			s.r.TesterLimited = true
+		}
+	}
+}
+
+// binary bisects [0, ceiling] with full-length trials; the history is not reused.
+func (s *state) binary(ctx context.Context, tol float64) (float64, *Measurement, error) {
+	lo, hi := 0.0, s.ceiling
+	var loM *Measurement
+	rate := s.ceiling
+	for {
+		m, err := s.measure(ctx, rate, s.p.ValidationTrial, PurposeValidation)
+		if err != nil {
+			return lo, loM, err
+		}
+		switch {
+		case m.TesterLimited:
+			hi = math.Min(hi, s.ceiling)
+			if lo >= s.ceiling-eps {
+				return lo, loM, nil
+			}
+		case Pass(m.LossPercent, tol):
+			lo, loM = rate, m
+		default:
+			hi = rate
+		}
+		if lo >= s.ceiling-eps || hi-lo <= s.p.Resolution+eps {
+			return lo, loM, nil
+		}
+		rate = (lo + hi) / 2
+		if m.TesterLimited && rate < lo {
+			return lo, loM, nil
+		}
+	}
+}
+
+// Multistage runs the trial-reusing search described in the package comment.
+func Multistage(ctx context.Context, p Params, m Measure) (*Result, error) {
+	if err := p.defaults(); err != nil {
+		return nil, err
+	}
+	s := &state{p: p, m: m, r: &Result{}, ceiling: p.MaxRate}
+	ndr, ndrM, err := s.multistage(ctx, p.LossTolerance)
+	s.setNDR(ndr, ndrM)
+	if err != nil {
+		return s.r, s.stop(err)
+	}
+	if p.PDRLossTolerance != nil {
+		pdr, pdrM, err := s.multistage(ctx, *p.PDRLossTolerance)
+		if pdrM != nil {
+			s.r.PDR, s.r.PDRTrial = &pdr, pdrM
+		}
+		if err != nil {
+			return s.r, s.stop(err)
+		}
+	}
+	return s.r, nil
+}
+
+// reserve is how many trials of the cap the short-trial phase leaves for validation.
+const reserve = 4
+
+func (s *state) multistage(ctx context.Context, tol float64) (float64, *Measurement, error) {
+	res := s.p.Resolution
+	short := s.p.SearchTrial
+	expand := 0 // consecutive passes above the lower bound: the step above it doubles
+	lastLo := -2.0
+	down := 0 // consecutive guesses below the lowest failure without a pass: the step down doubles
+	// Phase 1: short trials until the bounds are one resolution apart.
+	for s.r.Trials < s.p.MaxTrials-reserve {
+		lo, _, hi, hiM := s.bounds(tol, short)
+		hiEff := math.Min(hi, s.ceiling+eps)
+		if lo >= 0 && hiEff-lo <= res+eps {
+			break
+		}
+		if lo > lastLo && lastLo >= 0 {
+			expand++
+		} else if lo <= lastLo {
+			expand = 0
+		}
+		lastLo = lo
+		var rate float64
+		switch {
+		case lo < 0 && math.IsInf(hi, 1):
+			rate = s.ceiling
+		case lo < 0:
+			// Only failures so far: guess from the forwarding rate of the lowest failure, a little under.
+			est := hiM.RatePercent * (1 - hiM.LossPercent/100)
+			rate = math.Min(est-res/2, hiEff-res*math.Pow(2, float64(down)))
+			down++
+			if est <= 0 || rate <= res/2 {
+				rate = hiEff / 2
+			}
+			if hiEff <= res+eps {
+				return 0, nil, nil
+			}
+		default:
+			down = 0
+			step := res * math.Pow(2, float64(expand))
+			mid := (lo + hiEff) / 2
+			rate = math.Min(lo+step, mid)
+			if hiM != nil {
+				// A failure's forwarding rate is a good guess when it lies inside the bounds.
+				if est := hiM.RatePercent * (1 - hiM.LossPercent/100); est > lo+res && est < rate {
+					rate = est
+				}
+			}
+			if rate > s.ceiling {
+				rate = s.ceiling
+			}
+		}
+		if _, err := s.measure(ctx, rate, short, PurposeSearch); err != nil {
+			return s.finishErr(tol, err)
+		}
+	}
+
+	// Phase 2: full-length trials from the candidate down until one passes, then bisect to the width.
+	fails := 0
+	for {
+		loS, _, hi, _ := s.bounds(tol, short)
+		loV, loVM, _, _ := s.bounds(tol, s.p.ValidationTrial)
+		hiEff := math.Min(hi, s.ceiling+eps)
+		if loV >= 0 && hiEff-loV <= res+eps {
+			return loV, loVM, nil
+		}
+		var rate float64
+		switch {
+		case loV >= 0:
+			rate = (loV + hiEff) / 2 // bisect between a validated pass and the lowest failure
+		case loS >= 0 && fails == 0:
+			rate = loS // validate the short-trial candidate
+		default:
+			step := res
+			if fails >= 2 {
+				step = res * math.Pow(2, float64(fails-1))
+			}
+			top := math.Min(hi, s.ceiling)
+			if loS >= 0 {
+				top = math.Min(top, loS+res)
+			}
+			rate = top - step
+			if rate <= eps {
+				if top > res/2 {
+					rate = top / 2
+				} else {
+					return 0, nil, nil
+				}
+			}
+		}
+		m, err := s.measure(ctx, rate, s.p.ValidationTrial, PurposeValidation)
+		if err != nil {
+			return s.finishErr(tol, err)
+		}
+		if !m.TesterLimited && !Pass(m.LossPercent, tol) {
+			fails++
+		}
+	}
+}
+
+func (s *state) finishErr(tol float64, err error) (float64, *Measurement, error) {
+	lo, loM := s.finish(tol)
+	if loM == nil {
+		return 0, nil, err
+	}
+	return lo, loM, err
+}

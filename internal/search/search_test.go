@@ -1,0 +1,257 @@
+package search_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"linerate.dev/linerate/internal/engine/sim"
+	"linerate.dev/linerate/internal/search"
+)
+
+const size = 64
+
+func params(res float64) search.Params {
+	return search.Params{MaxRate: 100, Resolution: res, SearchTrial: 10 * time.Second, ValidationTrial: 60 * time.Second}
+}
+
+type algo struct {
+	name string
+	run  func(context.Context, search.Params, search.Measure) (*search.Result, error)
+}
+
+var algos = []algo{{"Binary", search.Binary}, {"Multistage", search.Multistage}}
+
+// checkNeverAboveFailure: the NDR is a full-length pass, and no trial at or below it failed at its duration
+// or longer (in particular no failed validation).
+func checkNeverAboveFailure(t *testing.T, r *search.Result, tol float64) {
+	t.Helper()
+	if !r.Found {
+		return
+	}
+	if r.NDRTrial == nil || r.NDRTrial.Duration < 60*time.Second || !search.Pass(r.NDRTrial.LossPercent, tol) {
+		t.Errorf("NDR %.3f%% is not backed by a passing full-length trial: %+v", r.NDR, r.NDRTrial)
+	}
+	for _, m := range r.History {
+		if m.TesterLimited || search.Pass(m.LossPercent, tol) {
+			continue
+		}
+		if m.RatePercent <= r.NDR+1e-9 {
+			t.Errorf("NDR %.3f%% is at or above a failed %s trial at %.3f%% (%s, loss %.4f%%)", r.NDR, m.Purpose, m.RatePercent, m.Duration, m.LossPercent)
+		}
+	}
+}
+
+func TestFixedCapacity(t *testing.T) {
+	for _, a := range algos {
+		for _, capFPS := range []float64{1e6, 3.3e6, 5e6, 7.77e6, 12e6, 14.5e6} {
+			for _, res := range []float64{0.1, 0.5, 1} {
+				t.Run(fmt.Sprintf("%s/%g/%g", a.name, capFPS, res), func(t *testing.T) {
+					e := sim.New(sim.DUT{CapacityFPS: capFPS})
+					truth := e.DUT.CapacityPercent(size)
+					r, err := a.run(context.Background(), params(res), e.Measure(size))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !r.Found || r.NDR > truth+1e-9 || r.NDR < truth-res-1e-9 {
+						t.Errorf("NDR %.3f%%, truth %.3f%%, resolution %g", r.NDR, truth, res)
+					}
+					bound := int(math.Ceil(math.Log2(100/res))) + 2
+					if a.name == "Multistage" {
+						bound = 2*int(math.Ceil(math.Log2(100/res))) + 4
+					}
+					if r.Trials > bound {
+						t.Errorf("%d trials, bound %d", r.Trials, bound)
+					}
+					checkNeverAboveFailure(t, r, 0)
+				})
+			}
+		}
+	}
+}
+
+func TestLineRateDUT(t *testing.T) {
+	for _, a := range algos {
+		e := sim.New(sim.DUT{})
+		r, err := a.run(context.Background(), params(0.5), e.Measure(size))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.NDR != 100 || r.Trials > 2 {
+			t.Errorf("%s: NDR %.3f after %d trials, want 100%% at once", a.name, r.NDR, r.Trials)
+		}
+	}
+}
+
+func TestNoisyCapacity(t *testing.T) {
+	for _, a := range algos {
+		for seed := range uint64(20) {
+			e := sim.New(sim.DUT{CapacityL2Bps: 4e9, Noise: 0.01, Seed: seed})
+			truth := e.DUT.CapacityPercent(1024)
+			r, err := a.run(context.Background(), params(0.5), e.Measure(1024))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Noise of 1 % of capacity: allow three deviations either side plus the resolution below.
+			if !r.Found || r.NDR > truth*1.03 || r.NDR < truth*0.97-0.5 {
+				t.Errorf("%s seed %d: NDR %.3f%%, truth %.3f%% ± 3σ", a.name, seed, r.NDR, truth)
+			}
+			if r.Trials > 40 {
+				t.Errorf("%s seed %d: %d trials", a.name, seed, r.Trials)
+			}
+			checkNeverAboveFailure(t, r, 0)
+		}
+	}
+}
+
+func TestDriftingCapacity(t *testing.T) {
+	for _, a := range algos {
+		// Capacity falls by 20 % per simulated hour.
+		e := sim.New(sim.DUT{CapacityFPS: 6e6, DriftPerHour: -0.2})
+		r, err := a.run(context.Background(), params(0.5), e.Measure(size))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkNeverAboveFailure(t, r, 0)
+		// The NDR cannot be above the capacity the DUT had when the NDR's trial ran: at most the initial.
+		if r.NDR > e.DUT.CapacityPercent(size)+1e-9 {
+			t.Errorf("%s: NDR %.3f above the initial capacity", a.name, r.NDR)
+		}
+		now := e.DUT.CapacityPercent(size) * (1 - 0.2*e.Clock().Hours())
+		if r.NDR < now-1 {
+			t.Errorf("%s: NDR %.3f%% far below the capacity at the end %.3f%%", a.name, r.NDR, now)
+		}
+	}
+}
+
+func TestShortTrialsPassLongTrialsFail(t *testing.T) {
+	// A deep buffer absorbs 10 s of a small overload but not 60 s: short trials overestimate, the
+	// validation must fail and the search step down to the long-trial capacity.
+	e := sim.New(sim.DUT{CapacityFPS: 5e6, BufferFrames: 3_000_000})
+	r, err := search.Multistage(context.Background(), params(0.5), e.Measure(size))
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := 10e9 / (84 * 8)
+	truth60 := 100 * (5e6 + 3e6/60) / line
+	if r.NDR > truth60 || r.NDR < truth60-0.5 {
+		t.Errorf("NDR %.3f%%, 60 s truth %.3f%%", r.NDR, truth60)
+	}
+	failedValidation := false
+	for _, m := range r.History {
+		if m.Purpose == search.PurposeValidation && m.LossPercent > 0 {
+			failedValidation = true
+		}
+	}
+	if !failedValidation {
+		t.Errorf("expected a failed validation: %+v", r.History)
+	}
+	checkNeverAboveFailure(t, r, 0)
+}
+
+func TestDUTStalls(t *testing.T) {
+	for _, a := range algos {
+		e := sim.New(sim.DUT{CapacityFPS: 5e6, StallAfterTrials: 3})
+		r, err := a.run(context.Background(), params(0.5), e.Measure(size))
+		if !errors.Is(err, search.ErrAborted) {
+			t.Fatalf("%s: err %v, want ErrAborted", a.name, err)
+		}
+		if r == nil || r.Aborted != "dut-stalled" || len(r.History) != 3 || r.Trials != 3 {
+			t.Fatalf("%s: result %+v", a.name, r)
+		}
+	}
+}
+
+func TestTesterSaturates(t *testing.T) {
+	for _, a := range algos {
+		// The DUT forwards at line rate; the tester reaches only 8 Mpps at 64 B (53.8 %).
+		e := sim.New(sim.DUT{TesterMaxFPS: 8e6})
+		r, err := a.run(context.Background(), params(0.5), e.Measure(size))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ceiling := 100 * 8e6 / (10e9 / (84 * 8))
+		if !r.TesterLimited || r.NDR > ceiling || r.NDR < ceiling-1.5 {
+			t.Errorf("%s: NDR %.3f%% testerLimited=%v, tester ceiling %.3f%%", a.name, r.NDR, r.TesterLimited, ceiling)
+		}
+		if r.NDRTrial == nil || r.NDRTrial.TesterLimited {
+			t.Errorf("%s: the NDR trial must not be tester-limited", a.name)
+		}
+		if len(r.Notes) == 0 {
+			t.Errorf("%s: no note about the tester limit", a.name)
+		}
+	}
+}
+
+func TestPDRInTheSameSearch(t *testing.T) {
+	pdrTol := 1.0
+	p := params(0.5)
+	p.PDRLossTolerance = &pdrTol
+	for _, a := range algos {
+		// Above capacity the loss is (r-c)/r: the PDR at 1 % is c/0.99.
+		e := sim.New(sim.DUT{CapacityFPS: 5e6})
+		r, err := a.run(context.Background(), p, e.Measure(size))
+		if err != nil {
+			t.Fatal(err)
+		}
+		truth := e.DUT.CapacityPercent(size)
+		pdrTruth := truth / (1 - pdrTol/100)
+		if r.PDR == nil || *r.PDR < r.NDR || *r.PDR > pdrTruth+1e-9 || *r.PDR < pdrTruth-0.5 {
+			t.Errorf("%s: NDR %.3f PDR %v, PDR truth %.3f", a.name, r.NDR, r.PDR, pdrTruth)
+		}
+	}
+}
+
+func TestNoRatePasses(t *testing.T) {
+	for _, a := range algos {
+		e := sim.New(sim.DUT{DropEvery: 100})
+		r, err := a.run(context.Background(), params(1), e.Measure(size))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Found || r.NDR != 0 || len(r.Notes) == 0 {
+			t.Errorf("%s: %+v", a.name, r)
+		}
+		if r.Trials > 20 {
+			t.Errorf("%s: %d trials to find nothing", a.name, r.Trials)
+		}
+	}
+}
+
+func TestTrialCap(t *testing.T) {
+	p := params(0.01)
+	p.MaxTrials = 6
+	e := sim.New(sim.DUT{CapacityFPS: 5e6, Noise: 0.02})
+	r, err := search.Multistage(context.Background(), p, e.Measure(size))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Trials > 6 {
+		t.Errorf("%d trials, cap 6", r.Trials)
+	}
+	checkNeverAboveFailure(t, r, 0)
+}
+
+func TestMultistageIsFaster(t *testing.T) {
+	var tb, tm time.Duration
+	for _, c := range []float64{2e6, 5e6, 9e6} {
+		for _, a := range algos {
+			e := sim.New(sim.DUT{CapacityFPS: c})
+			r, err := a.run(context.Background(), params(0.5), e.Measure(size))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.name == "Binary" {
+				tb += r.TrialTime
+			} else {
+				tm += r.TrialTime
+			}
+		}
+	}
+	if float64(tm) > 0.5*float64(tb) {
+		t.Errorf("Multistage %s vs Binary %s of trial time", tm, tb)
+	}
+}
