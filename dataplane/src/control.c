@@ -517,8 +517,8 @@ static int do_trial(struct args *a, struct out *o)
 	if (trial_active())
 		return fail(o, "busy", "TRIAL: a trial is running");
 	const char *streams = arg(a, "streams"), *rates = arg(a, "rates"), *unit = arg(a, "unit");
-	uint64_t dur, warm, drain, burst, stall;
-	if (get_u64(a, o, "duration_ms", 0, 86400000, 0, &dur) || get_u64(a, o, "warmup_ms", 0, 600000, 0, &warm) ||
+	uint64_t dur, warm, drain, burst, stall, id;
+	if (get_u64(a, o, "id", 0, 0x7fffffff, 0, &id) || get_u64(a, o, "duration_ms", 0, 86400000, 0, &dur) || get_u64(a, o, "warmup_ms", 0, 600000, 0, &warm) ||
 	    get_u64(a, o, "drain_ms", 0, 600000, 2000, &drain) ||
 	    get_u64(a, o, "burst", 0, 1ull << 40, 0, &burst) || get_u64(a, o, "stall_ms", 0, 600000, 0, &stall) ||
 	    check_unused(a, o, "TRIAL"))
@@ -570,7 +570,7 @@ static int do_trial(struct args *a, struct out *o)
 			lr.ports[i].rx_warmup = lr.ports[i].rx_total = lr.ports[i].tx_alloc_fail = 0;
 	for (unsigned i = 0; i < lr.nports; i++)
 		rte_eth_stats_reset(lr.ports[i].id);
-	t->id++;
+	t->id = id ? (uint32_t)id : t->id + 1;
 	t->burst = burst;
 	t->warmup_tsc = warm * lr.tsc_hz / 1000;
 	t->duration_tsc = dur * lr.tsc_hz / 1000;

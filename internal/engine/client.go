@@ -198,7 +198,7 @@ func (c *Client) Stream(ctx context.Context, s StreamConfig) (*StreamInfo, error
 	if len(s.Sizes) == 0 {
 		return nil, fmt.Errorf("engine STREAM: no sizes")
 	}
-	args := []KV{{"id", strconv.Itoa(s.ID)}, {"tx", strconv.Itoa(s.TX)}, {"rx", strconv.Itoa(s.RX)}}
+	args := []KV{{"id", strconv.Itoa(s.ID)}, {"tx", portArg(s.TX)}, {"rx", portArg(s.RX)}}
 	if s.L3 != "" {
 		args = append(args, KV{"l3", s.L3})
 	}
@@ -227,6 +227,14 @@ func (c *Client) Stream(ctx context.Context, s StreamConfig) (*StreamInfo, error
 		return nil, err
 	}
 	return &info, nil
+}
+
+// portArg renders a port of a stream; a negative port is "none" (the other engine of a split stream).
+func portArg(p int) string {
+	if p < 0 {
+		return "none"
+	}
+	return strconv.Itoa(p)
 }
 
 func joinInts(v []int) string {
@@ -263,6 +271,9 @@ func TrialArgs(t TrialConfig) ([]KV, error) {
 	args = append(args, KV{"warmup_ms", ms(t.WarmUp)}, KV{"drain_ms", ms(t.Drain)})
 	if t.Stall > 0 {
 		args = append(args, KV{"stall_ms", ms(t.Stall)})
+	}
+	if t.ID > 0 {
+		args = append(args, KV{"id", strconv.Itoa(t.ID)})
 	}
 	return args, nil
 }

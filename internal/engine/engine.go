@@ -61,7 +61,8 @@ type PortInfo struct {
 	MaxFrame  int    `json:"max_frame"`
 }
 
-// StreamConfig defines a stream: frames leave port TX and are expected on port RX.
+// StreamConfig defines a stream: frames leave port TX and are expected on port RX; a negative TX or RX
+// means another engine sends or receives it (PROTOCOL.md, split streams).
 type StreamConfig struct {
 	ID      int
 	TX, RX  int
@@ -97,6 +98,9 @@ type TrialConfig struct {
 	Burst int64
 	// Stall aborts the trial when nothing arrives on a stream's RX port for this long (0: engine default).
 	Stall time.Duration
+	// ID numbers the trial explicitly (0: the engine's next number); two engines of a split stream
+	// must agree on it, since frames carry it.
+	ID int
 }
 
 // Progress is the live state of a trial.

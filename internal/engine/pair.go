@@ -1,0 +1,162 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Pair drives two engines as one two-port engine for testbeds whose ports live on two nodes: port 0 is
+// port 0 of Local (the generator pod), port 1 is port 0 of Remote (the receiver pod, reached over the
+// pod network). Every stream is split (PROTOCOL.md): the engine of its TX port sends, the engine of its
+// RX port analyses, and Pair merges the two halves into one result.
+type Pair struct {
+	Local, Remote Engine
+	next          int
+}
+
+var _ Engine = (*Pair)(nil)
+
+func (p *Pair) side(port int) (Engine, error) {
+	switch port {
+	case 0:
+		return p.Local, nil
+	case 1:
+		return p.Remote, nil
+	}
+	return nil, fmt.Errorf("engine pair: no port %d", port)
+}
+
+// Hello greets both engines.
+func (p *Pair) Hello(ctx context.Context) (*Hello, error) {
+	h, err := p.Local.Hello(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("local engine: %w", err)
+	}
+	if _, err := p.Remote.Hello(ctx); err != nil {
+		return nil, fmt.Errorf("remote engine: %w", err)
+	}
+	out := *h
+	out.Ports = 2
+	return &out, nil
+}
+
+// Port addresses port 0 of the engine that owns the port.
+func (p *Pair) Port(ctx context.Context, cfg PortConfig) (*PortInfo, error) {
+	e, err := p.side(cfg.ID)
+	if err != nil {
+		return nil, err
+	}
+	id := cfg.ID
+	cfg.ID = 0
+	info, err := e.Port(ctx, cfg)
+	if info != nil {
+		info.ID = id
+	}
+	return info, err
+}
+
+// Resolve resolves the next hop of a port on its engine.
+func (p *Pair) Resolve(ctx context.Context, port int, timeout time.Duration) (string, error) {
+	e, err := p.side(port)
+	if err != nil {
+		return "", err
+	}
+	return e.Resolve(ctx, 0, timeout)
+}
+
+// Stream defines the sending half on the TX port's engine and the analysing half on the RX port's.
+func (p *Pair) Stream(ctx context.Context, cfg StreamConfig) (*StreamInfo, error) {
+	if cfg.TX == cfg.RX {
+		return nil, fmt.Errorf("engine pair: stream %d sends and receives on port %d", cfg.ID, cfg.TX)
+	}
+	tx, err := p.side(cfg.TX)
+	if err != nil {
+		return nil, err
+	}
+	rx, err := p.side(cfg.RX)
+	if err != nil {
+		return nil, err
+	}
+	half := cfg
+	half.TX, half.RX = 0, -1
+	info, err := tx.Stream(ctx, half)
+	if err != nil {
+		return nil, err
+	}
+	half.TX, half.RX = -1, 0
+	if _, err := rx.Stream(ctx, half); err != nil {
+		return nil, err
+	}
+	return info, nil
+}
+
+// RunTrial starts the receiving halves first (so they are counting before the first frame leaves), then
+// the sending halves, with the same trial number, and merges the results.
+func (p *Pair) RunTrial(ctx context.Context, cfg TrialConfig, progress func(Progress)) (*TrialResult, error) {
+	p.next++
+	cfg.ID = p.next
+	type out struct {
+		r   *TrialResult
+		err error
+	}
+	remote := make(chan out, 1)
+	go func() {
+		r, err := p.Remote.RunTrial(ctx, cfg, nil)
+		remote <- out{r, err}
+	}()
+	// The receiver's warm-up absorbs this head start; its drain absorbs the tail.
+	time.Sleep(50 * time.Millisecond)
+	lr, lerr := p.Local.RunTrial(ctx, cfg, progress)
+	ro := <-remote
+	if lerr != nil {
+		return nil, fmt.Errorf("local engine: %w", lerr)
+	}
+	if ro.err != nil {
+		return nil, fmt.Errorf("remote engine: %w", ro.err)
+	}
+	return mergeHalves(cfg.Streams, lr, ro.r), nil
+}
+
+// mergeHalves joins, per stream, the sending half (tx counters) and the analysing half (rx counters,
+// latency) of whichever engine had them.
+func mergeHalves(ids []int, a, b *TrialResult) *TrialResult {
+	out := &TrialResult{Trial: a.Trial, State: a.State, Reason: a.Reason, DurationNs: a.DurationNs}
+	if b.Aborted() && !a.Aborted() {
+		out.State, out.Reason = b.State, b.Reason
+	}
+	for _, id := range ids {
+		sa, sb := a.Stream(id), b.Stream(id)
+		if sa == nil || sb == nil {
+			continue
+		}
+		tx, rx := sa, sb
+		if sb.TxFrames > 0 || sa.RxFrames > 0 {
+			tx, rx = sb, sa
+		}
+		m := *rx
+		m.TargetFPS, m.AchievedFPS, m.Saturated = tx.TargetFPS, tx.AchievedFPS, tx.Saturated
+		m.TxFrames, m.TxBytes = tx.TxFrames, tx.TxBytes
+		m.Lost = max(0, m.TxFrames-(m.RxFrames-m.Duplicates))
+		m.Classes = nil
+		for i, c := range tx.Classes {
+			if i < len(rx.Classes) {
+				c.RxFrames = rx.Classes[i].RxFrames
+			}
+			c.Lost = max(0, c.TxFrames-c.RxFrames)
+			m.Classes = append(m.Classes, c)
+		}
+		out.Streams = append(out.Streams, m)
+	}
+	out.Ports = append(append(out.Ports, a.Ports...), b.Ports...)
+	return out
+}
+
+// Close closes both engines.
+func (p *Pair) Close() error {
+	err := p.Local.Close()
+	if e := p.Remote.Close(); err == nil {
+		err = e
+	}
+	return err
+}

@@ -1,0 +1,218 @@
+// Package report writes a run's results as a self-contained HTML page with SVG plots: throughput and
+// frames/s against frame size, the frame-loss curves and the latency percentiles. No external assets,
+// so the page can be attached to a ticket or archived with the regression run.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/results"
+)
+
+// Series is one line of a chart.
+type Series struct {
+	Name   string
+	Points [][2]float64
+}
+
+var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"}
+
+// LineChart renders series as an SVG line chart with labelled axes.
+func LineChart(title, xLabel, yLabel string, series []Series) string {
+	const w, h, ml, mr, mt, mb = 640.0, 360.0, 80.0, 20.0, 40.0, 50.0
+	xmin, xmax, ymax := math.Inf(1), math.Inf(-1), 0.0
+	for _, s := range series {
+		for _, p := range s.Points {
+			xmin, xmax, ymax = math.Min(xmin, p[0]), math.Max(xmax, p[0]), math.Max(ymax, p[1])
+		}
+	}
+	if math.IsInf(xmin, 0) {
+		xmin, xmax = 0, 1
+	}
+	if xmax == xmin {
+		xmax = xmin + 1
+	}
+	if ymax <= 0 {
+		ymax = 1
+	}
+	ymax *= 1.1
+	x := func(v float64) float64 { return ml + (v-xmin)/(xmax-xmin)*(w-ml-mr) }
+	y := func(v float64) float64 { return h - mb - v/ymax*(h-mt-mb) }
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="12">`, w, h, w, h)
+	fmt.Fprintf(&b, `<text x="%.0f" y="20" font-size="14" text-anchor="middle">%s</text>`, w/2, esc(title))
+	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="black"/>`, ml, h-mb, w-mr, h-mb)
+	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="black"/>`, ml, mt, ml, h-mb)
+	for i := 0; i <= 4; i++ {
+		v := ymax * float64(i) / 4
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="end">%s</text><line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#ddd"/>`,
+			ml-5, y(v)+4, short(v), ml, y(v), w-mr, y(v))
+		xv := xmin + (xmax-xmin)*float64(i)/4
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">%s</text>`, x(xv), h-mb+16, short(xv))
+	}
+	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">%s</text>`, (ml+w-mr)/2, h-10, esc(xLabel))
+	fmt.Fprintf(&b, `<text x="14" y="%.0f" text-anchor="middle" transform="rotate(-90 14 %.0f)">%s</text>`, (mt+h-mb)/2, (mt+h-mb)/2, esc(yLabel))
+	for i, s := range series {
+		c := palette[i%len(palette)]
+		pts := append([][2]float64(nil), s.Points...)
+		sort.Slice(pts, func(a, b int) bool { return pts[a][0] < pts[b][0] })
+		var path []string
+		for _, p := range pts {
+			path = append(path, fmt.Sprintf("%.1f,%.1f", x(p[0]), y(p[1])))
+			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>`, x(p[0]), y(p[1]), c)
+		}
+		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`, c, strings.Join(path, " "))
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" fill="%s">%s</text>`, w-mr-150, mt+14*float64(i+1), c, esc(s.Name))
+	}
+	b.WriteString(`</svg>`)
+	return b.String()
+}
+
+func esc(s string) string { return template.HTMLEscapeString(s) }
+
+func short(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 1e9:
+		return strconv.FormatFloat(v/1e9, 'g', 3, 64) + "G"
+	case a >= 1e6:
+		return strconv.FormatFloat(v/1e6, 'g', 3, 64) + "M"
+	case a >= 1e3:
+		return strconv.FormatFloat(v/1e3, 'g', 3, 64) + "k"
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
+}
+
+func num(s string) float64 { v, _ := strconv.ParseFloat(s, 64); return v }
+
+// Charts builds the report's plots from the result tables.
+func Charts(r *v1alpha1.Results) map[string]string {
+	out := map[string]string{}
+	if r == nil {
+		return out
+	}
+	fps, bps := map[string]*Series{}, map[string]*Series{}
+	var dirs []string
+	for _, t := range r.Throughput {
+		if fps[t.Direction] == nil {
+			fps[t.Direction], bps[t.Direction] = &Series{Name: t.Direction}, &Series{Name: t.Direction}
+			dirs = append(dirs, t.Direction)
+		}
+		fps[t.Direction].Points = append(fps[t.Direction].Points, [2]float64{float64(t.FrameSize), float64(t.NDR.FramesPerSecond)})
+		bps[t.Direction].Points = append(bps[t.Direction].Points, [2]float64{float64(t.FrameSize), float64(t.NDR.L2BitsPerSecond)})
+	}
+	if len(dirs) > 0 {
+		var fs, bs []Series
+		for _, d := range dirs {
+			fs, bs = append(fs, *fps[d]), append(bs, *bps[d])
+		}
+		out["throughput-fps.svg"] = LineChart("Throughput (NDR) in frames/s", "frame size (B)", "frames/s", fs)
+		out["throughput-bps.svg"] = LineChart("Throughput (NDR), L2", "frame size (B)", "bit/s", bs)
+	}
+	if len(r.FrameLoss) > 0 {
+		var ss []Series
+		for _, f := range r.FrameLoss {
+			s := Series{Name: fmt.Sprintf("%d B %s", f.FrameSize, f.Direction)}
+			for _, p := range f.Points {
+				s.Points = append(s.Points, [2]float64{num(p.PercentOfLineRate), num(p.LossPercent)})
+			}
+			ss = append(ss, s)
+		}
+		out["frame-loss.svg"] = LineChart("Frame loss rate", "offered load (% of line rate)", "frames lost (%)", ss)
+	}
+	if len(r.Latency) > 0 {
+		var ss []Series
+		qs := []float64{0, 50, 90, 99, 99.9, 99.99, 100}
+		for _, l := range r.Latency {
+			a := l.Aggregate
+			if !a.Valid {
+				continue
+			}
+			s := Series{Name: fmt.Sprintf("%d B %s", l.FrameSize, l.Direction)}
+			for i, v := range []int64{a.MinNs, a.P50Ns, a.P90Ns, a.P99Ns, a.P999Ns, a.P9999Ns, a.MaxNs} {
+				// percentiles on a log-like axis: distance to 100 % in "nines"
+				s.Points = append(s.Points, [2]float64{nines(qs[i]), float64(v) / 1000})
+			}
+			ss = append(ss, s)
+		}
+		if len(ss) > 0 {
+			out["latency.svg"] = LineChart("Latency percentiles at the NDR (x: 0=min, 1=p90, 2=p99, 3=p99.9, 4=p99.99, 5=max)", "nines", "µs", ss)
+		}
+	}
+	return out
+}
+
+func nines(q float64) float64 {
+	switch {
+	case q >= 100:
+		return 5
+	case q <= 0:
+		return -0.5
+	}
+	return -math.Log10(1 - q/100)
+}
+
+var page = template.Must(template.New("r").Parse(`<!doctype html><html><head><meta charset="utf-8">
+<title>linerate: {{.Name}}</title><style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}
+td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}</style></head><body>
+<h1>RFC 2544 results: {{.Name}}</h1>
+{{if .DUT}}<p>DUT: {{.DUT.Name}} {{.DUT.Model}} {{.DUT.Software}} {{.DUT.Cipher}}</p>{{end}}
+{{range .Charts}}<p><img src="{{.}}"></p>{{end}}
+{{if .Res.Throughput}}<h2>Throughput</h2><table><tr><th>frame</th><th>direction</th><th>frames/s</th><th>L2 bit/s</th><th>L1 bit/s</th><th>% line</th><th>loss %</th><th>trials</th></tr>
+{{range .Res.Throughput}}<tr><td>{{.FrameSize}}</td><td>{{.Direction}}</td><td>{{.NDR.FramesPerSecond}}</td><td>{{.NDR.L2BitsPerSecond}}</td><td>{{.NDR.L1BitsPerSecond}}</td><td>{{.NDR.PercentOfLineRate}}</td><td>{{.LossPercent}}</td><td>{{.Trials}}</td></tr>{{end}}</table>{{end}}
+{{if .Res.Latency}}<h2>Latency (ns)</h2><table><tr><th>frame</th><th>direction</th><th>min</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th><th>PDV</th></tr>
+{{range .Res.Latency}}<tr><td>{{.FrameSize}}</td><td>{{.Direction}}</td><td>{{.Aggregate.MinNs}}</td><td>{{.Aggregate.MeanNs}}</td><td>{{.Aggregate.P50Ns}}</td><td>{{.Aggregate.P99Ns}}</td><td>{{.Aggregate.P999Ns}}</td><td>{{.Aggregate.MaxNs}}</td><td>{{.Aggregate.PDVNs}}</td></tr>{{end}}</table>{{end}}
+{{with .Res.Diagnosis}}<h2>Diagnosis</h2><p>{{.Bound}}: {{.Explanation}}</p>{{end}}
+{{if .Res.Notes}}<h2>Notes</h2><ul>{{range .Res.Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
+<p>Every trial: <a href="results.json">results.json</a>, <a href="trials.jsonl">trials.jsonl</a> ({{.Trials}} trials).</p>
+</body></html>`))
+
+// Write writes index.html, the SVG plots, results.json and trials.jsonl into dir.
+func Write(dir, name string, res *v1alpha1.Results, trials []results.Trial) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	charts := Charts(res)
+	var names []string
+	for n, svg := range charts {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(svg), 0o644); err != nil {
+			return err
+		}
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	b, _ := json.MarshalIndent(res, "", "  ")
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), b, 0o644); err != nil {
+		return err
+	}
+	var tl strings.Builder
+	for _, t := range trials {
+		line, _ := json.Marshal(t)
+		tl.Write(line)
+		tl.WriteByte('\n')
+	}
+	if err := os.WriteFile(filepath.Join(dir, "trials.jsonl"), []byte(tl.String()), 0o644); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(dir, "index.html"))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var dut *v1alpha1.DUTSpec
+	if res != nil {
+		dut = res.DUT
+	}
+	if res == nil {
+		res = &v1alpha1.Results{}
+	}
+	return page.Execute(f, map[string]any{"Name": name, "DUT": dut, "Charts": names, "Res": res, "Trials": len(trials)})
+}

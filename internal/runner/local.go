@@ -1,0 +1,208 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/engine"
+	"linerate.dev/linerate/internal/plan"
+	"linerate.dev/linerate/internal/report"
+	"linerate.dev/linerate/internal/results"
+	"linerate.dev/linerate/internal/rfc2544"
+)
+
+// LoadTest reads the TrafficTest (and the ImixProfile it refers to, if any) from YAML files, the very
+// files a user would kubectl apply.
+func LoadTest(files []string) (*v1alpha1.TrafficTest, *v1alpha1.ImixProfile, error) {
+	var tt *v1alpha1.TrafficTest
+	profiles := map[string]*v1alpha1.ImixProfile{}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			return nil, nil, err
+		}
+		for i, doc := range bytes.Split(raw, []byte("\n---")) {
+			var meta struct{ Kind string }
+			if err := yaml.Unmarshal(doc, &meta); err != nil {
+				return nil, nil, fmt.Errorf("%s document %d: %w", f, i+1, err)
+			}
+			switch meta.Kind {
+			case "TrafficTest":
+				if tt != nil {
+					return nil, nil, fmt.Errorf("%s: more than one TrafficTest given", f)
+				}
+				tt = &v1alpha1.TrafficTest{}
+				if err := yaml.UnmarshalStrict(doc, tt); err != nil {
+					return nil, nil, fmt.Errorf("%s: %w", f, err)
+				}
+			case "ImixProfile":
+				p := &v1alpha1.ImixProfile{}
+				if err := yaml.UnmarshalStrict(doc, p); err != nil {
+					return nil, nil, fmt.Errorf("%s: %w", f, err)
+				}
+				profiles[p.Name] = p
+			case "":
+			default:
+				return nil, nil, fmt.Errorf("%s document %d: kind %s is neither TrafficTest nor ImixProfile", f, i+1, meta.Kind)
+			}
+		}
+	}
+	if tt == nil {
+		return nil, nil, fmt.Errorf("no TrafficTest in %s", strings.Join(files, ", "))
+	}
+	var profile *v1alpha1.ImixProfile
+	if tt.Spec.Imix != nil && tt.Spec.Imix.ProfileRef != nil {
+		profile = profiles[tt.Spec.Imix.ProfileRef.Name]
+		if profile == nil {
+			return nil, nil, fmt.Errorf("the TrafficTest uses ImixProfile %q: give its YAML with another -f", tt.Spec.Imix.ProfileRef.Name)
+		}
+	}
+	return tt, profile, nil
+}
+
+// LocalOptions are the flags of `linerate run`.
+type LocalOptions struct {
+	Files   []string
+	Ports   map[string]string // port name -> DPDK devargs
+	Engine  string
+	Output  string // table or json
+	Report  string // directory, optional
+	HugeDir string
+	RunDir  string
+	Stdout  io.Writer
+	Stderr  io.Writer
+}
+
+// consoleSink prints one line per trial while the run goes on.
+type consoleSink struct{ w io.Writer }
+
+func (c consoleSink) OnTrial(t results.Trial) {
+	what := fmt.Sprintf("%s %dB", t.Test, t.FrameSize)
+	if t.FrameSize == 0 {
+		what = string(t.Test)
+	}
+	offered := fmt.Sprintf("%.3f%%", t.OfferedPercent)
+	if t.Burst > 0 {
+		offered = fmt.Sprintf("burst %d", t.Burst)
+	}
+	verdict := "fail"
+	switch {
+	case t.Aborted != "":
+		verdict = "aborted: " + t.Aborted
+	case t.TesterLimited:
+		verdict = fmt.Sprintf("tester limited (%.0f of %.0f frames/s)", t.AchievedFPS, t.TargetFPS)
+	case t.Pass:
+		verdict = "pass"
+	}
+	fmt.Fprintf(c.w, "trial %3d  %-22s %-12s %-10s %-11s %5.1fs  tx %d rx %d lost %d (%.4f%%)  %s\n", t.Seq, what,
+		t.Direction, t.Purpose, offered, t.DurationS, t.TxFrames, t.RxFrames, t.Lost, t.LossPercent, verdict)
+}
+func (consoleSink) OnProgress(v1alpha1.Progress) {}
+func (consoleSink) OnResults(*v1alpha1.Results)  {}
+
+// RunLocal runs a TrafficTest on local ports, without a cluster.
+func RunLocal(ctx context.Context, o LocalOptions) (*v1alpha1.Results, error) {
+	tt, profile, err := LoadTest(o.Files)
+	if err != nil {
+		return nil, err
+	}
+	p, err := plan.Resolve(tt, profile)
+	if err != nil {
+		return nil, err
+	}
+	devs, err := localDevices(p, o.Ports)
+	if err != nil {
+		return nil, err
+	}
+	bin, err := EngineBinary(o.Engine)
+	if err != nil {
+		return nil, err
+	}
+	logf, err := os.CreateTemp("", "linerate-engine-*.log")
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	fmt.Fprintf(o.Stderr, "linerate: %s: %d test(s), ports %s; engine log %s\n", tt.Name, len(p.Tests), describe(p, devs), logf.Name())
+	proc, err := Start(ctx, StartOptions{Binary: bin, Devices: devs, RunDir: o.RunDir, HugeDir: o.HugeDir, Log: logf})
+	if err != nil {
+		return nil, err
+	}
+	defer proc.Close()
+	r := rfc2544.New(p, proc.Client, consoleSink{o.Stderr}, rfc2544.Options{})
+	res, runErr := r.Run(ctx)
+	if o.Report != "" {
+		if err := WriteReport(o.Report, p, res, r.Trials()); err != nil {
+			fmt.Fprintf(o.Stderr, "linerate: report: %v\n", err)
+		} else {
+			fmt.Fprintf(o.Stderr, "linerate: report in %s/index.html\n", o.Report)
+		}
+	}
+	if o.Output == "json" {
+		enc := json.NewEncoder(o.Stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(map[string]any{"name": tt.Name, "results": res, "trials": r.Trials(), "error": errString(runErr)})
+	} else {
+		PrintTable(o.Stdout, res, plan.FormatPercent(p.Throughput.LossTolerancePercent))
+	}
+	return res, runErr
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func localDevices(p *plan.Plan, flags map[string]string) ([]engine.Device, error) {
+	var devs []engine.Device
+	for i, port := range p.Ports {
+		if v, ok := flags[port.Name]; ok {
+			d, err := engine.ParseDevargs(v)
+			if err != nil {
+				return nil, fmt.Errorf("--port %s: %w", port.Name, err)
+			}
+			devs = append(devs, d)
+			continue
+		}
+		d, err := engine.PlanDevices(p.Ports[i:i+1], nil)
+		if err != nil {
+			return nil, fmt.Errorf("port %s: give --port %s=<DPDK devargs> (e.g. net_af_packet0,iface=eth1): %w", port.Name, port.Name, err)
+		}
+		// vdev names must be unique in one EAL: number them by port position
+		d[0].Devargs = strings.Replace(d[0].Devargs, "0,iface=", fmt.Sprintf("%d,iface=", i), 1)
+		devs = append(devs, d[0])
+	}
+	for name := range flags {
+		found := false
+		for _, port := range p.Ports {
+			found = found || port.Name == name
+		}
+		if !found {
+			return nil, fmt.Errorf("--port %s: the TrafficTest has no port named %s", name, name)
+		}
+	}
+	return devs, nil
+}
+
+func describe(p *plan.Plan, devs []engine.Device) string {
+	var s []string
+	for i, port := range p.Ports {
+		s = append(s, port.Name+"="+devs[i].Devargs)
+	}
+	return strings.Join(s, " ")
+}
+
+// WriteReport writes the HTML report of a run.
+func WriteReport(dir string, p *plan.Plan, res *v1alpha1.Results, trials []results.Trial) error {
+	return report.Write(dir, p.Name, res, trials)
+}

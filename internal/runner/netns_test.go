@@ -1,0 +1,172 @@
+package runner_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/results"
+)
+
+// These tests run the real engine through the real CLI against devices under test whose truth is known,
+// in network namespaces they create: a router namespace with a tbf rate limit, and one that drops
+// exactly one frame in N with nftables.
+
+func need(t *testing.T) string {
+	t.Helper()
+	eng := os.Getenv("LINERATE_ENGINE")
+	if eng == "" {
+		eng, _ = filepath.Abs("../../dataplane/build/linerate-engine")
+	}
+	if _, err := os.Stat(eng); err != nil {
+		t.Skipf("no engine at %s (run 'make engine'; make test builds it first)", eng)
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for network namespaces")
+	}
+	return eng
+}
+
+func sh(t *testing.T, args ...string) {
+	t.Helper()
+	if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// router builds tester ns (t0, t1) <-> router ns (r0 198.18.1.1, r1 198.19.1.1) and returns the names.
+func router(t *testing.T, tag string) (tns, rns string) {
+	t.Helper()
+	tns = fmt.Sprintf("lrg%d%st", os.Getpid()%100000, tag)
+	rns = fmt.Sprintf("lrg%d%sr", os.Getpid()%100000, tag)
+	t.Cleanup(func() {
+		_ = exec.Command("ip", "netns", "del", tns).Run()
+		_ = exec.Command("ip", "netns", "del", rns).Run()
+	})
+	sh(t, "ip", "netns", "add", tns)
+	sh(t, "ip", "netns", "add", rns)
+	for _, pair := range [][2]string{{"t0", "r0"}, {"t1", "r1"}} {
+		a, b := tag+pair[0], tag+pair[1]
+		sh(t, "ip", "link", "add", a, "type", "veth", "peer", "name", b)
+		sh(t, "ip", "link", "set", a, "netns", tns)
+		sh(t, "ip", "link", "set", b, "netns", rns)
+		sh(t, "ip", "-n", tns, "link", "set", a, "name", pair[0], "up")
+		sh(t, "ip", "-n", rns, "link", "set", b, "name", pair[1], "up")
+		sh(t, "ip", "netns", "exec", tns, "sysctl", "-qw", "net.ipv6.conf."+pair[0]+".disable_ipv6=1")
+	}
+	sh(t, "ip", "-n", rns, "addr", "add", "198.18.1.1/24", "dev", "r0")
+	sh(t, "ip", "-n", rns, "addr", "add", "198.19.1.1/24", "dev", "r1")
+	sh(t, "ip", "netns", "exec", rns, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+	return tns, rns
+}
+
+type cliOut struct {
+	Results v1alpha1.Results `json:"results"`
+	Trials  []results.Trial  `json:"trials"`
+	Error   string           `json:"error"`
+}
+
+func runCLI(t *testing.T, eng, tns, yaml string) cliOut {
+	t.Helper()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "linerate")
+	sh(t, "go", "build", "-o", bin, "linerate.dev/linerate/cmd/linerate")
+	f := filepath.Join(dir, "test.yaml")
+	if err := os.WriteFile(f, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("ip", "netns", "exec", tns, bin, "run", "-f", f, "--engine", eng, "-o", "json", "--report", filepath.Join(dir, "report"))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("linerate run: %v\n%s", err, stderr.String())
+	}
+	var o cliOut
+	if err := json.Unmarshal(out, &o); err != nil {
+		t.Fatalf("linerate run -o json: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "report", "index.html")); err != nil {
+		t.Errorf("no report: %v", err)
+	}
+	return o
+}
+
+const testYAML = `apiVersion: linerate.dev/v1alpha1
+kind: TrafficTest
+metadata: {name: %s}
+spec:
+  tests: [%s]
+  frameSizes: [%s]
+  durations: {searchTrial: 500ms, validationTrial: 1s, latencyTrial: 1s, warmUp: 200ms, drain: 300ms, dutRest: 100ms}
+  throughput: {lossTolerance: "0", resolution: "%s", maxRate: "%s", method: Multistage}
+  frameLoss: {step: "1"}
+  traffic: {direction: Unidirectional, lineRate: 1G}
+  ports:
+  - {name: west, driver: af_packet, interface: t0, address: 198.18.1.2/24, gateway: 198.18.1.1}
+  - {name: east, driver: af_packet, interface: t1, address: 198.19.1.2/24, gateway: 198.19.1.1}
+`
+
+func TestNDROfATokenBucketIsItsRate(t *testing.T) {
+	eng := need(t)
+	tns, rns := router(t, "tb")
+	// 16 Mbit/s on the router's egress. tbf counts the frame without FCS: a 1518 B frame costs 1514 B.
+	sh(t, "ip", "netns", "exec", rns, "tc", "qdisc", "add", "dev", "r1", "root", "tbf", "rate", "16mbit", "burst", "8kb", "limit", "16kb")
+	o := runCLI(t, eng, tns, fmt.Sprintf(testYAML, "tbf", "throughput", "1518", "0.1", "4"))
+	if o.Error != "" || len(o.Results.Throughput) != 1 {
+		t.Fatalf("run: %q %+v", o.Error, o.Results)
+	}
+	row := o.Results.Throughput[0]
+	truthFPS := 16e6 / (1514 * 8)
+	gotFPS := float64(row.NDR.FramesPerSecond)
+	resFPS := 0.001 * 1e9 / (1538 * 8) // 0.1 % of 1 Gbit/s at 1518 B
+	// the bucket's depth lets a short trial pass a little above the rate; the full-length validation
+	// trial bounds that
+	if gotFPS > truthFPS*1.02 || gotFPS < truthFPS-resFPS-truthFPS*0.03 {
+		t.Errorf("NDR %.0f frames/s (%d bit/s L2), tbf truth %.0f frames/s, resolution %.0f frames/s", gotFPS, row.NDR.L2BitsPerSecond, truthFPS, resFPS)
+	}
+	if row.TesterLimited {
+		t.Error("a 1.3 kframes/s limit cannot be tester-limited")
+	}
+}
+
+func TestFrameLossCurveOfAOneInNDropIsExact(t *testing.T) {
+	eng := need(t)
+	tns, rns := router(t, "ng")
+	rules := `table inet lrt {
+  chain lrfwd { type filter hook forward priority 0; policy accept;
+    ip daddr 198.19.1.0/24 numgen inc mod 50 == 0 drop
+  }
+}`
+	cmd := exec.Command("ip", "netns", "exec", rns, "nft", "-f", "-")
+	cmd.Stdin = strings.NewReader(rules)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("nft: %v %s", err, out)
+	}
+	o := runCLI(t, eng, tns, fmt.Sprintf(testYAML, "numgen", "frameLoss", "64", "1", "2"))
+	if len(o.Results.FrameLoss) != 1 {
+		t.Fatalf("frame loss: %q %+v", o.Error, o.Results)
+	}
+	pts := o.Results.FrameLoss[0].Points
+	// never loss-free, so every step down to the last: 2 % and 1 % of line rate
+	if len(pts) != 2 {
+		t.Fatalf("points %+v", pts)
+	}
+	for _, p := range pts {
+		// numgen counts every forwarded frame, warm-up frames too, so a trial loses floor or ceil of tx/50
+		lost := p.TxFrames - p.RxFrames
+		if math.Abs(float64(lost)-float64(p.TxFrames)/50) > 1 {
+			t.Errorf("at %s%%: %d of %d lost, want tx/50 = %.1f", p.PercentOfLineRate, lost, p.TxFrames, float64(p.TxFrames)/50)
+		}
+		if v, _ := strconv.ParseFloat(p.LossPercent, 64); math.Abs(v-2) > 0.01 {
+			t.Errorf("at %s%%: loss %s%%, want 2%%", p.PercentOfLineRate, p.LossPercent)
+		}
+	}
+}

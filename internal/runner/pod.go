@@ -1,0 +1,224 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"linerate.dev/linerate/internal/engine"
+	"linerate.dev/linerate/internal/plan"
+	"linerate.dev/linerate/internal/results"
+	"linerate.dev/linerate/internal/rfc2544"
+)
+
+// PodOptions are the flags of `linerate runner` (the tester pod, see internal/tester).
+type PodOptions struct {
+	PlanFile         string
+	Namespace        string
+	ResultsConfigMap string
+	HugeDir          string
+	RunDir           string
+	// Ports are the plan ports this pod drives (empty: all).
+	Ports []string
+	// RemoteEngine maps a port name to the control address of the engine that drives it elsewhere.
+	RemoteEngine map[string]string
+	Engine       string
+	MetricsAddr  string
+	Client       client.Client
+	Log          io.Writer
+}
+
+// ReadPlan reads the operator's plan.
+func ReadPlan(file string) (*plan.Plan, error) {
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var p plan.Plan
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if p.Version != plan.Version {
+		return nil, fmt.Errorf("%s: plan version %d, this runner reads version %d", file, p.Version, plan.Version)
+	}
+	return &p, nil
+}
+
+// portsByName returns the plan ports with the given names, in plan order, and their indexes.
+func portsByName(p *plan.Plan, names []string) ([]plan.Port, error) {
+	if len(names) == 0 {
+		return p.Ports, nil
+	}
+	var out []plan.Port
+	for _, n := range names {
+		found := false
+		for _, port := range p.Ports {
+			if port.Name == n {
+				out = append(out, port)
+				found = true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("the plan has no port %q", n)
+		}
+	}
+	return out, nil
+}
+
+// RunPod runs the plan inside the tester pod and reports through the results ConfigMap. Whatever
+// happens, it tries to leave a state the operator can explain.
+func RunPod(ctx context.Context, o PodOptions) error {
+	logf := func(format string, args ...any) { fmt.Fprintf(o.Log, "runner: "+format+"\n", args...) }
+	sink := &ConfigMapSink{Client: o.Client, Key: types.NamespacedName{Namespace: o.Namespace, Name: o.ResultsConfigMap},
+		ProgressEvery: 5 * time.Second, Log: logf, live: NewLive()}
+	fail := func(reason string, err error) error {
+		st := results.State{State: results.StateFailed, Reason: reason, Message: err.Error(), Time: time.Now()}
+		if werr := sink.Finish(context.Background(), nil, st); werr != nil {
+			logf("could not report the failure: %v", werr)
+		}
+		return err
+	}
+	p, err := ReadPlan(o.PlanFile)
+	if err != nil {
+		return fail("InvalidPlan", err)
+	}
+	if o.MetricsAddr != "" {
+		ln, err := net.Listen("tcp", o.MetricsAddr)
+		if err != nil {
+			return fail("TesterFailed", fmt.Errorf("metrics on %s: %w", o.MetricsAddr, err))
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", sink.live.Handler())
+		go func() { _ = http.Serve(ln, mux) }()
+	}
+	_ = sink.State(ctx, results.State{State: results.StateRunning, Time: time.Now()})
+	local, err := portsByName(p, o.Ports)
+	if err != nil {
+		return fail("InvalidPlan", err)
+	}
+	devs, err := engine.PlanDevices(local, nil)
+	if err != nil {
+		return fail("PortsUnavailable", err)
+	}
+	bin, err := EngineBinary(o.Engine)
+	if err != nil {
+		return fail("EngineFailed", err)
+	}
+	proc, err := Start(ctx, StartOptions{Binary: bin, Devices: devs, RunDir: o.RunDir, HugeDir: o.HugeDir,
+		FilePrefix: "linerate-" + hostname(), Log: o.Log})
+	if err != nil {
+		return fail("EngineFailed", err)
+	}
+	defer proc.Close()
+	var eng engine.Engine = proc.Client
+	if len(o.RemoteEngine) > 0 {
+		if len(local) != 1 || len(p.Ports) != 2 || o.RemoteEngine[p.Ports[1].Name] == "" || local[0].Name != p.Ports[0].Name {
+			return fail("InvalidPlan", errors.New("--remote-engine: this pod must drive the first port and the remote engine the second"))
+		}
+		addr := o.RemoteEngine[p.Ports[1].Name]
+		remote, err := dialRetry(ctx, addr, 3*time.Minute)
+		if err != nil {
+			return fail("EngineFailed", fmt.Errorf("remote engine %s: %w", addr, err))
+		}
+		eng = &engine.Pair{Local: proc.Client, Remote: remote}
+		logf("port %s is driven by the engine at %s; latency across the two nodes is reported only with synchronised clocks", p.Ports[1].Name, addr)
+	}
+	r := rfc2544.New(p, eng, sink, rfc2544.Options{})
+	res, runErr := r.Run(ctx)
+	st := results.State{State: results.StateSucceeded, Time: time.Now()}
+	if runErr != nil {
+		st.State, st.Message = results.StateFailed, runErr.Error()
+		switch {
+		case errors.Is(runErr, rfc2544.ErrDUTStalled):
+			st.Reason = "DUTStalled"
+		case errors.Is(runErr, context.Canceled):
+			st.Reason = "Cancelled"
+		default:
+			st.Reason = "EngineFailed"
+		}
+	}
+	if err := sink.Finish(context.Background(), res, st); err != nil {
+		logf("final write: %v", err)
+		if runErr == nil {
+			runErr = err
+		}
+	}
+	PrintTable(o.Log, res, plan.FormatPercent(p.Throughput.LossTolerancePercent))
+	return runErr
+}
+
+func hostname() string {
+	h, _ := os.Hostname()
+	if h == "" {
+		return fmt.Sprint(os.Getpid())
+	}
+	return h
+}
+
+func dialRetry(ctx context.Context, addr string, within time.Duration) (*engine.Client, error) {
+	deadline := time.Now().Add(within)
+	for {
+		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		c, err := engine.Dial(dctx, addr)
+		cancel()
+		if err == nil {
+			return c, nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return nil, err
+		}
+		time.Sleep(2 * time.Second)
+	}
+}
+
+// ServeEngine is `linerate engine`: the receiver pod of a two-node testbed. It starts the engine on this
+// pod's ports with a TCP control socket and lets the generator pod's runner drive it.
+func ServeEngine(ctx context.Context, planFile string, ports []string, listen, hugeDir, runDir, bin string, log io.Writer) error {
+	p, err := ReadPlan(planFile)
+	if err != nil {
+		return err
+	}
+	local, err := portsByName(p, ports)
+	if err != nil {
+		return err
+	}
+	devs, err := engine.PlanDevices(local, nil)
+	if err != nil {
+		return err
+	}
+	if bin, err = EngineBinary(bin); err != nil {
+		return err
+	}
+	if !strings.Contains(listen, ":") {
+		return fmt.Errorf("--listen %q: want [host]:port", listen)
+	}
+	host, port, _ := strings.Cut(listen, ":")
+	if host == "" {
+		host = "0.0.0.0"
+	}
+	proc, err := Start(ctx, StartOptions{Binary: bin, Devices: devs, RunDir: runDir, HugeDir: hugeDir,
+		Control: "tcp:" + host + ":" + port, FilePrefix: "linerate-" + hostname(), Log: log})
+	if err != nil {
+		return err
+	}
+	// Free the single control connection for the generator's runner; the engine keeps running.
+	_ = proc.Client.Close()
+	fmt.Fprintf(log, "engine: ports %v under control on %s\n", ports, listen)
+	select {
+	case <-proc.Done():
+		return errors.New("the engine exited")
+	case <-ctx.Done():
+		proc.Client = nil
+		return proc.Close()
+	}
+}

@@ -1,0 +1,116 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"linerate.dev/linerate/internal/engine"
+)
+
+// EngineBinary finds linerate-engine: the flag, $LINERATE_ENGINE, the tester image's path, $PATH, or
+// the build tree.
+func EngineBinary(flag string) (string, error) {
+	for _, c := range []string{flag, os.Getenv("LINERATE_ENGINE"), "/usr/local/bin/linerate-engine"} {
+		if c != "" {
+			if _, err := os.Stat(c); err == nil {
+				return c, nil
+			}
+		}
+	}
+	if p, err := exec.LookPath("linerate-engine"); err == nil {
+		return p, nil
+	}
+	if exe, err := os.Executable(); err == nil {
+		c := filepath.Join(filepath.Dir(exe), "..", "dataplane", "build", "linerate-engine")
+		if _, err := os.Stat(c); err == nil {
+			return c, nil
+		}
+	}
+	return "", fmt.Errorf("linerate-engine not found: give --engine, set LINERATE_ENGINE, or run 'make engine'")
+}
+
+// Lcores picks the engine's lcores from the CPUs this process may run on: the main lcore (control) and
+// one worker. With a single CPU both lcores share it — the control thread sleeps almost always.
+func Lcores() []string {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return []string{"-l", "0,1"}
+	}
+	var cpus []int
+	for i := 0; i < 1024 && len(cpus) < 2; i++ {
+		if set.IsSet(i) {
+			cpus = append(cpus, i)
+		}
+	}
+	switch len(cpus) {
+	case 0:
+		return []string{"-l", "0,1"}
+	case 1:
+		c := strconv.Itoa(cpus[0])
+		return []string{"--lcores", "0@" + c + ",1@" + c}
+	}
+	return []string{"-l", strconv.Itoa(cpus[0]) + "," + strconv.Itoa(cpus[1])}
+}
+
+// StartOptions start an engine for a run.
+type StartOptions struct {
+	Binary     string
+	Devices    []engine.Device
+	Control    string
+	RunDir     string
+	HugeDir    string // empty: no hugepages (--no-huge)
+	FilePrefix string
+	Log        io.Writer
+	Extra      []string // engine args after --
+}
+
+// Start starts linerate-engine with the given ports.
+func Start(ctx context.Context, o StartOptions) (*engine.Process, error) {
+	if o.RunDir == "" {
+		d, err := os.MkdirTemp("", "linerate-")
+		if err != nil {
+			return nil, err
+		}
+		o.RunDir = d
+	}
+	if err := os.MkdirAll(o.RunDir, 0o755); err != nil {
+		return nil, err
+	}
+	if o.Control == "" {
+		o.Control = filepath.Join(o.RunDir, "engine.sock")
+	}
+	if o.FilePrefix == "" {
+		o.FilePrefix = fmt.Sprintf("linerate%d", os.Getpid())
+	}
+	cfg := engine.ProcessConfig{Binary: o.Binary, Devices: o.Devices, Control: o.Control, FilePrefix: o.FilePrefix,
+		EAL: append(Lcores(), "--log-level", "lib.eal:notice"), Args: o.Extra, Stdout: o.Log, Stderr: o.Log}
+	if o.HugeDir != "" && hasHugepages(o.HugeDir) {
+		cfg.HugeDir = o.HugeDir
+	} else {
+		cfg.NoHuge, cfg.MemoryMB = true, 512
+		cfg.EAL = append(cfg.EAL, "--no-shconf")
+	}
+	return engine.StartProcess(ctx, cfg)
+}
+
+// hasHugepages says whether dir is a hugetlbfs mount.
+func hasHugepages(dir string) bool {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return false
+	}
+	return st.Type == unix.HUGETLBFS_MAGIC
+}
+
+func parseFloat(s string) (float64, bool) {
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	return v, err == nil
+}

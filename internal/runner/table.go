@@ -1,0 +1,118 @@
+package runner
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/expectations"
+)
+
+func fmtInt(v int64) string {
+	s := strconv.FormatInt(v, 10)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 && c != '-' {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func ns(v int64) string { return expectations.FormatNs(v) }
+
+// PrintTable writes the RFC 2544 result tables the way a test report shows them.
+func PrintTable(w io.Writer, r *v1alpha1.Results, lossTolerance string) {
+	if r == nil {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	if r.DUT != nil && r.DUT.Name != "" {
+		fmt.Fprintf(tw, "DUT: %s %s %s %s\n", r.DUT.Name, r.DUT.Model, r.DUT.Software, r.DUT.Cipher)
+	}
+	if len(r.Throughput) > 0 {
+		fmt.Fprintf(tw, "\nThroughput (RFC 2544 26.1, NDR at %s%% loss)\n", lossTolerance)
+		fmt.Fprintln(tw, "frame\tdirection\tframes/s\tL2\tL1\t% line\tloss %\tPDR frames/s\tlatency p50/p99\ttrials\t")
+		for _, t := range r.Throughput {
+			pdr := "-"
+			if t.PDR != nil {
+				pdr = fmtInt(t.PDR.FramesPerSecond)
+			}
+			lat := "-"
+			if t.Latency != nil && t.Latency.Valid {
+				lat = ns(t.Latency.P50Ns) + " / " + ns(t.Latency.P99Ns)
+			}
+			mark := ""
+			if t.TesterLimited {
+				mark = " (tester limit)"
+			}
+			fmt.Fprintf(tw, "%d B\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d (%s s)%s\t\n", t.FrameSize, t.Direction,
+				fmtInt(t.NDR.FramesPerSecond), expectations.FormatBits(t.NDR.L2BitsPerSecond),
+				expectations.FormatBits(t.NDR.L1BitsPerSecond), t.NDR.PercentOfLineRate, t.LossPercent, pdr, lat,
+				t.Trials, t.TrialSeconds, mark)
+		}
+	}
+	if len(r.Latency) > 0 {
+		fmt.Fprintln(tw, "\nLatency at the NDR (RFC 2544 26.2, every frame timestamped)")
+		fmt.Fprintln(tw, "frame\tdirection\tframes/s\tmin\tmean\tp50\tp99\tp99.9\tmax\tPDV\tjitter\treps\t")
+		for _, l := range r.Latency {
+			a := l.Aggregate
+			if !a.Valid {
+				fmt.Fprintf(tw, "%d B\t%s\t%s\tnot valid: %s\t\n", l.FrameSize, l.Direction, fmtInt(l.Rate.FramesPerSecond), a.Reason)
+				continue
+			}
+			fmt.Fprintf(tw, "%d B\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", l.FrameSize, l.Direction,
+				fmtInt(l.Rate.FramesPerSecond), ns(a.MinNs), ns(a.MeanNs), ns(a.P50Ns), ns(a.P99Ns), ns(a.P999Ns),
+				ns(a.MaxNs), ns(a.PDVNs), ns(a.JitterNs), len(l.Repetitions))
+		}
+	}
+	if len(r.FrameLoss) > 0 {
+		fmt.Fprintln(tw, "\nFrame loss (RFC 2544 26.3): loss % at % of line rate")
+		for _, f := range r.FrameLoss {
+			var pts []string
+			for _, p := range f.Points {
+				pts = append(pts, p.PercentOfLineRate+"%:"+p.LossPercent)
+			}
+			fmt.Fprintf(tw, "%d B\t%s\t%s\t\n", f.FrameSize, f.Direction, strings.Join(pts, "  "))
+		}
+	}
+	if len(r.BackToBack) > 0 {
+		fmt.Fprintln(tw, "\nBack-to-back (RFC 2544 26.4)")
+		fmt.Fprintln(tw, "frame\tdirection\tframes (mean)\tstddev\tmin\tmax\tburst s\treps\t")
+		for _, b := range r.BackToBack {
+			fmt.Fprintf(tw, "%d B\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", b.FrameSize, b.Direction, fmtInt(b.Frames),
+				fmtInt(b.Spread.StdDev), fmtInt(b.Spread.Min), fmtInt(b.Spread.Max), b.BurstSeconds, b.Spread.Repetitions)
+		}
+	}
+	for _, m := range r.Imix {
+		fmt.Fprintf(tw, "\nIMIX throughput %s (average %s B): %s frames/s, %s L2, %s%% of line, loss %s%%\n", m.Direction,
+			m.AverageFrameSize, fmtInt(m.NDR.FramesPerSecond), expectations.FormatBits(m.NDR.L2BitsPerSecond),
+			m.NDR.PercentOfLineRate, m.LossPercent)
+		fmt.Fprintln(tw, "size\ttx\trx\tloss %\tloss % above the NDR\t")
+		for i, c := range m.Classes {
+			above := "-"
+			if i < len(m.ClassesAboveNDR) {
+				above = m.ClassesAboveNDR[i].LossPercent
+			}
+			fmt.Fprintf(tw, "%d B\t%s\t%s\t%s\t%s\t\n", c.FrameSize, fmtInt(c.TxFrames), fmtInt(c.RxFrames), c.LossPercent, above)
+		}
+	}
+	if d := r.Diagnosis; d != nil {
+		fmt.Fprintf(tw, "\nDiagnosis (%s): %s — %s\n", d.Direction, d.Bound, d.Explanation)
+	}
+	for _, p := range r.Penalty {
+		fmt.Fprintf(tw, "Penalty %d B %s: %s%% (%s) against the baseline\n", p.FrameSize, p.Direction, p.Percent,
+			expectations.FormatBits(p.L2BitsPerSecond))
+	}
+	if len(r.Notes) > 0 {
+		fmt.Fprintln(tw, "\nNotes:")
+		for _, n := range r.Notes {
+			fmt.Fprintf(tw, "- %s\n", n)
+		}
+	}
+	_ = tw.Flush()
+}
