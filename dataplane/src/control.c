@@ -498,12 +498,19 @@ static void prepare_tx(struct lr_stream *s)
 	for (unsigned c = 0; c < s->nclasses; c++) {
 		s->tmpl[c].data = s->tmpl_mem + (size_t)c * LR_MAX_FRAME;
 		lr_tmpl_build(&s->tmpl[c], h, s->class_size[c], s->payload, s->random_bytes, sizeof(s->random_bytes));
+		s->copy_len[c] = s->payload == LR_PAYLOAD_ZEROS ? LR_MAX_HDR_TAG : s->tmpl[c].len;
+		if (s->vary == 0) {
+			struct lr_flow_fields ff;
+			lr_flow_fields(h, 0, 0, &ff);
+			lr_tmpl_fix_flow(&s->tmpl[c], &ff);
+		}
 	}
 }
 
 static void reset_counters(struct lr_stream *s)
 {
 	s->seq = s->tx_frames = s->tx_bytes = s->warm_sent = 0;
+	s->pos = s->flow = 0;
 	s->n_pending = s->pending_off = 0;
 	s->tx_first_tsc = s->tx_last_tsc = 0;
 	lr_seqwin_reset(&s->win);

@@ -79,6 +79,8 @@ struct lr_stream {
 	/* TX state of the current trial (worker) */
 	double fps;
 	uint64_t seq, tx_frames, tx_bytes, warm_sent;
+	uint32_t pos, flow; /* seq % cycle_len and seq % flows, kept incrementally: no division per frame */
+	uint16_t copy_len[LR_MAX_CLASSES]; /* template bytes to copy per frame */
 	uint64_t burst_left;
 	struct rte_mbuf *pending[LR_BURST];
 	unsigned n_pending, pending_off;
@@ -115,7 +117,8 @@ struct lr_engine {
 	struct lr_port ports[LR_MAX_PORTS];
 	struct lr_stream *streams[LR_MAX_STREAMS];
 	struct lr_trial trial;
-	struct rte_mempool *pool;
+	struct rte_mempool *pool;    /* RX and control frames */
+	struct rte_mempool *tx_pool; /* test frames only: their payload area is never written (see worker.c) */
 	uint64_t tsc_hz;
 	double ns_per_tsc;
 	uint64_t tsc0;

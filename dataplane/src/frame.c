@@ -150,12 +150,12 @@ void lr_flow_fields(const struct lr_hdr_cfg *c, unsigned vary, uint32_t f, struc
 }
 
 void lr_frame_write(uint8_t *pkt, const struct lr_tmpl *t, const struct lr_flow_fields *ff,
-		    const struct lr_tag *tag)
+		    const struct lr_tag *tag, size_t copy_len)
 {
 	size_t alen = t->l3 == 6 ? 16 : 4;
 	uint8_t *ip = pkt + t->l3_off;
 	uint8_t *udp = pkt + t->l4_off;
-	memcpy(pkt, t->data, t->len);
+	memcpy(pkt, t->data, copy_len < t->len ? copy_len : t->len);
 	if (t->l3 == 6) {
 		memcpy(ip + 8, ff->src.b, 16);
 		memcpy(ip + 24, ff->dst.b, 16);
@@ -175,6 +175,27 @@ void lr_frame_write(uint8_t *pkt, const struct lr_tmpl *t, const struct lr_flow_
 	sum = lr_sum16(pkt + t->tag_off, LR_TAG_LEN, sum);
 	uint16_t csum = (uint16_t)~lr_fold(sum);
 	put16(udp + 6, csum ? csum : 0xffff);
+}
+
+void lr_tmpl_fix_flow(struct lr_tmpl *t, const struct lr_flow_fields *ff)
+{
+	size_t alen = t->l3 == 6 ? 16 : 4;
+	uint8_t *ip = t->data + t->l3_off;
+	if (t->l3 == 6) {
+		memcpy(ip + 8, ff->src.b, 16);
+		memcpy(ip + 24, ff->dst.b, 16);
+	} else {
+		memcpy(ip + 12, ff->src.b, 4);
+		memcpy(ip + 16, ff->dst.b, 4);
+		put16(ip + 10, 0);
+		put16(ip + 10, (uint16_t)~lr_fold(lr_sum16(ip, 20, 0)));
+	}
+	put16(t->data + t->l4_off, ff->sport);
+	put16(t->data + t->l4_off + 2, ff->dport);
+	uint32_t sum = t->base_sum;
+	sum = lr_sum16(ff->src.b, alen, sum);
+	sum = lr_sum16(ff->dst.b, alen, sum);
+	t->fixed_sum = sum + ff->sport + ff->dport;
 }
 
 static enum lr_kind parse_udp(const uint8_t *udp, size_t avail, struct lr_parsed *out)

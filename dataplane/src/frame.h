@@ -61,6 +61,8 @@ struct lr_tmpl {
 	/* One's-complement sum of the UDP pseudo-header and datagram with addresses, ports, tag and
 	 * checksum left out; the per-frame fields are added to it. */
 	uint32_t base_sum;
+	/* With lr_tmpl_fix_flow: the sum with the fixed addresses and ports included too. */
+	uint32_t fixed_sum;
 	uint8_t *data;
 };
 
@@ -81,9 +83,46 @@ struct lr_flow_fields {
 /* Derives the header fields of flow index f. */
 void lr_flow_fields(const struct lr_hdr_cfg *c, unsigned vary, uint32_t f, struct lr_flow_fields *out);
 
-/* Writes a copy of the template patched for one frame into pkt (t->len bytes). */
+/* Writes the template patched for one frame into pkt: the first copy_len bytes are copied from the
+ * template (t->len for a full frame), the rest of pkt must already hold the template's bytes. */
 void lr_frame_write(uint8_t *pkt, const struct lr_tmpl *t, const struct lr_flow_fields *ff,
-		    const struct lr_tag *tag);
+		    const struct lr_tag *tag, size_t copy_len);
+
+/* The longest header + tag of any frame (VLAN, IPv6, UDP, tag): a zero payload beyond it never needs
+ * rewriting. */
+#define LR_MAX_HDR_TAG (18u + 40u + 8u + LR_TAG_LEN)
+
+/* Writes the flow fields into the template itself (for streams whose headers do not vary), so each frame
+ * needs only the tag and the UDP checksum: lr_frame_write_fixed. */
+void lr_tmpl_fix_flow(struct lr_tmpl *t, const struct lr_flow_fields *ff);
+
+static inline uint16_t lr_bswap16(uint16_t v) { return (uint16_t)((v << 8) | (v >> 8)); }
+
+/* The fast path of a fixed-header stream: copies copy_len template bytes, writes the tag and patches
+ * the UDP checksum with the tag's words. */
+static inline void lr_frame_write_fixed(uint8_t *pkt, const struct lr_tmpl *t, const struct lr_tag *tag,
+					size_t copy_len)
+{
+	__builtin_memcpy(pkt, t->data, copy_len < t->len ? copy_len : t->len);
+	uint8_t *p = pkt + t->tag_off;
+	uint16_t w0 = lr_bswap16(LR_TAG_MAGIC), w1 = (uint16_t)(tag->flags | (tag->stream << 8));
+	uint64_t seq = __builtin_bswap64(tag->seq);
+	uint32_t ts = __builtin_bswap32(tag->ts_ns);
+	uint16_t flow = lr_bswap16(tag->flow);
+	__builtin_memcpy(p, &w0, 2);
+	__builtin_memcpy(p + 2, &w1, 2);
+	__builtin_memcpy(p + 4, &seq, 8);
+	__builtin_memcpy(p + 12, &ts, 4);
+	__builtin_memcpy(p + 16, &flow, 2);
+	uint64_t sum = t->fixed_sum + LR_TAG_MAGIC + (uint32_t)((tag->flags << 8) | tag->stream) +
+		       (tag->seq >> 48) + ((tag->seq >> 32) & 0xffff) + ((tag->seq >> 16) & 0xffff) + (tag->seq & 0xffff) +
+		       (tag->ts_ns >> 16) + (tag->ts_ns & 0xffff) + tag->flow;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	uint16_t c = (uint16_t)~sum;
+	c = lr_bswap16(c ? c : 0xffff);
+	__builtin_memcpy(pkt + t->l4_off + 6, &c, 2);
+}
 
 void lr_tag_put(uint8_t *p, const struct lr_tag *t);
 bool lr_tag_get(const uint8_t *p, struct lr_tag *t);

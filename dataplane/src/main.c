@@ -26,6 +26,13 @@ static void usage(void)
 		"       [--clock local|realtime] [--mbufs N] [--max-frame N]\n");
 }
 
+static void zero_data(struct rte_mempool *mp, void *arg, void *obj, unsigned idx)
+{
+	(void)mp, (void)arg, (void)idx;
+	struct rte_mbuf *m = obj;
+	memset((uint8_t *)m->buf_addr, 0, m->buf_len);
+}
+
 static int setup_port(uint16_t pid, uint16_t idx, unsigned max_frame)
 {
 	struct lr_port *p = &lr.ports[idx];
@@ -37,7 +44,7 @@ static int setup_port(uint16_t pid, uint16_t idx, unsigned max_frame)
 	p->id = pid;
 	snprintf(p->driver, sizeof(p->driver), "%s", info.driver_name);
 	p->max_frame = max_frame;
-	if (info.max_rx_pktlen && info.max_rx_pktlen + LR_FCS_LEN < p->max_frame)
+	if (info.max_rx_pktlen && (uint64_t)info.max_rx_pktlen + LR_FCS_LEN < p->max_frame)
 		p->max_frame = info.max_rx_pktlen + LR_FCS_LEN;
 	uint16_t mtu;
 	if (rte_eth_dev_get_mtu(pid, &mtu) == 0 && (unsigned)mtu + 18 < p->max_frame)
@@ -123,7 +130,13 @@ int main(int argc, char **argv)
 	/* a frame of max_frame must fit one mbuf: the fast path writes frames contiguously */
 	lr.pool = rte_pktmbuf_pool_create("lr_pool", mbufs, 256, 0, (uint16_t)(RTE_PKTMBUF_HEADROOM + max_frame),
 					  rte_socket_id());
-	if (lr.pool == NULL) {
+	/* zero-filled once here; see build() in worker.c */
+	lr.tx_pool = lr.pool ? rte_pktmbuf_pool_create("lr_tx_pool", mbufs, 256, 0,
+						     (uint16_t)(RTE_PKTMBUF_HEADROOM + max_frame), rte_socket_id())
+			     : NULL;
+	if (lr.tx_pool)
+		rte_mempool_obj_iter(lr.tx_pool, zero_data, NULL);
+	if (lr.pool == NULL || lr.tx_pool == NULL) {
 		fprintf(stderr, "linerate-engine: cannot create the mbuf pool (%u mbufs): %s\n", mbufs,
 			rte_strerror(rte_errno));
 		return 1;

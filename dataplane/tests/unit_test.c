@@ -77,7 +77,7 @@ static void test_frames(void)
 					lr_flow_fields(&c, LR_VARY_SPORT | LR_VARY_DST | LR_VARY_SRC, f, &ff);
 					struct lr_tag tag = {.flags = LR_TRIAL_BITS(77), .stream = 9, .seq = 0x123456789abull + f,
 							     .ts_ns = 0xdeadbeef, .flow = (uint16_t)f};
-					lr_frame_write(pkt, &t, &ff, &tag);
+					lr_frame_write(pkt, &t, &ff, &tag, t.len);
 					CHECK(udp_verify(pkt, t.l3_off, c.l3) == 0xffff, "UDP checksum l3=%d size=%u flow=%u",
 					      c.l3, size, f);
 					if (c.l3 == 4) {
@@ -98,6 +98,19 @@ static void test_frames(void)
 					CHECK(ps.frame_size == size, "frame size %u != %u", ps.frame_size, size);
 					CHECK(ps.vlan == (vlan ? 100 : 0), "vlan");
 					CHECK(rd16(pkt + t.l4_off) == (uint16_t)(1024 + f), "sport varies with the flow");
+				}
+				/* the fast path of fixed headers writes the same bytes as the general one */
+				{
+					static uint8_t fixed[LR_MAX_FRAME], fixed_mem[LR_MAX_FRAME];
+					struct lr_tmpl ft = {.data = fixed_mem};
+					lr_tmpl_build(&ft, &c, size, si % 3, rnd, sizeof(rnd));
+					struct lr_flow_fields ff0;
+					lr_flow_fields(&c, 0, 0, &ff0);
+					lr_tmpl_fix_flow(&ft, &ff0);
+					struct lr_tag tag = {.flags = 3, .stream = 200, .seq = 0xfffffffffffeull, .ts_ns = 0xffff0001, .flow = 0};
+					lr_frame_write(pkt, &t, &ff0, &tag, t.len);
+					lr_frame_write_fixed(fixed, &ft, &tag, ft.len);
+					CHECK(memcmp(pkt, fixed, t.len) == 0, "fixed path differs l3=%d vlan=%d size=%u", c.l3, vlan, size);
 				}
 				/* a truncated frame is foreign, never a tag read beyond the end */
 				struct lr_parsed ps;

@@ -1,0 +1,126 @@
+"""make bench: the engine against dpdk-testpmd on the same virtual devices, lcores and memory.
+
+Prints figures and ratios; asserts nothing (speed is not a test). Both run with --no-huge (this machine
+may have no hugepages reserved) on lcores 0,1: one forwarding/worker lcore each.
+"""
+import os
+import re
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lrtest import ENGINE  # noqa: E402
+
+EAL = ["--no-pci", "--no-huge", "-m", "1024", "--no-shconf", "-l", "0,1", "--log-level", "lib.eal:error"]
+SECONDS = float(os.environ.get("BENCH_SECONDS", "4"))
+
+
+def testpmd(vdev, mode, size):
+    """Mpps of testpmd in a forwarding mode, from its periodic statistics."""
+    args = ["dpdk-testpmd"] + EAL + ["--file-prefix", "lrbt", "--vdev", vdev, "--",
+                                     "--forward-mode=" + mode, "--txpkts=%d" % (size - 4), "--auto-start",
+                                     "--stats-period", "1", "--total-num-mbufs=16384"]
+    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    time.sleep(SECONDS)
+    p.send_signal(2)
+    try:
+        out, _ = p.communicate(timeout=15)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, _ = p.communicate()
+    key = "Tx-pps" if mode == "txonly" else "Rx-pps"
+    vals = [int(v) for v in re.findall(key + r":\s+(\d+)", out)]
+    vals = [v for v in vals if v > 0]
+    return (sorted(vals)[len(vals) // 2] / 1e6) if vals else float("nan")
+
+
+class Engine:
+    def __init__(self, vdevs, tag):
+        import json
+        import socket
+        self.json = json
+        sock = "/tmp/lrbench-%d-%s.sock" % (os.getpid(), tag)
+        args = [ENGINE] + EAL + ["--file-prefix", "lrbe" + tag]
+        for v in vdevs:
+            args += ["--vdev", v]
+        args += ["--", "--control", sock]
+        self.p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        while not os.path.exists(sock):
+            if self.p.poll() is not None:
+                raise RuntimeError("engine exited")
+            time.sleep(0.05)
+        self.s = socket.socket(socket.AF_UNIX)
+        self.s.connect(sock)
+        self.f = self.s.makefile("r")
+
+    def cmd(self, line):
+        self.s.sendall((line + "\n").encode())
+        r = self.json.loads(self.f.readline())
+        if not r["ok"]:
+            raise RuntimeError(r)
+        return r
+
+    def trial(self, rate, ms):
+        self.cmd("TRIAL streams=0 rates=%d unit=fps duration_ms=%d drain_ms=50" % (rate, ms))
+        self.cmd("WAIT")
+        return self.cmd("RESULT")["streams"][0]
+
+    def close(self):
+        self.cmd("QUIT")
+        self.p.wait()
+
+
+def main():
+    if not os.path.exists(ENGINE):
+        sys.exit("build the engine first: make -C dataplane")
+    print("linerate-engine vs dpdk-testpmd, same vdevs, lcores 0,1, --no-huge, %.0f s per figure" % SECONDS)
+    # testpmd first and alone: both busy-poll the same lcore
+    ref = {size: testpmd("net_null0", "txonly", size) for size in (64, 1518)}
+    print("\nTX, Mpps (engine: sequence number, timestamp and UDP checksum in every frame; testpmd txonly)")
+    print("%-8s %10s %10s %8s" % ("frame", "testpmd", "engine", "ratio"))
+    tx = Engine(["net_null0,no-rx=1"], "tx")
+    tx.cmd("PORT id=0 ip4=198.18.1.2/24 peer_mac=02:00:00:00:00:01")
+    maxima = {}
+    for size in (64, 1518):
+        tx.cmd("STREAM id=0 tx=0 rx=none src=198.18.1.2 dst=198.19.1.2 sizes=%d" % size)
+        got = tx.trial(100e6, int(SECONDS * 1000))["achieved_fps"] / 1e6
+        maxima[size] = got
+        r = ref[size]
+        if r == r and r > 0:
+            print("%-8s %10.2f %10.2f %8.2f" % ("%d B" % size, r, got, got / r))
+        else:
+            print("%-8s %10s %10.2f %8s   (testpmd txonly did not run at this size here)" % ("%d B" % size, "n/a", got, "-"))
+
+    print("\nPaced rate error on net_null: (frames sent - target) / target, 1 s trials at % of the engine's maximum")
+    print("%-8s %s" % ("frame", "  ".join("%8d%%" % p for p in range(10, 100, 20))))
+    worst = 0.0
+    for size in (64, 512, 1518):
+        top = maxima.get(size) or maxima[64]
+        tx.cmd("STREAM id=0 tx=0 rx=none src=198.18.1.2 dst=198.19.1.2 sizes=%d" % size)
+        errs = []
+        for pct in range(10, 100, 20):
+            target = top * 1e6 * pct / 100
+            r = tx.trial(target, 1000)
+            err = (r["tx_frames"] - target) / target
+            worst = max(worst, abs(err))
+            errs.append(err)
+        print("%-8s %s" % ("%d B" % size, "  ".join("%+8.4f%%" % (e * 100) for e in errs)))
+    tx.close()
+    print("worst paced-rate error: %.4f%% (target <= 0.1%%)" % (worst * 100))
+
+    print("\nTX + RX with full analysis (loss, order, duplicates, latency histogram) on ONE lcore over a"
+          " net_ring loop, Mpps")
+    print("%-8s %10s %14s %8s" % ("frame", "engine", "vs TX-only", "lost"))
+    rx = Engine(["net_ring0"], "rx")
+    rx.cmd("PORT id=0 ip4=198.18.1.2/24 peer_mac=02:00:00:00:00:01")
+    for size in (64, 1518):
+        rx.cmd("STREAM id=0 tx=0 rx=0 src=198.18.1.2 dst=198.19.1.2 sizes=%d" % size)
+        r = rx.trial(100e6, int(SECONDS * 1000))
+        got = r["rx_frames"] / (SECONDS * 1e6)
+        print("%-8s %10.2f %14.2f %8d" % ("%d B" % size, got, got / maxima[size], r["lost"]))
+    rx.close()
+
+
+if __name__ == "__main__":
+    main()

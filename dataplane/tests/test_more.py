@@ -1,0 +1,279 @@
+"""More engine tests on real devices in namespaces these tests create: IPv6 with neighbour discovery through
+a forwarding namespace, 802.1Q VLAN on a veth loop, and a stream split across two engine processes joined
+by memif (generator and receiver, as on two nodes).
+
+Run as root: python3 tests/test_more.py -v  (needs build/linerate-engine; see test_engine.py for the rest)
+"""
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lrtest import ENGINE, Engine, Netns, sh  # noqa: E402
+
+RATE = 10000
+
+
+class Base(unittest.TestCase):
+    def setUp(self):
+        if os.geteuid() != 0:
+            self.skipTest("needs root for network namespaces")
+        self.net = Netns(self._testMethodName[5:9])
+        self.engines = []
+
+    def tearDown(self):
+        try:
+            for e in self.engines:
+                e.close()
+        finally:
+            self.net.close()
+
+    def check_exact(self, s, tx):
+        self.assertEqual(s["tx_frames"], tx)
+        self.assertEqual(s["rx_frames"], tx)
+        self.assertEqual(s["lost"], 0)
+        self.assertEqual(s["duplicates"], 0)
+        self.assertEqual(s["reordered"], 0)
+        self.assertEqual(s["beyond_window"], 0)
+
+
+class IPv6Router(Base):
+    def test_ipv6_nd_through_forwarding_namespace(self):
+        tns, rns = self.net.ns("t"), self.net.ns("r")
+        self.net.veth("t0", tns, "r0", rns)
+        self.net.veth("t1", tns, "r1", rns)
+        # the router needs IPv6 (the helper turns it off on every test link to keep foreign counts exact)
+        for n in ("r0", "r1"):
+            sh("sysctl", "-qw", "net.ipv6.conf.%s.disable_ipv6=0" % n, ns=rns)
+        sh("sysctl", "-qw", "net.ipv6.conf.all.forwarding=1", ns=rns)
+        sh("ip", "-6", "addr", "add", "2001:db8:1::1/64", "dev", "r0", "nodad", ns=rns)
+        sh("ip", "-6", "addr", "add", "2001:db8:2::1/64", "dev", "r1", "nodad", ns=rns)
+        e = Engine(tns, ["t0", "t1"], tag="v6")
+        self.engines.append(e)
+        e.cmd("PORT id=0 ip6=2001:db8:1::2/64 gw6=2001:db8:1::1")
+        e.cmd("PORT id=1 ip6=2001:db8:2::2/64 gw6=2001:db8:2::1")
+        mac = e.cmd("RESOLVE id=0 timeout_ms=3000")["peer_mac"]
+        self.assertEqual(mac, self.net.mac("r0", rns), "RESOLVE must find the router's MAC by ND")
+        e.cmd("RESOLVE id=1 timeout_ms=3000")
+        r = e.cmd("STREAM id=0 tx=0 rx=1 l3=ipv6 src=2001:db8:1::2 dst=2001:db8:2::2 flows=8 vary=sport,dport "
+                  "sizes=84,128,1518")
+        self.assertEqual(r["min_frame"], 84)
+        # warm-up lets the router resolve the engine's address (the engine must answer its solicitation)
+        res = e.trial([0], [RATE], duration_ms=1000, warmup_ms=500, drain_ms=1000)
+        s = res["streams"][0]
+        self.assertEqual(res["state"], "done", res)
+        self.check_exact(s, RATE)
+        self.assertEqual(s["tx_bytes"], (84 + 128 + 1518) * (RATE // 3) + 84 * (RATE % 3 > 0) + 128 * (RATE % 3 > 1))
+        self.assertEqual([c["rx_frames"] for c in s["classes"]], [RATE // 3 + 1, RATE // 3, RATE // 3])
+        self.assertTrue(s["latency"]["valid"])
+        # the router learnt the engine's address from the engine's neighbour advertisement
+        neigh = sh("ip", "-6", "neigh", "show", "2001:db8:2::2", "dev", "r1", ns=rns).stdout
+        self.assertIn(self.net.mac("t1", tns), neigh)
+
+
+class Vlan(Base):
+    def test_vlan_loop_exact(self):
+        tns = self.net.ns("t")
+        self.net.veth("t0", tns, "t1", tns)
+        e = Engine(tns, ["t0", "t1"], tag="vl")
+        self.engines.append(e)
+        e.cmd("PORT id=0 ip4=198.18.1.2/24 vlan=100 peer_mac=%s" % self.net.mac("t1", tns))
+        e.cmd("PORT id=1 ip4=198.19.1.2/24 vlan=100 peer_mac=%s" % self.net.mac("t0", tns))
+        with self.assertRaises(Exception, msg="64 B cannot hold VLAN + IPv4 + UDP + tag"):
+            e.cmd("STREAM id=0 tx=0 rx=1 src=198.18.1.2 dst=198.19.1.2 sizes=64")
+        r = e.cmd("STREAM id=0 tx=0 rx=1 src=198.18.1.2 dst=198.19.1.2 sizes=68,1518")
+        self.assertEqual(r["min_frame"], 68)
+        res = e.trial([0], [RATE], duration_ms=1000, drain_ms=1000)
+        s = res["streams"][0]
+        self.check_exact(s, RATE)
+        self.assertEqual(s["tx_bytes"], (68 + 1518) * RATE // 2)
+        self.assertEqual(s["rx_bytes"], s["tx_bytes"], "RX bytes count the VLAN tag too")
+        self.assertEqual(res["ports"][1]["rx_foreign"], 0)
+
+
+class RawEngine(Engine):
+    """An engine started with the given EAL arguments; control on a unix socket or on tcp:127.0.0.1:PORT."""
+
+    def __init__(self, tag, eal, extra=(), ns=None, tcp_port=None, mem=("--no-huge", "-m", "256")):
+        self.dir = tempfile.mkdtemp(prefix="lrt-engine-")
+        self.sock_path = os.path.join(self.dir, "ctl.sock")
+        control = "tcp:127.0.0.1:%d" % tcp_port if tcp_port else self.sock_path
+        args = (["ip", "netns", "exec", ns] if ns else []) + [ENGINE, "--no-pci"] + list(mem) + [
+            "--file-prefix", "lrt%d%s" % (os.getpid(), tag), "-l", "0,1", "--log-level", "lib.eal:error"]
+        args += list(eal) + ["--", "--control", control, "--mbufs", "8191"] + list(extra)
+        self.log = open(os.path.join(self.dir, "engine.log"), "w+")
+        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.time() + 30
+        while True:
+            if self.proc.poll() is not None or time.time() > deadline:
+                raise RuntimeError("engine did not start: " + self.logtext())
+            if "control on" in self.logtext():
+                break
+            time.sleep(0.05)
+        if tcp_port:
+            self.sock = socket.create_connection(("127.0.0.1", tcp_port), timeout=60)
+        else:
+            self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.sock.connect(self.sock_path)
+        self.rfile = self.sock.makefile("r")
+
+    def logtext(self):
+        self.log.flush()
+        self.log.seek(0)
+        text = self.log.read()
+        self.log.seek(0, 2)
+        return text
+
+
+def memif_engine(tag, sock, role, extra):
+    return RawEngine(tag, ["--no-shconf", "--vdev", "net_memif0,role=%s,socket=%s,id=0" % (role, sock)], extra)
+
+
+def free_tcp_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class HugepagesAndTcp(Base):
+    def test_hugepages_and_tcp_control(self):
+        """The engine on hugetlbfs (--huge-dir + --file-prefix), driven over TCP, on a veth loop."""
+        free = int([ln.split()[1] for ln in open("/proc/meminfo") if ln.startswith("HugePages_Free")][0])
+        if free < 128:
+            self.skipTest("needs 128 free 2 MiB hugepages (HugePages_Free=%d)" % free)
+        hdir = tempfile.mkdtemp(prefix="lrt-huge-")
+        self.addCleanup(subprocess.run, ["rm", "-rf", hdir])
+        sh("mount", "-t", "hugetlbfs", "-o", "pagesize=2M", "nodev", hdir)
+        self.addCleanup(subprocess.run, ["umount", "-l", hdir])
+        tns = self.net.ns("t")
+        self.net.veth("t0", tns, "t1", tns)
+        port = free_tcp_port()
+        # the TCP control socket of an engine in a namespace listens in that namespace
+        e = HugeTcpEngine(tns, hdir, port)
+        self.engines.append(e)
+        h = e.cmd("HELLO")
+        self.assertEqual((h["proto"], h["ports"]), (1, 2))
+        e.cmd("PORT id=0 ip4=198.18.1.2/24 peer_mac=%s" % self.net.mac("t1", tns))
+        e.cmd("PORT id=1 ip4=198.19.1.2/24 peer_mac=%s" % self.net.mac("t0", tns))
+        e.cmd("STREAM id=0 tx=0 rx=1 src=198.18.1.2 dst=198.19.1.2 sizes=64,1518")
+        for _ in range(3):
+            res = e.trial([0], [RATE], duration_ms=500, drain_ms=500)
+            self.check_exact(res["streams"][0], RATE // 2)
+        e.close()
+        self.engines.remove(e)
+        left = os.listdir(hdir)
+        self.assertEqual(left, [], "the engine left hugepage files behind")
+
+
+class HugeTcpEngine(RawEngine):
+    """RawEngine whose TCP control port is reached inside the engine's namespace (through a tiny relay)."""
+
+    def __init__(self, ns, hdir, port):
+        eal = ["--huge-dir", hdir]
+        for i in (0, 1):
+            eal += ["--vdev", "net_af_packet%d,iface=t%d,qpairs=1,blocksz=4096,framesz=2048,framecnt=512" % (i, i)]
+        self.dir = tempfile.mkdtemp(prefix="lrt-engine-")
+        args = ["ip", "netns", "exec", ns, ENGINE, "--no-pci", "-m", "128", "--file-prefix",
+                "lrt%dhp" % os.getpid(), "-l", "0,1", "--log-level", "lib.eal:error"] + eal + [
+            "--", "--control", "tcp:127.0.0.1:%d" % port, "--mbufs", "8191"]
+        self.log = open(os.path.join(self.dir, "engine.log"), "w+")
+        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.time() + 30
+        while "control on" not in self.logtext():
+            if self.proc.poll() is not None or time.time() > deadline:
+                raise RuntimeError("engine did not start: " + self.logtext())
+            time.sleep(0.05)
+        # a client inside the namespace speaks for us: stdin/stdout lines <-> the TCP connection
+        relay = ("import socket,sys\n"
+                 "s=socket.create_connection(('127.0.0.1',%d))\nf=s.makefile('r')\n"
+                 "for l in sys.stdin:\n s.sendall(l.encode()); sys.stdout.write(f.readline()); sys.stdout.flush()\n"
+                 % port)
+        self.relay = subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-u", "-c", relay],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.sock = None
+
+    def raw(self, line):
+        import json
+        self.relay.stdin.write(line + "\n")
+        self.relay.stdin.flush()
+        return json.loads(self.relay.stdout.readline())
+
+    def close(self):
+        try:
+            if self.proc.poll() is None:
+                try:
+                    self.raw("QUIT")
+                except (OSError, ValueError):
+                    pass
+                try:
+                    self.proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
+        finally:
+            if self.relay.poll() is None:
+                self.relay.kill()
+            self.relay.wait()
+            self.log.close()
+            subprocess.run(["rm", "-rf", self.dir])
+
+
+class MemifSplit(Base):
+    def split(self, clock):
+        d = tempfile.mkdtemp(prefix="lrt-memif-")
+        self.addCleanup(subprocess.run, ["rm", "-rf", d])
+        msock = os.path.join(d, "memif.sock")
+        extra = ["--clock", clock]
+        gen = memif_engine("mg", msock, "server", extra)
+        self.engines.append(gen)
+        rcv = memif_engine("mr", msock, "client", extra)
+        self.engines.append(rcv)
+        deadline = time.time() + 10
+        while True:
+            g = gen.cmd("PORT id=0 ip4=198.18.1.2/24 peer_mac=02:00:00:00:00:02")
+            r = rcv.cmd("PORT id=0 ip4=198.19.1.2/24 peer_mac=02:00:00:00:00:01")
+            if g["link_up"] and r["link_up"]:
+                break
+            self.assertLess(time.time(), deadline, "memif link did not come up")
+            time.sleep(0.2)
+        spec = "src=198.18.1.2 dst=198.19.1.2 flows=4 sizes=64,512,1518"
+        gen.cmd("STREAM id=3 tx=0 rx=none " + spec)
+        rcv.cmd("STREAM id=3 tx=none rx=0 " + spec)
+        # the receiver's trial first, same id and phases, as the runner does
+        rcv.cmd("TRIAL streams=3 rates=0 unit=fps duration_ms=1000 drain_ms=1000 id=42")
+        gen.cmd("TRIAL streams=3 rates=%d unit=fps duration_ms=1000 drain_ms=1000 id=42" % RATE)
+        gen.cmd("WAIT timeout_ms=30000")
+        rcv.cmd("WAIT timeout_ms=30000")
+        gs, rs = gen.cmd("RESULT"), rcv.cmd("RESULT")
+        return gs["streams"][0], rs["streams"][0]
+
+    def test_memif_split_stream_counts_match(self):
+        g, r = self.split("local")
+        self.assertEqual(g["tx_frames"], RATE)
+        self.assertEqual(g["rx_frames"], 0)
+        self.assertEqual(r["tx_frames"], 0)
+        self.assertEqual(r["rx_frames"], g["tx_frames"])
+        self.assertEqual(r["rx_bytes"], g["tx_bytes"])
+        self.assertEqual(r["duplicates"], 0)
+        self.assertEqual(r["reordered"], 0)
+        self.assertFalse(r["latency"]["valid"])
+        self.assertEqual(r["latency"]["clock"], "unsynchronised")
+
+    def test_memif_split_realtime_clock_latency(self):
+        g, r = self.split("realtime")
+        self.assertEqual(r["rx_frames"], g["tx_frames"])
+        self.assertTrue(r["latency"]["valid"], r["latency"])
+        self.assertEqual(r["latency"]["clock"], "realtime")
+        self.assertEqual(r["latency"]["count"], r["rx_frames"])
+        # both processes read the same CLOCK_REALTIME: latency is positive and well below the drain time
+        self.assertTrue(0 < r["latency"]["min_ns"] <= r["latency"]["max_ns"] < 1000000000, r["latency"])
+
+
+if __name__ == "__main__":
+    unittest.main()
