@@ -266,8 +266,8 @@ spec:
 `)
 	pod := waitPod(t, ns, "veth-tester")
 	caps := pod.Spec.Containers[0].SecurityContext.Capabilities.Add
-	if len(caps) != 2 || caps[0] != "IPC_LOCK" || caps[1] != "NET_RAW" {
-		t.Errorf("af_packet ports need IPC_LOCK and NET_RAW, got %v", caps)
+	if len(caps) != 3 || caps[0] != "IPC_LOCK" || caps[1] != "NET_ADMIN" || caps[2] != "NET_RAW" {
+		t.Errorf("af_packet ports need IPC_LOCK, NET_ADMIN and NET_RAW, got %v", caps)
 	}
 	if !strings.Contains(pod.Annotations[tester.NetworksAnnotation], `"namespace":"kube-system"`) ||
 		!strings.Contains(pod.Annotations[tester.NetworksAnnotation], `"interface":"net2"`) {

@@ -169,7 +169,9 @@ func pod(tt *v1alpha1.TrafficTest, p *plan.Plan, planHash string, opt Options, r
 		}
 		switch port.Driver {
 		case v1alpha1.DriverAFPacket:
-			caps["NET_RAW"] = true
+			// AF_PACKET sockets need NET_RAW; DPDK's port start restores the MAC address and the
+			// promiscuous flag with ioctls that need NET_ADMIN (in the pod's own network namespace only).
+			caps["NET_RAW"], caps["NET_ADMIN"] = true, true
 		case v1alpha1.DriverAFXDP:
 			// AF_XDP sockets need NET_RAW; loading the XDP program needs NET_ADMIN and BPF.
 			caps["NET_RAW"], caps["NET_ADMIN"], caps["BPF"] = true, true, true
