@@ -22,6 +22,7 @@ help: ## Show the targets.
 .PHONY: manifests
 manifests: controller-gen ## Generate the CRDs and RBAC from the kubebuilder markers.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/...;./controllers/..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	@bash hack/sync-chart.sh >/dev/null
 
 .PHONY: generate
 generate: controller-gen ## Generate the DeepCopy methods.
@@ -37,7 +38,7 @@ vet: ## go vet.
 
 .PHONY: verify-generated
 verify-generated: manifests generate ## Fail when generated code or CRDs are stale.
-	@git diff --exit-code -- api config || { echo "generated files are stale: run 'make manifests generate' and commit"; exit 1; }
+	@git diff --exit-code -- api config charts || { echo "generated files are stale: run 'make manifests generate' and commit"; exit 1; }
 
 .PHONY: test
 test: deps manifests generate vet engine ## Run every test: Go (unit, envtest, runner on the real engine) and the C engine.
@@ -54,6 +55,7 @@ test-go: controller-gen envtest-assets ## Only the Go tests.
 .PHONY: deps
 deps: controller-gen envtest-assets ## Install everything the build needs (apt packages, Go tools, k8s binaries).
 	bash hack/install-dataplane-deps.sh
+	@test -x $(LOCALBIN)/helm -a -x $(LOCALBIN)/kustomize || bash hack/install-tools.sh helm kustomize
 
 ##@ Build
 .PHONY: build
@@ -81,6 +83,33 @@ bench-search: ## Multistage vs plain binary search on simulated DUTs: trial time
 .PHONY: bench-dataplane
 bench-dataplane: engine ## The engine against dpdk-testpmd on the same vdevs and cores.
 	$(MAKE) -C dataplane bench
+
+##@ Demo, images and the local cluster (root; no hardware, no existing cluster)
+.PHONY: demo demo-down test-e2e images cluster-up cluster-down docker-build helm-install
+CLUSTER_STATE ?= /var/tmp/linerate-cluster
+demo: ## The main job: a local cluster, linerate (Helm), a real IPsec gateway pair, an RFC 2544 test.
+	bash hack/demo.sh
+
+demo-down: ## Tear the demo down (cluster, DUT, state in /var/tmp/linerate-demo).
+	bash hack/demo-down.sh
+
+test-e2e: ## The e2e suite (test/e2e, tag e2e) on its own local cluster, torn down afterwards.
+	bash hack/e2e.sh
+
+images: build ## Build the manager and tester images without a container engine (dist/images/*.tar).
+	bash hack/build-images.sh dist/images
+
+cluster-up: ## A local single-node cluster (state in $(CLUSTER_STATE)).
+	bash hack/cluster-up.sh $(CLUSTER_STATE)
+
+cluster-down: ## Tear the local cluster down.
+	bash hack/cluster-down.sh $(CLUSTER_STATE)
+
+docker-build: ## The same images with a container engine, where there is one.
+	docker build -t $(IMG) . && docker build -f Dockerfile.tester -t $(TESTER_IMG) .
+
+helm-install: ## Install or upgrade linerate with its Helm chart in the current cluster.
+	$(LOCALBIN)/helm upgrade --install linerate charts/linerate -n linerate-system --create-namespace
 
 ##@ Deployment
 .PHONY: install
