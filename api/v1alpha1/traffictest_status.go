@@ -317,8 +317,9 @@ type ImixResult struct {
 // Diagnosis of what limits the DUT, fitted over the frame-size sweep: time per frame = a + b*bytes.
 type Diagnosis struct {
 	Direction string `json:"direction"`
-	// Bound is FramesPerSecond (per-frame cost dominates: NIC, stack, dispatch) or BitsPerSecond
-	// (per-byte cost dominates: crypto, bus) or LineRate (the DUT kept up with the line).
+	// Bound is FramesPerSecond (per-frame cost dominates: NIC, stack, dispatch), BitsPerSecond
+	// (per-byte cost dominates: crypto, bus), Mixed (frames/s-bound for small frames, bit/s-bound for
+	// large ones) or LineRate (the DUT kept up with the line).
 	Bound string `json:"bound"`
 	// PerFrameNs and PerByteNs are the fitted costs.
 	PerFrameNs string `json:"perFrameNs"`
