@@ -188,8 +188,8 @@ static int do_hello(struct args *a, struct out *o)
 {
 	if (check_unused(a, o, "HELLO"))
 		return -1;
-	put(o, "{\"ok\":true,\"proto\":1,\"engine\":\"%s\",\"ports\":%u,\"tsc_hz\":%llu,\"lcores\":%u}", LR_VERSION,
-	    lr.nports, (unsigned long long)lr.tsc_hz, rte_lcore_count());
+	put(o, "{\"ok\":true,\"proto\":1,\"engine\":\"%s\",\"ports\":%u,\"tsc_hz\":%llu,\"lcores\":%u,\"idle_sleep_us\":%u}",
+	    LR_VERSION, lr.nports, (unsigned long long)lr.tsc_hz, rte_lcore_count(), lr.idle_sleep_us);
 	return 0;
 }
 
@@ -509,7 +509,7 @@ static void prepare_tx(struct lr_stream *s)
 
 static void reset_counters(struct lr_stream *s)
 {
-	s->seq = s->tx_frames = s->tx_bytes = s->warm_sent = 0;
+	s->seq = s->tx_frames = s->tx_bytes = s->warm_sent = s->max_backlog = 0;
 	s->pos = s->flow = 0;
 	s->n_pending = s->pending_off = 0;
 	s->tx_first_tsc = s->tx_last_tsc = 0;
@@ -713,13 +713,14 @@ static int do_result(struct args *a, struct out *o)
 		    "%s{\"id\":%d,\"target_fps\":%.3f,\"achieved_fps\":%.3f,\"saturated\":%s,\"tx_frames\":%llu,"
 		    "\"tx_bytes\":%llu,\"rx_frames\":%llu,\"rx_bytes\":%llu,\"lost\":%llu,\"duplicates\":%llu,"
 		    "\"reordered\":%llu,\"late\":%llu,\"beyond_window\":%llu,\"max_late\":%llu,\"max_early\":0,"
-		    "\"bad_flow\":%llu,",
+		    "\"bad_flow\":%llu,\"tx_max_lag_ns\":%llu,",
 		    i ? "," : "", s->id, t->burst ? 0.0 : s->fps, achieved, saturated ? "true" : "false",
 		    (unsigned long long)s->tx_frames, (unsigned long long)s->tx_bytes, (unsigned long long)rx,
 		    (unsigned long long)s->rx_bytes, (unsigned long long)lost, (unsigned long long)dup,
 		    (unsigned long long)s->win.reordered, (unsigned long long)s->late,
 		    (unsigned long long)s->win.beyond, (unsigned long long)s->win.max_late,
-		    (unsigned long long)s->bad_flow);
+		    (unsigned long long)s->bad_flow,
+		    (unsigned long long)(s->fps > 0 && s->max_backlog > 1 ? (double)(s->max_backlog - 1) * 1e9 / s->fps : 0));
 		put_latency(o, s);
 		put(o, ",\"classes\":[");
 		for (unsigned c = 0; c < s->nclasses; c++) {

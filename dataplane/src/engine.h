@@ -48,6 +48,8 @@ struct lr_port {
 	atomic_bool peer_known;
 	/* control frames (ARP/ND requests) the control thread hands to the worker, which owns the TX queue */
 	struct rte_ring *ctl_tx;
+	/* ARP/ND answers the RX lcore hands to the TX lcore when they are split (see worker.c) */
+	struct rte_ring *ans_tx;
 	/* worker counters */
 	uint64_t rx_foreign, rx_arp, tx_arp, rx_stale, rx_warmup, rx_total, tx_alloc_fail;
 };
@@ -78,7 +80,7 @@ struct lr_stream {
 
 	/* TX state of the current trial (worker) */
 	double fps;
-	uint64_t seq, tx_frames, tx_bytes, warm_sent;
+	uint64_t seq, tx_frames, tx_bytes, warm_sent, max_backlog;
 	uint32_t pos, flow; /* seq % cycle_len and seq % flows, kept incrementally: no division per frame */
 	uint16_t copy_len[LR_MAX_CLASSES]; /* template bytes to copy per frame */
 	uint64_t burst_left;
@@ -126,6 +128,13 @@ struct lr_engine {
 	bool realtime;
 	unsigned window_bits;
 	unsigned worker_lcore;
+	/* >0: the worker sleeps this long when a loop found nothing to do (a tester sharing its CPU) */
+	unsigned idle_sleep_us;
+	/* with a second worker lcore, RX and analysis run there and worker_lcore only sends */
+	unsigned rx_lcore;
+	bool split;
+	/* the TX lcore asks the RX lcore to stop counting before it publishes the end of a trial */
+	atomic_bool rx_stop, rx_stopped;
 	atomic_bool quit;
 };
 
@@ -136,7 +145,8 @@ static inline uint64_t lr_tsc_to_ns(uint64_t tsc)
 	return lr.clock_base_ns + (uint64_t)((double)(tsc - lr.tsc0) * lr.ns_per_tsc);
 }
 
-int lr_worker_main(void *arg);
+enum lr_role { LR_ROLE_ALL = 0, LR_ROLE_TX, LR_ROLE_RX };
+int lr_worker_main(void *arg); /* arg: (void *)(uintptr_t)enum lr_role */
 void lr_control_serve(const char *addr);
 
 #endif

@@ -23,7 +23,36 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: linerate-engine <EAL args> -- --control PATH|tcp:HOST:PORT [--window-bits N]\n"
-		"       [--clock local|realtime] [--mbufs N] [--max-frame N]\n");
+		"       [--clock local|realtime] [--mbufs N] [--max-frame N] [--idle-sleep-us N]\n");
+}
+
+/* CPUs the cgroup lets this process use (quota / period), 0 when unlimited or unknown. */
+static double cgroup_cpus(void)
+{
+	FILE *f = fopen("/sys/fs/cgroup/cpu.max", "r"); /* cgroup v2 */
+	if (f) {
+		char quota[32] = "";
+		unsigned long period = 0;
+		int n = fscanf(f, "%31s %lu", quota, &period);
+		fclose(f);
+		if (n == 2 && strcmp(quota, "max") && period)
+			return strtod(quota, NULL) / (double)period;
+		return 0;
+	}
+	long q = -1, p = 0;
+	f = fopen("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "r"); /* cgroup v1 */
+	if (f) {
+		if (fscanf(f, "%ld", &q) != 1)
+			q = -1;
+		fclose(f);
+	}
+	f = fopen("/sys/fs/cgroup/cpu/cpu.cfs_period_us", "r");
+	if (f) {
+		if (fscanf(f, "%ld", &p) != 1)
+			p = 0;
+		fclose(f);
+	}
+	return q > 0 && p > 0 ? (double)q / (double)p : 0;
 }
 
 static void zero_data(struct rte_mempool *mp, void *arg, void *obj, unsigned idx)
@@ -68,7 +97,9 @@ static int setup_port(uint16_t pid, uint16_t idx, unsigned max_frame)
 	char name[32];
 	snprintf(name, sizeof(name), "lr_ctl_tx_%u", idx);
 	p->ctl_tx = rte_ring_create(name, 64, rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
-	return p->ctl_tx ? 0 : -1;
+	snprintf(name, sizeof(name), "lr_ans_tx_%u", idx);
+	p->ans_tx = rte_ring_create(name, 256, rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
+	return p->ctl_tx && p->ans_tx ? 0 : -1;
 }
 
 int main(int argc, char **argv)
@@ -86,7 +117,9 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{"control", required_argument, NULL, 'c'}, {"window-bits", required_argument, NULL, 'w'},
 		{"clock", required_argument, NULL, 'k'},   {"mbufs", required_argument, NULL, 'm'},
-		{"max-frame", required_argument, NULL, 'f'}, {NULL, 0, NULL, 0}};
+		{"max-frame", required_argument, NULL, 'f'}, {"idle-sleep-us", required_argument, NULL, 'i'},
+		{NULL, 0, NULL, 0}};
+	int idle_sleep = -1;
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -106,6 +139,9 @@ int main(int argc, char **argv)
 		case 'f':
 			max_frame = (unsigned)atoi(optarg);
 			break;
+		case 'i':
+			idle_sleep = atoi(optarg);
+			break;
 		default:
 			usage();
 			return 2;
@@ -116,6 +152,10 @@ int main(int argc, char **argv)
 		usage();
 		return 2;
 	}
+	double cpus = cgroup_cpus();
+	lr.idle_sleep_us = idle_sleep >= 0 ? (unsigned)idle_sleep : (cpus > 0 && cpus < 2 ? 20 : 0);
+	if (lr.idle_sleep_us)
+		printf("linerate-engine: the worker sleeps %u us when idle (cgroup CPU quota %.2f)\n", lr.idle_sleep_us, cpus);
 	lr.nports = rte_eth_dev_count_avail();
 	if (lr.nports == 0 || lr.nports > LR_MAX_PORTS) {
 		fprintf(stderr, "linerate-engine: %u DPDK ports: give 1 to %d (--vdev or PCI devices)\n", lr.nports,
@@ -127,6 +167,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "linerate-engine: need a worker lcore besides the main one (e.g. -l 0,1)\n");
 		return 1;
 	}
+	/* a third lcore (e.g. -l 0,1,2) splits the fast path: TX on the first worker, RX and analysis on
+	 * the second, as DPDK's own generators do, so analysis never steals time from pacing */
+	lr.rx_lcore = rte_get_next_lcore(lr.worker_lcore, 1, 0);
+	lr.split = lr.rx_lcore < RTE_MAX_LCORE;
 	/* a frame of max_frame must fit one mbuf: the fast path writes frames contiguously */
 	lr.pool = rte_pktmbuf_pool_create("lr_pool", mbufs, 256, 0, (uint16_t)(RTE_PKTMBUF_HEADROOM + max_frame),
 					  rte_socket_id());
@@ -156,7 +200,12 @@ int main(int argc, char **argv)
 		lr.clock_base_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 		lr.realtime = true;
 	}
-	rte_eal_remote_launch(lr_worker_main, NULL, lr.worker_lcore);
+	if (lr.split) {
+		rte_eal_remote_launch(lr_worker_main, (void *)(uintptr_t)LR_ROLE_RX, lr.rx_lcore);
+		rte_eal_remote_launch(lr_worker_main, (void *)(uintptr_t)LR_ROLE_TX, lr.worker_lcore);
+	} else {
+		rte_eal_remote_launch(lr_worker_main, (void *)(uintptr_t)LR_ROLE_ALL, lr.worker_lcore);
+	}
 	lr_control_serve(control);
 	atomic_store(&lr.quit, true);
 	rte_eal_mp_wait_lcore();

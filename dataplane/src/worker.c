@@ -38,6 +38,12 @@ static void tx_one(struct lr_port *p, const uint8_t *frame, size_t len)
 	}
 	memcpy(rte_pktmbuf_mtod(m, uint8_t *), frame, len);
 	m->data_len = m->pkt_len = (uint32_t)len;
+	if (lr.split) {
+		/* the TX queue belongs to the TX lcore: it sends the answer (and counts it) */
+		if (rte_ring_sp_enqueue(p->ans_tx, m) != 0)
+			rte_pktmbuf_free(m);
+		return;
+	}
 	if (rte_eth_tx_burst(p->id, 0, &m, 1) == 1)
 		p->tx_arp++;
 	else
@@ -116,12 +122,16 @@ static void handle_tagged(struct lr_port *p, const struct lr_parsed *ps, int st,
 	lr_hist_add(&s->lat, (uint32_t)(now_ns32 - ps->tag.ts_ns));
 }
 
-static void rx_port(struct lr_port *p, int st)
+static unsigned rx_port(struct lr_port *p, int st)
 {
 	struct rte_mbuf *pkts[LR_BURST];
 	uint16_t n = rte_eth_rx_burst(p->id, 0, pkts, LR_BURST);
 	if (n == 0)
-		return;
+		return 0;
+	/* st < 0 (split lcores): read the state only now. A frame can only be here after the TX lcore
+	 * published RUNNING and sent it; a state read before rx_burst could predate both and miscount it. */
+	if (st < 0)
+		st = atomic_load_explicit(&lr.trial.state, memory_order_acquire);
 	uint64_t now = rte_rdtsc();
 	uint32_t now_ns32 = (uint32_t)lr_tsc_to_ns(now);
 	p->rx_total += n;
@@ -146,18 +156,26 @@ static void rx_port(struct lr_port *p, int st)
 		}
 		rte_pktmbuf_free(m);
 	}
+	return n;
 }
 
-static void send_control_frames(struct lr_port *p)
+static void send_ring(struct lr_port *p, struct rte_ring *r)
 {
 	struct rte_mbuf *m[8];
-	unsigned n = rte_ring_sc_dequeue_burst(p->ctl_tx, (void **)m, 8, NULL);
+	unsigned n = rte_ring_sc_dequeue_burst(r, (void **)m, 8, NULL);
 	if (n == 0)
 		return;
 	uint16_t sent = rte_eth_tx_burst(p->id, 0, m, (uint16_t)n);
 	p->tx_arp += sent;
 	for (unsigned i = sent; i < n; i++)
 		rte_pktmbuf_free(m[i]);
+}
+
+static void send_control_frames(struct lr_port *p)
+{
+	send_ring(p, p->ctl_tx);
+	if (lr.split)
+		send_ring(p, p->ans_tx);
 }
 
 static void account(struct lr_stream *s, struct rte_mbuf **m, uint16_t n, uint64_t now)
@@ -216,6 +234,8 @@ static void build(struct lr_stream *s, struct rte_mbuf **m, unsigned n, bool war
 	}
 }
 
+static unsigned tx_work; /* frames handed to the PMD in this loop iteration */
+
 static void tx_stream(struct lr_stream *s, int st, uint64_t now)
 {
 	struct lr_port *p = &lr.ports[s->tx_port];
@@ -248,6 +268,9 @@ static void tx_stream(struct lr_stream *s, int st, uint64_t now)
 			elapsed = lr.trial.duration_tsc - 1;
 		uint64_t due = (uint64_t)((double)elapsed * s->fps / (double)lr.tsc_hz) + 1;
 		want = due > s->seq ? due - s->seq : 0;
+		/* how far behind its schedule the stream fell: a preempted worker sends late, in a burst */
+		if (want > s->max_backlog)
+			s->max_backlog = want;
 	}
 	if (want == 0)
 		return;
@@ -261,6 +284,7 @@ static void tx_stream(struct lr_stream *s, int st, uint64_t now)
 	if (!warm && lr.trial.burst)
 		s->burst_left -= n;
 	uint16_t k = rte_eth_tx_burst(p->id, 0, m, (uint16_t)n);
+	tx_work += k;
 	if (!warm)
 		account(s, m, k, now);
 	if (k < n) {
@@ -271,8 +295,32 @@ static void tx_stream(struct lr_stream *s, int st, uint64_t now)
 	}
 }
 
+/* Split lcores: the RX lcore must be done with this trial's counters before the end is published,
+ * because the control thread reads them (RESULT) and resets them (next TRIAL) from then on. */
+static void quiesce_rx(void)
+{
+	if (!lr.split)
+		return;
+	atomic_store_explicit(&lr.rx_stop, true, memory_order_release);
+	while (!atomic_load_explicit(&lr.rx_stopped, memory_order_acquire) &&
+	       !atomic_load_explicit(&lr.quit, memory_order_relaxed))
+		rte_pause();
+}
+
+static void resume_rx(void)
+{
+	if (!lr.split)
+		return;
+	atomic_store_explicit(&lr.rx_stop, false, memory_order_release);
+	/* wait for the acknowledgement, so that the next quiesce_rx cannot take a stale one */
+	while (atomic_load_explicit(&lr.rx_stopped, memory_order_acquire) &&
+	       !atomic_load_explicit(&lr.quit, memory_order_relaxed))
+		rte_pause();
+}
+
 static void finish(struct lr_trial *t, int state, const char *reason, uint64_t now)
 {
+	quiesce_rx();
 	for (unsigned i = 0; i < t->nstreams; i++)
 		free_pending(lr.streams[t->streams[i]]);
 	if (reason)
@@ -281,6 +329,7 @@ static void finish(struct lr_trial *t, int state, const char *reason, uint64_t n
 		t->meas_end_tsc = now;
 	t->end_tsc = now;
 	atomic_store_explicit(&t->state, state, memory_order_release);
+	resume_rx();
 }
 
 /* Sends what was due before the end of the measurement but not sent yet because this lcore was not
@@ -364,14 +413,41 @@ static int advance(uint64_t now)
 	return st;
 }
 
+/* RX lcore of a split engine: receives and analyses on every port, answers ARP/ND through the TX lcore.
+ * It never moves the trial on; it only reads the state. */
+static int rx_main(void)
+{
+	while (!atomic_load_explicit(&lr.quit, memory_order_relaxed)) {
+		int st;
+		if (atomic_load_explicit(&lr.rx_stop, memory_order_acquire)) {
+			atomic_store_explicit(&lr.rx_stopped, true, memory_order_release);
+			st = LR_IDLE; /* frames in this window still get ARP/ND answers; none is counted */
+		} else {
+			atomic_store_explicit(&lr.rx_stopped, false, memory_order_release);
+			st = -1; /* rx_port reads it after receiving */
+		}
+		unsigned work = 0;
+		for (unsigned i = 0; i < lr.nports; i++)
+			work += rx_port(&lr.ports[i], st);
+		if (lr.idle_sleep_us && work == 0)
+			rte_delay_us_sleep(lr.idle_sleep_us);
+	}
+	return 0;
+}
+
 int lr_worker_main(void *arg)
 {
-	(void)arg;
+	enum lr_role role = (enum lr_role)(uintptr_t)arg;
+	if (role == LR_ROLE_RX)
+		return rx_main();
 	while (!atomic_load_explicit(&lr.quit, memory_order_relaxed)) {
 		uint64_t now = rte_rdtsc();
 		int st = advance(now);
+		unsigned work = 0;
+		tx_work = 0;
 		for (unsigned i = 0; i < lr.nports; i++) {
-			rx_port(&lr.ports[i], st);
+			if (role == LR_ROLE_ALL)
+				work += rx_port(&lr.ports[i], st);
 			send_control_frames(&lr.ports[i]);
 		}
 		if (st == LR_WARMUP || st == LR_RUNNING) {
@@ -382,6 +458,11 @@ int lr_worker_main(void *arg)
 					tx_stream(s, st, now);
 			}
 		}
+		/* A worker that shares its CPU (a cgroup quota below two CPUs) must not spin: spinning burns the
+		 * quota and the kernel then stops every thread of the tester for the rest of the period, which
+		 * turns pacing into bursts. Sleeping when idle costs up to idle_sleep_us of latency resolution. */
+		if (lr.idle_sleep_us && work == 0 && tx_work == 0)
+			rte_delay_us_sleep(lr.idle_sleep_us);
 	}
 	return 0;
 }

