@@ -1,6 +1,6 @@
 // Command linerate runs RFC 2544 benchmarks with the linerate engine.
 //
-//	linerate run -f throughput-test.yaml [--port west=<devargs>] [--port east=<devargs>] [-o table|json] [--report DIR]
+//	linerate run -f throughput-test.yaml [--port west=<devargs>] [--port east=<devargs>] [-o table|json] [--report DIR] [--baseline FILE]
 //	linerate runner --plan FILE --namespace NS --results-configmap NAME ...   (inside the tester pod)
 //	linerate engine --plan FILE --ports east --listen :7777 ...               (receiver pod of a two-node testbed)
 package main
@@ -30,7 +30,7 @@ func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
 func usage() {
 	fmt.Fprint(os.Stderr, `linerate: RFC 2544 benchmarks (throughput, latency, frame loss, back-to-back, IMIX)
 
-  linerate run -f TEST.yaml [-f IMIX.yaml] [--port NAME=DEVARGS]... [-o table|json] [--report DIR]
+  linerate run -f TEST.yaml [-f IMIX.yaml] [--port NAME=DEVARGS]... [-o table|json] [--report DIR] [--baseline FILE]
       runs the TrafficTest you would kubectl apply, on local ports, without a cluster
   linerate runner ...   the tester pod's runner (started by the operator)
   linerate engine ...   the receiver pod's engine of a two-node testbed (started by the operator)
@@ -74,6 +74,7 @@ func run(ctx context.Context, args []string) error {
 	out := fs.String("o", "table", "output: table or json")
 	report := fs.String("report", "", "write an HTML report with plots into this directory")
 	huge := fs.String("huge-dir", "", "hugetlbfs mount for the engine (default: ordinary memory)")
+	baseline := fs.String("baseline", "", "results of a baseline run (-o json output or results.json): report the throughput penalty against it")
 	_ = fs.Parse(args)
 	if len(files) == 0 {
 		return fmt.Errorf("give the test with -f")
@@ -90,7 +91,7 @@ func run(ctx context.Context, args []string) error {
 		pm[name] = val
 	}
 	_, err := runner.RunLocal(ctx, runner.LocalOptions{Files: files, Ports: pm, Engine: *eng, Output: *out,
-		Report: *report, HugeDir: *huge, Stdout: os.Stdout, Stderr: os.Stderr})
+		Report: *report, HugeDir: *huge, Baseline: *baseline, Stdout: os.Stdout, Stderr: os.Stderr})
 	return err
 }
 

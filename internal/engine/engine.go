@@ -156,23 +156,26 @@ func (r *TrialResult) Stream(id int) *StreamResult {
 
 // StreamResult is what one stream sent and received.
 type StreamResult struct {
-	ID           int           `json:"id"`
-	TargetFPS    float64       `json:"target_fps"`
-	AchievedFPS  float64       `json:"achieved_fps"`
-	Saturated    bool          `json:"saturated"`
-	TxFrames     int64         `json:"tx_frames"`
-	TxBytes      int64         `json:"tx_bytes"`
-	RxFrames     int64         `json:"rx_frames"`
-	RxBytes      int64         `json:"rx_bytes"`
-	Lost         int64         `json:"lost"`
-	Duplicates   int64         `json:"duplicates"`
-	Reordered    int64         `json:"reordered"`
-	Late         int64         `json:"late"`
-	BeyondWindow int64         `json:"beyond_window"`
-	MaxLate      int64         `json:"max_late"`
-	MaxEarly     int64         `json:"max_early"`
-	Latency      *Latency      `json:"latency,omitempty"`
-	Classes      []ClassResult `json:"classes,omitempty"`
+	ID           int     `json:"id"`
+	TargetFPS    float64 `json:"target_fps"`
+	AchievedFPS  float64 `json:"achieved_fps"`
+	Saturated    bool    `json:"saturated"`
+	TxFrames     int64   `json:"tx_frames"`
+	TxBytes      int64   `json:"tx_bytes"`
+	RxFrames     int64   `json:"rx_frames"`
+	RxBytes      int64   `json:"rx_bytes"`
+	Lost         int64   `json:"lost"`
+	Duplicates   int64   `json:"duplicates"`
+	Reordered    int64   `json:"reordered"`
+	Late         int64   `json:"late"`
+	BeyondWindow int64   `json:"beyond_window"`
+	MaxLate      int64   `json:"max_late"`
+	MaxEarly     int64   `json:"max_early"`
+	// TxMaxLagNs is how far the stream fell behind its TX schedule (a preempted worker sends late, in
+	// bursts): a trial with a large lag did not offer the paced rate.
+	TxMaxLagNs int64         `json:"tx_max_lag_ns"`
+	Latency    *Latency      `json:"latency,omitempty"`
+	Classes    []ClassResult `json:"classes,omitempty"`
 }
 
 // LossPercent is lost × 100 / tx (0 when nothing was sent).

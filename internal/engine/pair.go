@@ -100,12 +100,23 @@ func (p *Pair) RunTrial(ctx context.Context, cfg TrialConfig, progress func(Prog
 		r   *TrialResult
 		err error
 	}
+	// The receiver counts from the moment it gets its TRIAL (no warm-up of its own: warm-up frames are
+	// flagged and ignored anyway) for longer than the generator sends, so that however late the request
+	// reaches it over the pod network, its window covers every measured frame of the generator.
+	rcfg := cfg
+	slack := time.Second
+	if cfg.Burst == 0 {
+		rcfg.WarmUp = 0
+		rcfg.Duration = cfg.WarmUp + cfg.Duration + slack
+		if cfg.Stall > 0 {
+			rcfg.Stall = cfg.Stall + cfg.WarmUp + slack
+		}
+	}
 	remote := make(chan out, 1)
 	go func() {
-		r, err := p.Remote.RunTrial(ctx, cfg, nil)
+		r, err := p.Remote.RunTrial(ctx, rcfg, nil)
 		remote <- out{r, err}
 	}()
-	// The receiver's warm-up absorbs this head start; its drain absorbs the tail.
 	time.Sleep(50 * time.Millisecond)
 	lr, lerr := p.Local.RunTrial(ctx, cfg, progress)
 	ro := <-remote

@@ -57,6 +57,9 @@ type Options struct {
 	MaxTrialsPerSearch int
 	// ResolveTimeout bounds next-hop resolution per port (default 3 s).
 	ResolveTimeout time.Duration
+	// MaxLag is how far behind its TX schedule the engine may fall before a trial counts as
+	// tester-limited (default 2 ms).
+	MaxLag time.Duration
 }
 
 // Runner runs one plan.
@@ -114,6 +117,9 @@ func New(p *plan.Plan, e engine.Engine, sink Sink, opt Options) *Runner {
 	}
 	if opt.Stall == 0 {
 		opt.Stall = 2 * time.Second
+	}
+	if opt.MaxLag == 0 {
+		opt.MaxLag = 2 * time.Millisecond
 	}
 	if opt.ResolveTimeout == 0 {
 		opt.ResolveTimeout = 3 * time.Second
@@ -413,7 +419,10 @@ func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, 
 			Purpose: ts.purposes[i], Repetition: ts.rep, DurationS: dur.Seconds(),
 			TargetFPS: sr.TargetFPS, AchievedFPS: sr.AchievedFPS, TxFrames: sr.TxFrames, RxFrames: sr.RxFrames,
 			Lost: sr.Lost, Duplicates: sr.Duplicates, Reordered: sr.Reordered, LossPercent: sr.LossPercent(),
-			TesterLimited: sr.Saturated, Latency: latencySummary(sr.Latency)}
+			TesterLimited: sr.Saturated || sr.TxMaxLagNs > r.opt.MaxLag.Nanoseconds(), Latency: latencySummary(sr.Latency)}
+		if !sr.Saturated && rec.TesterLimited {
+			r.note(fmt.Sprintf("some trials were repeated: the tester fell more than %s behind its schedule (its CPU was taken away) and sent bursts instead of the paced rate", r.opt.MaxLag))
+		}
 		if ts.burst > 0 {
 			rec.Burst = ts.burst
 		} else {

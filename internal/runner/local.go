@@ -70,15 +70,18 @@ func LoadTest(files []string) (*v1alpha1.TrafficTest, *v1alpha1.ImixProfile, err
 
 // LocalOptions are the flags of `linerate run`.
 type LocalOptions struct {
-	Files   []string
-	Ports   map[string]string // port name -> DPDK devargs
-	Engine  string
-	Output  string // table or json
-	Report  string // directory, optional
-	HugeDir string
-	RunDir  string
-	Stdout  io.Writer
-	Stderr  io.Writer
+	Files  []string
+	Ports  map[string]string // port name -> DPDK devargs
+	Engine string
+	Output string // table or json
+	Report string // directory, optional
+	// Baseline is a file with the results of a baseline run (the -o json output of linerate run, or the
+	// results.json of a results ConfigMap): the throughput penalty against it is reported.
+	Baseline string
+	HugeDir  string
+	RunDir   string
+	Stdout   io.Writer
+	Stderr   io.Writer
 }
 
 // consoleSink prints one line per trial while the run goes on.
@@ -122,6 +125,12 @@ func RunLocal(ctx context.Context, o LocalOptions) (*v1alpha1.Results, error) {
 	if err != nil {
 		return nil, err
 	}
+	var baseline *v1alpha1.Results
+	if o.Baseline != "" {
+		if baseline, err = ReadBaseline(o.Baseline); err != nil {
+			return nil, err
+		}
+	}
 	bin, err := EngineBinary(o.Engine)
 	if err != nil {
 		return nil, err
@@ -137,7 +146,7 @@ func RunLocal(ctx context.Context, o LocalOptions) (*v1alpha1.Results, error) {
 		return nil, err
 	}
 	defer proc.Close()
-	r := rfc2544.New(p, proc.Client, consoleSink{o.Stderr}, rfc2544.Options{})
+	r := rfc2544.New(p, proc.Client, consoleSink{o.Stderr}, rfc2544.Options{Baseline: baseline})
 	res, runErr := r.Run(ctx)
 	if o.Report != "" {
 		if err := WriteReport(o.Report, p, res, r.Trials()); err != nil {
@@ -154,6 +163,32 @@ func RunLocal(ctx context.Context, o LocalOptions) (*v1alpha1.Results, error) {
 		PrintTable(o.Stdout, res, plan.FormatPercent(p.Throughput.LossTolerancePercent))
 	}
 	return res, runErr
+}
+
+// ReadBaseline reads the results of a baseline run: the -o json output of linerate run ({"results": ...})
+// or a bare v1alpha1.Results (results.json of a results ConfigMap).
+func ReadBaseline(file string) (*v1alpha1.Results, error) {
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var wrapped struct {
+		Results *v1alpha1.Results `json:"results"`
+	}
+	if err := json.Unmarshal(raw, &wrapped); err != nil {
+		return nil, fmt.Errorf("baseline %s: %w", file, err)
+	}
+	res := wrapped.Results
+	if res == nil {
+		res = &v1alpha1.Results{}
+		if err := json.Unmarshal(raw, res); err != nil {
+			return nil, fmt.Errorf("baseline %s: %w", file, err)
+		}
+	}
+	if len(res.Throughput) == 0 {
+		return nil, fmt.Errorf("baseline %s: no throughput results to compare with", file)
+	}
+	return res, nil
 }
 
 func errString(err error) string {

@@ -102,6 +102,9 @@ func RunPod(ctx context.Context, o PodOptions) error {
 		go func() { _ = http.Serve(ln, mux) }()
 	}
 	_ = sink.State(ctx, results.State{State: results.StateRunning, Time: time.Now()})
+	hbCtx, stopHeartbeat := context.WithCancel(ctx)
+	defer stopHeartbeat()
+	go sink.Heartbeat(hbCtx)
 	local, err := portsByName(p, o.Ports)
 	if err != nil {
 		return fail("InvalidPlan", err)
@@ -135,6 +138,8 @@ func RunPod(ctx context.Context, o PodOptions) error {
 	}
 	r := rfc2544.New(p, eng, sink, rfc2544.Options{})
 	res, runErr := r.Run(ctx)
+	stopHeartbeat()
+	sink.writeProgress(false)
 	st := results.State{State: results.StateSucceeded, Time: time.Now()}
 	if runErr != nil {
 		st.State, st.Message = results.StateFailed, runErr.Error()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -32,7 +33,11 @@ type ConfigMapSink struct {
 	mu           sync.Mutex
 	trials       []results.Trial
 	lastProgress time.Time
+	progress     *v1alpha1.Progress // the latest, written or not
+	dirty        bool               // progress holds news not yet written
 	live         *Live
+	// wmu orders progress writes: an older snapshot must never overwrite a newer one.
+	wmu sync.Mutex
 }
 
 // patch merges the given keys into the ConfigMap; a merge patch never conflicts with the operator.
@@ -90,25 +95,66 @@ func (s *ConfigMapSink) OnTrial(t results.Trial) {
 	}
 }
 
-// OnProgress writes progress, at most every ProgressEvery (the operator refreshes the status from it).
+func (s *ConfigMapSink) every() time.Duration {
+	if s.ProgressEvery <= 0 {
+		return 5 * time.Second
+	}
+	return s.ProgressEvery
+}
+
+// OnProgress writes progress, at most every ProgressEvery (the operator refreshes the status from it);
+// what falls between two writes is written by Heartbeat.
 func (s *ConfigMapSink) OnProgress(p v1alpha1.Progress) {
 	if s.live != nil {
 		s.live.Progress(p)
 	}
 	s.mu.Lock()
-	every := s.ProgressEvery
-	if every <= 0 {
-		every = 5 * time.Second
+	s.progress, s.dirty = &p, true
+	due := time.Since(s.lastProgress) >= s.every()
+	s.mu.Unlock()
+	if due {
+		s.writeProgress(false)
 	}
-	if time.Since(s.lastProgress) < every {
+}
+
+// writeProgress writes the latest progress if it holds news, or, with refresh, in any case with a new
+// UpdateTime, so that the status shows the tester is alive while nothing else happens (set-up, a DUT rest).
+func (s *ConfigMapSink) writeProgress(refresh bool) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.mu.Lock()
+	if s.progress == nil || (!s.dirty && !refresh) {
 		s.mu.Unlock()
 		return
 	}
-	s.lastProgress = time.Now()
+	p := *s.progress
+	s.dirty, s.lastProgress = false, time.Now()
 	s.mu.Unlock()
+	if refresh {
+		now := metav1.Now()
+		p.UpdateTime = &now
+	}
 	b, _ := json.Marshal(p)
 	if err := s.patch(context.Background(), map[string]string{results.KeyProgress: string(b)}, nil); err != nil {
 		s.logf("progress: %v", err)
+	}
+}
+
+// Heartbeat writes progress until ctx ends: news within ProgressEvery of its arrival, and the last
+// progress again with a fresh UpdateTime when nothing was written for two periods (10 s by default).
+func (s *ConfigMapSink) Heartbeat(ctx context.Context) {
+	t := time.NewTicker(s.every())
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.mu.Lock()
+			stale := time.Since(s.lastProgress) >= 2*s.every()
+			s.mu.Unlock()
+			s.writeProgress(stale)
+		}
 	}
 }
 

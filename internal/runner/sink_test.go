@@ -77,4 +77,35 @@ func TestConfigMapSinkAgainstAPIServer(t *testing.T) {
 	if got.Data["owner-note"] == "" {
 		t.Error("the sink must merge its keys, not replace the operator's ConfigMap")
 	}
+
+	// The heartbeat: progress that arrived between two writes is written within a period, and when
+	// nothing happens the last progress is written again with a fresh UpdateTime.
+	hb := &ConfigMapSink{Client: c, Key: key, ProgressEvery: 300 * time.Millisecond}
+	hb.OnProgress(v1alpha1.Progress{Trial: 10, Summary: "first"})
+	hb.OnProgress(v1alpha1.Progress{Trial: 11, Summary: "second, too soon to be written at once"})
+	progress := func() v1alpha1.Progress {
+		var p v1alpha1.Progress
+		if err := json.Unmarshal([]byte(read().Data[results.KeyProgress]), &p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if p := progress(); p.Trial != 10 {
+		t.Fatalf("progress %+v, want trial 10 written at once", p)
+	}
+	hctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go hb.Heartbeat(hctx)
+	time.Sleep(450 * time.Millisecond)
+	if p := progress(); p.Trial != 11 {
+		t.Errorf("progress %+v, want trial 11 written by the heartbeat", p)
+	}
+	// Nothing new arrives; the refresh must still write (UpdateTime has whole seconds only, so look at
+	// the object's version too).
+	rv := read().ResourceVersion
+	time.Sleep(2500 * time.Millisecond)
+	last := progress()
+	if read().ResourceVersion == rv || last.Trial != 11 || last.UpdateTime == nil {
+		t.Errorf("progress %+v: want trial 11 written again with an UpdateTime", last)
+	}
 }

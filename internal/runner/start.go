@@ -94,6 +94,8 @@ func Start(ctx context.Context, o StartOptions) (*engine.Process, error) {
 		EAL: append(Lcores(), "--log-level", "lib.eal:notice"), Args: o.Extra, Stdout: o.Log, Stderr: o.Log}
 	if o.HugeDir != "" && hasHugepages(o.HugeDir) {
 		cfg.HugeDir = o.HugeDir
+		// no hugepage files left behind in the pod's small HugePages emptyDir
+		cfg.EAL = append(cfg.EAL, "--huge-unlink")
 	} else {
 		cfg.NoHuge, cfg.MemoryMB = true, 512
 		cfg.EAL = append(cfg.EAL, "--no-shconf")

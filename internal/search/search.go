@@ -14,7 +14,8 @@
 //     validation.
 //
 // Rates are in percent of line rate (L1). Trials the tester could not offer (saturated) are kept in the
-// history, marked, and excluded from the bounds; they lower the ceiling of rates to try. A trial aborted
+// history, marked, and excluded from the bounds; a saturated trial is repeated once (a preempted tester
+// core falls short once), and a saturation that repeats lowers the ceiling of rates to try. A trial aborted
 // because the DUT stalled ends the search with ErrAborted and what was measured so far.
 package search
 
@@ -128,10 +129,37 @@ type state struct {
 func round(r float64) float64 { return math.Round(r*1e6) / 1e6 }
 
 func (s *state) measure(ctx context.Context, rate float64, d time.Duration, purpose string) (*Measurement, error) {
+	rate = round(rate)
+	m, err := s.trial(ctx, rate, d, purpose)
+	if err != nil || !m.TesterLimited {
+		return m, err
+	}
+	// A tester that falls short once is often a preempted core on a shared host, not a tester that cannot
+	// offer the rate: repeat the trial, and only a saturation that repeats lowers the ceiling. The short
+	// trial stays in the history, marked and excluded.
+	if s.r.Trials < s.p.MaxTrials {
+		s.r.Notes = appendOnce(s.r.Notes, "a trial in which the tester fell short of its rate once was repeated")
+		if m, err = s.trial(ctx, rate, d, purpose); err != nil || !m.TesterLimited {
+			return m, err
+		}
+	}
+	c := rate - s.p.Resolution
+	if m.AchievedPercent > 0 && m.AchievedPercent < c {
+		c = m.AchievedPercent
+	}
+	if c < s.ceiling {
+		s.ceiling = round(math.Max(c, 0))
+		s.r.Notes = appendOnce(s.r.Notes, fmt.Sprintf("the tester could not offer %.2f%% of line rate (reached %.2f%%): trials above %.2f%% are tester-limited and excluded",
+			rate, m.AchievedPercent, s.ceiling))
+	}
+	return m, nil
+}
+
+// trial runs and records one trial.
+func (s *state) trial(ctx context.Context, rate float64, d time.Duration, purpose string) (*Measurement, error) {
 	if s.r.Trials >= s.p.MaxTrials {
 		return nil, ErrTrialCap
 	}
-	rate = round(rate)
 	m, err := s.m(ctx, rate, d, purpose)
 	if err != nil {
 		return nil, err
@@ -145,18 +173,7 @@ func (s *state) measure(ctx context.Context, rate float64, d time.Duration, purp
 	s.r.History = append(s.r.History, m)
 	if m.Aborted != "" {
 		s.r.Aborted = m.Aborted
-		return &m, fmt.Errorf("%w at %.3f%% of line rate: %s", ErrAborted, rate, m.Aborted)
-	}
-	if m.TesterLimited {
-		c := rate - s.p.Resolution
-		if m.AchievedPercent > 0 && m.AchievedPercent < c {
-			c = m.AchievedPercent
-		}
-		if c < s.ceiling {
-			s.ceiling = round(math.Max(c, 0))
-			s.r.Notes = appendOnce(s.r.Notes, fmt.Sprintf("the tester could not offer %.2f%% of line rate (reached %.2f%%): trials above %.2f%% are tester-limited and excluded",
-				rate, m.AchievedPercent, s.ceiling))
-		}
+		return &s.r.History[len(s.r.History)-1], fmt.Errorf("%w at %.3f%% of line rate: %s", ErrAborted, rate, m.Aborted)
 	}
 	return &s.r.History[len(s.r.History)-1], nil
 }

@@ -255,3 +255,25 @@ func TestMultistageIsFaster(t *testing.T) {
 		t.Errorf("Multistage %s vs Binary %s of trial time", tm, tb)
 	}
 }
+
+// TestTesterHiccup: one trial in which a preempted tester fell short of its rate (and lost the catch-up
+// burst) must neither lower the ceiling nor mark the result tester-limited: the trial is repeated, and
+// only a saturation that repeats counts.
+func TestTesterHiccup(t *testing.T) {
+	for _, a := range algos {
+		for k := 1; k <= 6; k++ {
+			t.Run(fmt.Sprintf("%s/trial%d", a.name, k), func(t *testing.T) {
+				e := sim.New(sim.DUT{CapacityFPS: 5e6, TesterHiccupTrials: []int{k}})
+				truth := e.DUT.CapacityPercent(size)
+				r, err := a.run(context.Background(), params(0.5), e.Measure(size))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !r.Found || r.NDR > truth+1e-9 || r.NDR < truth-0.5-1e-9 || r.TesterLimited {
+					t.Errorf("NDR %.3f%% testerLimited=%v, truth %.3f%%; notes %q", r.NDR, r.TesterLimited, truth, r.Notes)
+				}
+				checkNeverAboveFailure(t, r, 0)
+			})
+		}
+	}
+}

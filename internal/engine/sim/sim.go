@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -35,6 +36,10 @@ type DUT struct {
 	StallAfterTrials int
 	// TesterMaxFPS is the most the tester can send per stream (0: line rate).
 	TesterMaxFPS float64
+	// TesterHiccupTrials are trials (1-based) in which the tester was preempted, as on a shared host: it
+	// offers 3 % less than asked (the engine reports saturated) and the catch-up burst after the stall
+	// loses 2 % of the frames, whatever the DUT.
+	TesterHiccupTrials []int
 	// BufferFrames is the DUT's queue: a burst or overload shorter than this is absorbed.
 	BufferFrames int64
 	// DropEvery drops every Nth frame whatever the rate (like nft "numgen inc mod N == 0 drop").
@@ -195,6 +200,7 @@ func (e *Engine) RunTrial(ctx context.Context, t engine.TrialConfig, progress fu
 		res.State, res.Reason = engine.StateAborted, engine.ReasonDUTStalled
 	}
 	drift := 1 + d.DriftPerHour*e.clock.Hours()
+	hiccup := slices.Contains(d.TesterHiccupTrials, e.trials)
 
 	type load struct {
 		s      engine.StreamConfig
@@ -223,6 +229,9 @@ func (e *Engine) RunTrial(ctx context.Context, t engine.TrialConfig, progress fu
 		}
 		if d.TesterMaxFPS > 0 {
 			fps = math.Min(fps, d.TesterMaxFPS)
+		}
+		if hiccup {
+			fps *= 0.97
 		}
 		c := d.cycleCapacity(s.Sizes) * drift
 		if d.Noise > 0 {
@@ -256,6 +265,9 @@ func (e *Engine) RunTrial(ctx context.Context, t engine.TrialConfig, progress fu
 		}
 		if d.DropEvery > 0 && !stalled {
 			lost += (tx - lost) / d.DropEvery
+		}
+		if hiccup {
+			lost += (tx - lost) / 50
 		}
 		lost = min(lost, tx)
 		rx := tx - lost

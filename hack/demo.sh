@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# make demo: linerate end to end on this machine, as root, with no NIC and no existing cluster —
+#   1. tools and images (hack/build-images.sh: manager + tester, no container engine),
+#   2. a single-node Kubernetes cluster (hack/cluster-up.sh) with Multus,
+#   3. linerate installed with its Helm chart,
+#   4. a real IPsec gateway pair in network namespaces (hack/dut/ipsec-gateway-up.sh: two strongSwan
+#      gateways, IKEv2, AES-256-GCM, ESP in UDP) and host-device NetworkAttachmentDefinitions for its two
+#      tester-side interfaces,
+#   5. config/samples/throughput-test-demo.yaml applied and followed, its RFC 2544 results printed.
+# It leaves everything up to explore; `make demo-down` (hack/demo-down.sh) removes it all.
+#
+#   DEMO_STATE=/var/tmp/linerate-demo   where the state lives (demo-down finds it there)
+#   DEMO_TEST=config/samples/throughput-test-demo.yaml
+#   DEMO_TIMEOUT=900                    seconds to wait for the test
+#   DEMO_DUT=ipsec                      or router (a plain forwarding namespace, fast)
+set -euo pipefail
+export LR_STATE=${DEMO_STATE:-/var/tmp/linerate-demo}
+export LR_DUT=${DEMO_DUT_NAME:-lrdemo}
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=lib/bringup.sh
+. "$here/lib/bringup.sh"
+test_file=${DEMO_TEST:-$LR_ROOT/config/samples/throughput-test-demo.yaml}
+timeout=${DEMO_TIMEOUT:-900}
+dut_kind=${DEMO_DUT:-ipsec}
+
+lr_require_root
+mkdir -p "$LR_STATE"
+lr_deps
+lr_images
+lr_cluster_up
+lr_operator_install
+name=$(kubectl create --dry-run=client -o jsonpath='{.metadata.name}' -f "$test_file")
+lr_delete_test "$name"
+if ! lr_dut_up "$dut_kind"; then
+	lr_die "the $dut_kind DUT did not come up (DEMO_DUT=router runs the demo against a plain forwarding namespace)"
+fi
+lr_log "proving the DUT forwards (and, for IPsec, encrypts): hack/dut/check.sh $LR_DUT"
+bash "$LR_ROOT/hack/dut/check.sh" "$LR_DUT" | sed 's/^/    /'
+lr_nads
+lr_log "kubectl apply -f ${test_file#"$LR_ROOT"/}"
+kubectl apply -n "$LR_TEST_NS" -f "$test_file"
+lr_log "following it (kubectl get traffictests -w; at most ${timeout}s)"
+if ! lr_follow "$name" "$timeout"; then
+	cat >&2 <<MSG
+
+The demo stopped before the end of the test (after $(($(date +%s) - lr_t0)) s). What is up stays up:
+    source $LR_STATE/cluster/env; kubectl describe traffictest $name; kubectl get pods -o wide
+    make demo-down     # remove everything
+MSG
+	exit 1
+fi
+lr_results "$name"
+
+cm=$(kubectl get traffictest "$name" -n "$LR_TEST_NS" -o jsonpath='{.status.resultsConfigMap}')
+dut_state=${DUT_STATE_ROOT:-/var/tmp/linerate-dut}/$LR_DUT
+sas="ip netns exec $LR_DUT-r tc -s qdisc               # the DUT's counters"
+[ "$dut_kind" = ipsec ] && sas="swanctl --list-sas --uri unix://$dut_state/gw-a/charon.vici   # the tunnel's SA counters"
+cat <<MSG
+
+Done in $(($(date +%s) - lr_t0)) s. The cluster, linerate and the DUT stay up:
+    source $LR_STATE/cluster/env                  # KUBECONFIG and kubectl for this cluster
+    kubectl get traffictests                      # phase, progress, headline, verdict
+    kubectl get traffictest $name -o yaml         # status.results: every table
+    kubectl get configmap ${cm:-$name-results} -o yaml
+        # results.json, progress.json and every trial in trials.jsonl.gz; it outlives the tester pod
+    kubectl -n $LR_NS port-forward svc/linerate-controller-manager-metrics-service 8080:8080 &
+    curl -s localhost:8080/metrics | grep ^linerate_   # the results as Prometheus gauges
+    $sas
+    make demo-down                                # remove everything
+MSG

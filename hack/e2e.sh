@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# make test-e2e: the e2e suite (test/e2e, build tag e2e) against a real local cluster — the same bring-up as
+# `make demo` (hack/lib/bringup.sh) with a fast DUT of known truth instead of the IPsec pair: a forwarding
+# namespace that shapes each direction to E2E_DUT_RATE with tbf, so the measured throughput can be checked
+# against what the DUT really does. 5 Mbit/s (10,400 frames/s at 64 B, 413 at 1518 B) stays below what a
+# 1-CPU tester pod sends on a 2-core machine, so the DUT, not the tester, is what is measured. Everything is torn down at the end, whatever happened (KEEP=1 keeps it).
+#
+#   E2E_STATE=/var/tmp/linerate-e2e   E2E_DUT_RATE=5mbit   E2E_RUN=regexp (go test -run)   KEEP=1
+set -euo pipefail
+export LR_STATE=${E2E_STATE:-/var/tmp/linerate-e2e}
+export LR_DUT=${E2E_DUT_NAME:-lre2e}
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=lib/bringup.sh
+. "$here/lib/bringup.sh"
+rate=${E2E_DUT_RATE:-5mbit}
+
+lr_require_root
+mkdir -p "$LR_STATE"
+teardown() {
+	rc=$?
+	if [ "${KEEP:-0}" = 1 ]; then
+		echo "KEEP=1: left up; remove with: E2E_STATE=$LR_STATE bash hack/e2e.sh --down" >&2
+	else
+		lr_teardown
+	fi
+	exit $rc
+}
+if [ "${1:-}" = --down ]; then
+	lr_teardown
+	exit 0
+fi
+trap teardown EXIT
+trap 'exit 130' INT TERM
+
+lr_deps
+lr_images
+lr_cluster_up
+lr_operator_install
+LR_DUT_ARGS="--rate $rate" lr_dut_up router
+bash "$LR_ROOT/hack/dut/check.sh" "$LR_DUT" >/dev/null || lr_die "the DUT does not forward"
+lr_nads
+
+# tbf's rate in bit/s, for the test's known truth (tc syntax: 20mbit, 500kbit, 1gbit).
+bps=$(echo "$rate" | awk '{ v = $0 + 0; u = tolower($0); sub(/^[0-9.]+/, "", u)
+	m = (u == "gbit") ? 1e9 : (u == "mbit") ? 1e6 : (u == "kbit") ? 1e3 : (u == "bit" || u == "") ? 1 : -1
+	if (m < 0) exit 1; printf "%d", v * m }') || lr_die "E2E_DUT_RATE: want e.g. 20mbit"
+
+lr_log "go test -tags e2e ./test/e2e/ -v"
+cd "$LR_ROOT"
+KUBECONFIG=$LR_STATE/cluster/kubeconfig \
+	E2E_KUBECTL=$(command -v kubectl) \
+	E2E_TEST_YAML=$LR_ROOT/config/samples/throughput-test-demo.yaml \
+	E2E_NAMESPACE=$LR_TEST_NS \
+	E2E_OPERATOR_NAMESPACE=$LR_NS \
+	E2E_HELM_RELEASE=$LR_RELEASE \
+	E2E_DUT_TBF_BPS=$bps \
+	E2E_DUT_PORTS="$LR_WEST_IF,$LR_EAST_IF" \
+	go test -tags e2e -count=1 -timeout 60m ./test/e2e/ -v ${E2E_RUN:+-run "$E2E_RUN"}
+lr_log "e2e passed"

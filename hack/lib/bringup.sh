@@ -1,0 +1,236 @@
+# shellcheck shell=bash
+# The bring-up shared by hack/demo.sh (make demo) and hack/e2e.sh (make test-e2e): the project's tools and
+# images, a local single-node cluster (hack/cluster-up.sh), linerate installed with its Helm chart, a DUT in
+# network namespaces (hack/dut/) and Multus host-device NetworkAttachmentDefinitions that hand the DUT's
+# tester-side interfaces to the tester pod. Source it after setting:
+#
+#   LR_STATE   the state directory (cluster in $LR_STATE/cluster, images in $LR_STATE/images)
+#   LR_DUT     the DUT's name (hack/dut/: at most 10 characters)
+#
+# and call the lr_* functions. Every step is idempotent, so a second `make demo` reuses what is up.
+
+LR_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+LR_NS=${LR_NS:-linerate-system}          # the operator's namespace
+LR_TEST_NS=${LR_TEST_NS:-default}        # where the TrafficTests and tester pods run
+LR_RELEASE=${LR_RELEASE:-linerate}       # the Helm release
+LR_NAD_PREFIX=${LR_NAD_PREFIX:-linerate-demo}
+LR_MANAGER_IMG=${LR_MANAGER_IMG:-linerate.dev/manager:dev}
+LR_TESTER_IMG=${LR_TESTER_IMG:-linerate.dev/tester:dev}
+LR_API_PORT=26443                        # hack/cluster-up.sh's kube-apiserver port
+
+lr_t0=$(date +%s)
+lr_log() { printf '\033[1m==> [%4ss] %s\033[0m\n' "$(($(date +%s) - lr_t0))" "$*" >&2; }
+lr_die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+lr_require_root() { [ "$(id -u)" = 0 ] || lr_die "run as root: the cluster and the DUT need network namespaces, mounts and hugepages"; }
+
+# lr_deps: the tools and packages the bring-up needs (each script is a no-op when things are there).
+lr_deps() {
+	lr_log "dependencies (Debian packages, helm; cached after the first run)"
+	bash "$LR_ROOT/hack/dut/install-deps.sh"
+	[ -x "$LR_ROOT/bin/helm" ] || bash "$LR_ROOT/hack/install-tools.sh" helm
+	if [ -f "$LR_ROOT/hack/install-dataplane-deps.sh" ]; then
+		bash "$LR_ROOT/hack/install-dataplane-deps.sh"
+	fi
+}
+
+# lr_images: the manager and tester images as tarballs in $LR_STATE/images — the engine with `make engine`,
+# then hack/build-images.sh (static Go binaries, cmd/imagebuilder; no container engine).
+lr_images() {
+	[ -f "$LR_ROOT/hack/build-images.sh" ] || lr_die "hack/build-images.sh is missing (it builds the images)"
+	if [ -f "$LR_ROOT/dataplane/Makefile" ]; then
+		lr_log "building the engine (make engine)"
+		make -s -C "$LR_ROOT" engine
+	fi
+	lr_log "building the images (manager, tester) into $LR_STATE/images"
+	mkdir -p "$LR_STATE/images"
+	MANAGER_IMG=$LR_MANAGER_IMG TESTER_IMG=$LR_TESTER_IMG bash "$LR_ROOT/hack/build-images.sh" "$LR_STATE/images"
+	[ -f "$LR_STATE/images/manager.tar" ] || lr_die "hack/build-images.sh wrote no manager image"
+	if [ ! -f "$LR_STATE/images/tester.tar" ]; then
+		# Go on: everything up to the tester pod can still be shown; lr_follow reports the missing image.
+		echo "WARNING: no tester image: it needs ./cmd/linerate (the runner) and dataplane/build/linerate-engine (make engine); see the build-images messages above" >&2
+	fi
+}
+
+lr_image_tars() { ls "$LR_STATE"/images/*.tar 2>/dev/null | tr '\n' ' '; }
+
+# lr_cluster_up: the single-node cluster, with the images imported. Only one such cluster can run on a
+# machine (fixed ports and kubelet paths): refuse when another state directory's cluster is up.
+lr_cluster_up() {
+	if ss -Hltn "sport = :$LR_API_PORT" | grep -q . && [ ! -f "$LR_STATE/cluster/kubeconfig" ]; then
+		lr_die "a kube-apiserver of another local cluster listens on 127.0.0.1:$LR_API_PORT; bring that one down first"
+	fi
+	lr_log "cluster up (state in $LR_STATE/cluster)"
+	IMAGES=$(lr_image_tars) bash "$LR_ROOT/hack/cluster-up.sh" "$LR_STATE/cluster"
+	lr_env
+}
+
+# lr_env: KUBECONFIG and PATH (kubectl matching the server) of the cluster in $LR_STATE.
+lr_env() {
+	# shellcheck disable=SC1091
+	. "$LR_STATE/cluster/env"
+	export PATH="$LR_ROOT/bin:$PATH"
+}
+
+# lr_operator_install: linerate's chart (CRDs, operator) with the locally built images.
+lr_operator_install() {
+	lr_log "helm upgrade --install $LR_RELEASE charts/linerate -n $LR_NS"
+	# The tarball's digest as a pod annotation: a rebuilt image (same tag) rolls the operator, an unchanged
+	# one does not.
+	local digest
+	digest=$(sha256sum "$LR_STATE/images/manager.tar" | cut -c1-16)
+	local mrepo=${LR_MANAGER_IMG%:*} mtag=${LR_MANAGER_IMG##*:} trepo=${LR_TESTER_IMG%:*} ttag=${LR_TESTER_IMG##*:}
+	helm upgrade --install "$LR_RELEASE" "$LR_ROOT/charts/linerate" -n "$LR_NS" --create-namespace \
+		--set "image.repository=$mrepo,image.tag=$mtag,image.pullPolicy=Never" \
+		--set "tester.image.repository=$trepo,tester.image.tag=$ttag,tester.image.pullPolicy=Never" \
+		--set-string "podAnnotations.linerate\.dev/image-tarball=$digest" \
+		--wait --timeout 5m ${LR_HELM_ARGS:-} >"$LR_STATE/helm.log" 2>&1 || { cat "$LR_STATE/helm.log" >&2; lr_die "helm install failed"; }
+	kubectl -n "$LR_NS" rollout status deploy --timeout=3m >/dev/null
+	helm list -n "$LR_NS" --filter "^$LR_RELEASE\$" | sed 's/^/    /'
+	echo "    (the chart's notes: $LR_STATE/helm.log)"
+}
+
+# lr_dut_up KIND: the DUT — "ipsec" (the strongSwan gateway pair) or "router" (a forwarding namespace).
+# Sets LR_WEST_IF and LR_EAST_IF to its tester-side interfaces.
+lr_dut_up() {
+	local kind=$1 out
+	lr_log "DUT: $kind ($LR_DUT)"
+	case $kind in
+	ipsec) out=$(bash "$LR_ROOT/hack/dut/ipsec-gateway-up.sh" "$LR_DUT") ;;
+	router) out=$(bash "$LR_ROOT/hack/dut/router-up.sh" "$LR_DUT" ${LR_DUT_ARGS:-}) ;;
+	*) lr_die "unknown DUT kind $kind" ;;
+	esac
+	echo "$kind" >"$LR_STATE/dut-kind"
+	echo "$LR_DUT" >"$LR_STATE/dut-name"
+	LR_WEST_IF=$(echo "$out" | sed -n 's/.*west=\([^ ]*\).*/\1/p')
+	LR_EAST_IF=$(echo "$out" | sed -n 's/.*east=\([^ ]*\).*/\1/p')
+	[ -n "$LR_WEST_IF" ] && [ -n "$LR_EAST_IF" ] || lr_die "the DUT script printed no tester ports: $out"
+}
+
+lr_dut_down() {
+	local kind name
+	kind=$(cat "$LR_STATE/dut-kind" 2>/dev/null) || return 0
+	name=$(cat "$LR_STATE/dut-name")
+	case $kind in
+	ipsec) bash "$LR_ROOT/hack/dut/ipsec-gateway-down.sh" "$name" ;;
+	router) bash "$LR_ROOT/hack/dut/router-down.sh" "$name" ;;
+	esac
+	rm -f "$LR_STATE/dut-kind" "$LR_STATE/dut-name"
+}
+
+# lr_nads: one host-device NetworkAttachmentDefinition per tester port: Multus moves the interface into the
+# tester pod while it runs and back to the host when the pod ends.
+lr_nads() {
+	lr_log "NetworkAttachmentDefinitions $LR_NAD_PREFIX-west ($LR_WEST_IF), $LR_NAD_PREFIX-east ($LR_EAST_IF)"
+	local side dev
+	for side in west east; do
+		dev=$LR_WEST_IF
+		[ $side = east ] && dev=$LR_EAST_IF
+		kubectl apply -n "$LR_TEST_NS" -f - >/dev/null <<-YAML
+			apiVersion: k8s.cni.cncf.io/v1
+			kind: NetworkAttachmentDefinition
+			metadata:
+			  name: $LR_NAD_PREFIX-$side
+			  annotations:
+			    linerate.dev/dut: "$LR_DUT"
+			spec:
+			  config: '{"cniVersion": "0.3.1", "name": "$LR_NAD_PREFIX-$side", "type": "host-device", "device": "$dev"}'
+		YAML
+	done
+}
+
+# lr_delete_test NAME: delete an earlier run of a TrafficTest and wait until its tester pods are gone (they
+# hold the DUT's ports).
+lr_delete_test() {
+	local name=$1
+	kubectl get traffictest "$name" -n "$LR_TEST_NS" >/dev/null 2>&1 || return 0
+	lr_log "deleting the earlier run of $name"
+	kubectl delete traffictest "$name" -n "$LR_TEST_NS" --wait=true --timeout=2m
+	for _ in $(seq 120); do
+		[ -z "$(kubectl get pods -n "$LR_TEST_NS" -l "linerate.dev/traffictest=$name" -o name 2>/dev/null)" ] && return 0
+		sleep 1
+	done
+	lr_die "the tester pods of $name did not go away"
+}
+
+# lr_wait_ports_home: wait until the DUT's tester ports are back in the root namespace (no tester pod holds
+# them), so that a new test can start.
+lr_wait_ports_home() {
+
+	for _ in $(seq 120); do
+		ip link show "$LR_WEST_IF" >/dev/null 2>&1 && ip link show "$LR_EAST_IF" >/dev/null 2>&1 && return 0
+		sleep 1
+	done
+	lr_die "the tester ports $LR_WEST_IF/$LR_EAST_IF did not come back to the host"
+}
+
+# lr_follow NAME TIMEOUT_S: `kubectl get traffictest -w` until the test ends; fails on timeout.
+lr_follow() {
+	local name=$1 timeout=$2 phase watch_pid
+	kubectl get traffictest "$name" -n "$LR_TEST_NS" -w &
+	watch_pid=$!
+	phase=
+	local why=
+	for _ in $(seq "$timeout"); do
+		phase=$(kubectl get traffictest "$name" -n "$LR_TEST_NS" -o jsonpath='{.status.phase}' 2>/dev/null || true)
+		case $phase in Succeeded | Failed) break ;; esac
+		# A tester pod that cannot start will not finish the test: say why now rather than at the timeout.
+		why=$(kubectl get pods -n "$LR_TEST_NS" -l "linerate.dev/traffictest=$name" -o jsonpath='{range .items[*]}{.metadata.name}{": "}{.status.containerStatuses[*].state.waiting.reason}{" "}{.status.containerStatuses[*].state.waiting.message}{"\n"}{end}' 2>/dev/null |
+			grep -E "ErrImage|ImagePull|CreateContainer|InvalidImageName|CrashLoop" || true)
+		[ -n "$why" ] && break
+		sleep 1
+	done
+	if [ -n "$why" ]; then
+		kill "$watch_pid" 2>/dev/null || true
+		wait "$watch_pid" 2>/dev/null || true
+		echo "the tester pod cannot run: $why" >&2
+		return 1
+	fi
+	sleep 1
+	kill "$watch_pid" 2>/dev/null || true
+	wait "$watch_pid" 2>/dev/null || true
+	case $phase in
+	Succeeded | Failed) return 0 ;;
+	*) echo "timed out after ${timeout}s in phase '${phase}'" >&2; return 1 ;;
+	esac
+}
+
+# lr_results NAME: the result tables from the TrafficTest's status.
+lr_results() {
+	local name=$1 ns=$LR_TEST_NS
+	echo
+	kubectl get traffictest "$name" -n "$ns" -o wide
+	echo
+	echo "RFC 2544 throughput (NDR: no frame lost; PDR: at most the tolerated loss) — status.results.throughput"
+	{
+		echo "FRAME DIRECTION NDR_FPS NDR_L2_BIT/S NDR_%LINE PDR_FPS TRIALS TESTER_LIMITED"
+		kubectl get traffictest "$name" -n "$ns" -o jsonpath='{range .status.results.throughput[*]}{.frameSize}{" "}{.direction}{" "}{.ndr.framesPerSecond}{" "}{.ndr.l2BitsPerSecond}{" "}{.ndr.percentOfLineRate}{" "}{.pdr.framesPerSecond}{" "}{.trials}{" "}{.testerLimited}{"\n"}{end}' |
+			awk '{ if ($6 == "") $6 = "-"; if ($8 == "") $8 = "false"; print }'
+	} | column -t
+	if [ -n "$(kubectl get traffictest "$name" -n "$ns" -o jsonpath='{.status.results.latency[*].frameSize}')" ]; then
+		echo
+		echo "Latency at the throughput rate (µs) — status.results.latency"
+		{
+			echo "FRAME DIRECTION RATE_FPS MIN MEAN P99 MAX"
+			kubectl get traffictest "$name" -n "$ns" -o jsonpath='{range .status.results.latency[*]}{.frameSize}{" "}{.direction}{" "}{.rate.framesPerSecond}{" "}{.aggregate.minNs}{" "}{.aggregate.meanNs}{" "}{.aggregate.p99Ns}{" "}{.aggregate.maxNs}{"\n"}{end}' |
+				awk '{ for (i = 4; i <= 7; i++) $i = ($i == "" ? "-" : sprintf("%.1f", $i / 1000)); print }'
+		} | column -t
+	fi
+	local verdict failures
+	verdict=$(kubectl get traffictest "$name" -n "$ns" -o jsonpath='{.status.verdict}')
+	failures=$(kubectl get traffictest "$name" -n "$ns" -o jsonpath='{.status.failures}')
+	echo
+	echo "Verdict: ${verdict:-none} ${failures}"
+}
+
+# lr_teardown: everything in $LR_STATE — the cluster (pods first, so host-device gives the ports back),
+# the DUT, the state directory.
+lr_teardown() {
+	if [ -d "$LR_STATE/cluster" ]; then
+		lr_log "cluster down ($LR_STATE/cluster)"
+		bash "$LR_ROOT/hack/cluster-down.sh" "$LR_STATE/cluster" || echo "warning: cluster-down failed" >&2
+	fi
+	lr_log "DUT down"
+	lr_dut_down
+	rm -rf "$LR_STATE"
+}

@@ -1,0 +1,214 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"linerate.dev/linerate/internal/engine"
+)
+
+func TestParseDevargs(t *testing.T) {
+	for _, c := range []struct {
+		in      string
+		pci     string
+		wantErr bool
+	}{
+		{"net_af_packet0,iface=eth1", "", false},
+		{"0000:3b:02.1", "0000:3b:02.1", false},
+		{"0000:3b:02.1,rxq_pkt_fill=1", "0000:3b:02.1", false},
+		{"eth1", "", true},
+		{"", "", true},
+	} {
+		d, err := engine.ParseDevargs(c.in)
+		if (err != nil) != c.wantErr || d.PCI != c.pci {
+			t.Errorf("ParseDevargs(%q) = %+v, %v", c.in, d, err)
+		}
+	}
+}
+
+func TestEALArgs(t *testing.T) {
+	c := engine.ProcessConfig{Control: "/run/x.sock", FilePrefix: "p", NoHuge: true, EAL: []string{"-l", "0,1"},
+		Devices: []engine.Device{{Devargs: "net_af_packet0,iface=t0"}}}
+	got := strings.Join(c.EALArgs(), " ")
+	want := "-l 0,1 --file-prefix p --no-huge -m 512 --no-pci --vdev net_af_packet0,iface=t0 -- --control /run/x.sock"
+	if got != want {
+		t.Errorf("EAL args\n got %s\nwant %s", got, want)
+	}
+	// a PCI device: no --no-pci, hugepages from the mount
+	c = engine.ProcessConfig{Control: "tcp:0.0.0.0:7777", HugeDir: "/dev/hugepages", Devices: []engine.Device{{PCI: "0000:3b:02.1", Devargs: "0000:3b:02.1"}}}
+	args := c.EALArgs()
+	if slices.Contains(args, "--no-pci") || !slices.Contains(args, "--huge-dir") || !slices.Contains(args, "tcp:0.0.0.0:7777") {
+		t.Errorf("PCI args %v", args)
+	}
+}
+
+func TestTrialArgsRejectsWhatTheEngineWould(t *testing.T) {
+	for _, tc := range []engine.TrialConfig{
+		{Streams: []int{0, 1}, RatesFPS: []float64{1000}, Duration: time.Second},
+		{Streams: []int{0}, RatesFPS: []float64{0}, Duration: time.Second},
+		{Streams: []int{0}, RatesFPS: []float64{1000}},
+		{},
+	} {
+		if _, err := engine.TrialArgs(tc); err == nil {
+			t.Errorf("TrialArgs(%+v) accepted", tc)
+		}
+	}
+	kv, err := engine.TrialArgs(engine.TrialConfig{Streams: []int{0, 1}, RatesFPS: []float64{1000, 2000.5}, Duration: 1500 * time.Millisecond,
+		WarmUp: 200 * time.Millisecond, Drain: 300 * time.Millisecond, Stall: 2 * time.Second, ID: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprint(kv)
+	want := "[{streams 0,1} {rates 1000.000,2000.500} {unit fps} {duration_ms 1500} {warmup_ms 200} {drain_ms 300} {stall_ms 2000} {id 7}]"
+	if got != want {
+		t.Errorf("TRIAL args\n got %s\nwant %s", got, want)
+	}
+}
+
+// needEngine returns the engine binary, or skips: these tests run the real engine on a veth pair.
+func needEngine(t *testing.T) string {
+	t.Helper()
+	eng := os.Getenv("LINERATE_ENGINE")
+	if eng == "" {
+		eng, _ = filepath.Abs("../../dataplane/build/linerate-engine")
+	}
+	if _, err := os.Stat(eng); err != nil {
+		t.Skipf("no engine at %s: set LINERATE_ENGINE or run 'make engine'", eng)
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for network namespaces")
+	}
+	return eng
+}
+
+func run(t *testing.T, args ...string) {
+	t.Helper()
+	if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// start runs the engine inside a namespace holding a veth pair t0 <-> t1 (a wire), through a wrapper
+// script, since StartProcess execs its binary directly.
+func start(t *testing.T, eng string) *engine.Process {
+	t.Helper()
+	ns := fmt.Sprintf("lre%d", os.Getpid()%100000)
+	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
+	run(t, "ip", "netns", "add", ns)
+	run(t, "ip", "-n", ns, "link", "add", "t0", "address", "02:4c:52:00:01:01", "type", "veth", "peer", "name", "t1", "address", "02:4c:52:00:01:02")
+	for _, i := range []string{"t0", "t1"} {
+		run(t, "ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf."+i+".disable_ipv6=1")
+		run(t, "ip", "-n", ns, "link", "set", i, "up")
+	}
+	dir := t.TempDir()
+	wrapper := filepath.Join(dir, "engine.sh")
+	if err := os.WriteFile(wrapper, []byte(fmt.Sprintf("#!/bin/sh\nexec ip netns exec %s %s \"$@\"\n", ns, eng)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	p, err := engine.StartProcess(ctx, engine.ProcessConfig{Binary: wrapper, Control: filepath.Join(dir, "ctl.sock"),
+		FilePrefix: fmt.Sprintf("lre%d", os.Getpid()), NoHuge: true, EAL: []string{"--no-shconf", "-l", "0,1"},
+		Devices: []engine.Device{{Devargs: "net_af_packet0,iface=t0"}, {Devargs: "net_af_packet1,iface=t1"}},
+		Stdout:  &log, Stderr: &log})
+	if err != nil {
+		t.Fatalf("start: %v\n%s", err, log.String())
+	}
+	t.Cleanup(func() {
+		_ = p.Close()
+		if t.Failed() {
+			t.Logf("engine log:\n%s", log.String())
+		}
+	})
+	return p
+}
+
+func TestEngineOnAWire(t *testing.T) {
+	eng := needEngine(t)
+	p := start(t, eng)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if p.Hello.Proto != 1 || p.Hello.Ports != 2 {
+		t.Fatalf("HELLO %+v", p.Hello)
+	}
+	for i, peer := range []string{"02:4c:52:00:01:02", "02:4c:52:00:01:01"} {
+		info, err := p.Port(ctx, engine.PortConfig{ID: i, IP4: fmt.Sprintf("198.18.0.%d/24", i+1), PeerMAC: peer})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.ID != i || info.MAC == "" {
+			t.Errorf("PORT %d: %+v", i, info)
+		}
+	}
+	if _, err := p.Stream(ctx, engine.StreamConfig{ID: 0, TX: 0, RX: 1, L3: "ipv4", Src: "198.18.0.1", Dst: "198.18.0.2", Sizes: []int{64, 512}}); err != nil {
+		t.Fatal(err)
+	}
+	var progress int
+	res, err := p.RunTrial(ctx, engine.TrialConfig{Streams: []int{0}, RatesFPS: []float64{5000}, Duration: 500 * time.Millisecond,
+		WarmUp: 100 * time.Millisecond, Drain: 200 * time.Millisecond}, func(engine.Progress) { progress++ })
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Stream(0)
+	if res.Aborted() || s == nil {
+		t.Fatalf("trial %+v", res)
+	}
+	// a wire loses nothing; the trial offers ceil(0.5 s × 5000/s) frames, or says it was saturated
+	// (a preempted tester on a shared host) when it fell more than 0.5 % short
+	if s.TxFrames > 2500 || (s.TxFrames < 2488) != s.Saturated || s.RxFrames != s.TxFrames || s.Lost != 0 || s.Duplicates != 0 {
+		t.Errorf("tx %d (saturated %v) rx %d lost %d dup %d", s.TxFrames, s.Saturated, s.RxFrames, s.Lost, s.Duplicates)
+	}
+	if s.Latency == nil || !s.Latency.Valid {
+		t.Errorf("latency %+v", s.Latency)
+	}
+	if len(s.Classes) != 2 || s.Classes[0].TxFrames+s.Classes[1].TxFrames != s.TxFrames {
+		t.Errorf("classes %+v", s.Classes)
+	}
+	if progress == 0 {
+		t.Error("no progress reported while the trial ran")
+	}
+	// an error response is an *engine.Error with the protocol's code, and the connection stays usable
+	_, err = p.Stream(ctx, engine.StreamConfig{ID: 1, TX: 0, RX: 1, L3: "ipv4", Src: "198.18.0.1", Dst: "198.18.0.2", Sizes: []int{20}})
+	var ee *engine.Error
+	if !errors.As(err, &ee) || ee.Code == "" {
+		t.Errorf("a 20 B frame: %v, want an engine error", err)
+	}
+	if _, err := p.Client.Hello(ctx); err != nil {
+		t.Errorf("HELLO after an error: %v", err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the engine did not exit on Close")
+	}
+}
+
+func TestEngineThatCannotStartFailsFast(t *testing.T) {
+	eng := needEngine(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	t0 := time.Now()
+	_, err := engine.StartProcess(ctx, engine.ProcessConfig{Binary: eng, Control: filepath.Join(dir, "ctl.sock"),
+		FilePrefix: fmt.Sprintf("lrf%d", os.Getpid()), NoHuge: true, EAL: []string{"--no-shconf", "-l", "0"},
+		Devices: []engine.Device{{Devargs: "net_af_packet0,iface=lr-no-such-if"}}, Stdout: &strings.Builder{}, Stderr: &strings.Builder{}})
+	if err == nil {
+		t.Fatal("an engine on a missing interface started")
+	}
+	if !strings.Contains(err.Error(), "exited") {
+		t.Errorf("error %v: want the exit, not a timeout", err)
+	}
+	t.Logf("failed in %s: %v", time.Since(t0).Round(time.Millisecond), err)
+}

@@ -1,0 +1,51 @@
+package rfc2544_test
+
+import (
+	"testing"
+
+	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/engine/sim"
+)
+
+// Repeated throughput searches with a PDR: the row reports the lowest NDR of the repetitions (each
+// validated), the spread of the NDRs in frames/s, and the PDR found in the same searches.
+func TestRepeatedThroughputWithPDR(t *testing.T) {
+	p := planFor(t, v1alpha1.TestThroughput)
+	p.FrameSizes = []int{64}
+	pdrTol := 1.0
+	p.Throughput.PDRLossTolerancePercent = &pdrTol
+	p.Throughput.Repetitions = 4
+	res, rec, e, err := run(t, p, sim.DUT{CapacityFPS: 3e6, Noise: 0.01, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Throughput) != 1 {
+		t.Fatalf("rows %+v", res.Throughput)
+	}
+	row := res.Throughput[0]
+	sp := row.Spread
+	if sp == nil || sp.Repetitions != 4 || sp.Min > sp.Mean || sp.Mean > sp.Max || sp.StdDev < 0 {
+		t.Fatalf("spread %+v", sp)
+	}
+	// the reported NDR is the lowest repetition's
+	if d := row.NDR.FramesPerSecond - sp.Min; d > 1 || d < -1 {
+		t.Errorf("NDR %d frames/s, lowest repetition %d", row.NDR.FramesPerSecond, sp.Min)
+	}
+	// 1 % noise on the capacity: every repetition lands within a few percent of the nominal capacity
+	nominal := e.DUT.Capacity(64)
+	if float64(sp.Max) > nominal*1.04 || float64(sp.Min) < nominal*0.94 {
+		t.Errorf("spread %+v, nominal capacity %.0f frames/s", sp, nominal)
+	}
+	// above capacity the DUT loses (r-c)/r, so the 1 % PDR lies at about c/0.99: above the NDR
+	if row.PDR == nil || row.PDR.FramesPerSecond < row.NDR.FramesPerSecond || float64(row.PDR.FramesPerSecond) > nominal/0.99*1.04 {
+		t.Errorf("PDR %+v, NDR %d, nominal %.0f", row.PDR, row.NDR.FramesPerSecond, nominal)
+	}
+	t.Logf("NDR %d PDR %+v spread %+v nominal %.0f", row.NDR.FramesPerSecond, row.PDR, *sp, nominal)
+	reps := map[int]bool{}
+	for _, tr := range rec.trials {
+		reps[tr.Repetition] = true
+	}
+	if len(reps) != 4 {
+		t.Errorf("trial records of repetitions %v, want 1..4", reps)
+	}
+}

@@ -1,0 +1,146 @@
+package runner_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// A veth pair is a wire: whatever the west port sends, the east port receives. The runner must find no
+// loss at all, so the NDR is the highest rate tried, every trial's counters balance, and the frame-loss
+// curve stops after its first two (loss-free) steps.
+
+const loopYAML = `apiVersion: linerate.dev/v1alpha1
+kind: TrafficTest
+metadata: {name: loop}
+spec:
+  tests: [throughput, frameLoss]
+  frameSizes: [64, 1518]
+  durations: {searchTrial: 500ms, validationTrial: 1s, latencyTrial: 1s, warmUp: 200ms, drain: 300ms, dutRest: 100ms}
+  throughput: {lossTolerance: "0", resolution: "0.1", maxRate: "1", method: Multistage}
+  frameLoss: {step: "0.5"}
+  traffic: {direction: Unidirectional, lineRate: 1G}
+  ports:
+  - {name: west, driver: af_packet, interface: t0, address: 198.18.1.2/24, peerMAC: "02:4c:52:00:00:02"}
+  - {name: east, driver: af_packet, interface: t1, address: 198.18.1.3/24, peerMAC: "02:4c:52:00:00:01"}
+`
+
+// wire makes a namespace holding a veth pair t0 <-> t1 with the MACs loopYAML names.
+func wire(t *testing.T, tag string) string {
+	t.Helper()
+	ns := fmt.Sprintf("lrg%d%s", os.Getpid()%100000, tag)
+	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
+	sh(t, "ip", "netns", "add", ns)
+	// the peer MACs in the YAML are these interfaces' own, so each port's frames are addressed to the other
+	sh(t, "ip", "-n", ns, "link", "add", "t0", "address", "02:4c:52:00:00:01", "type", "veth", "peer", "name", "t1", "address", "02:4c:52:00:00:02")
+	for _, i := range []string{"t0", "t1"} {
+		sh(t, "ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf."+i+".disable_ipv6=1")
+		sh(t, "ip", "-n", ns, "link", "set", i, "up")
+	}
+	return ns
+}
+
+func TestVethLoopLosesNothing(t *testing.T) {
+	eng := need(t)
+	ns := wire(t, "lp")
+	o := runCLI(t, eng, ns, loopYAML)
+	if o.Error != "" {
+		t.Fatalf("run: %s", o.Error)
+	}
+	if len(o.Results.Throughput) != 2 {
+		t.Fatalf("throughput rows %+v", o.Results.Throughput)
+	}
+	for _, row := range o.Results.Throughput {
+		if v, err := strconv.ParseFloat(row.NDR.PercentOfLineRate, 64); err != nil || v != 1 {
+			t.Errorf("%d B: NDR %s%% of line rate, want the maximum 1%%", row.FrameSize, row.NDR.PercentOfLineRate)
+		}
+		// both are rounded from the same rate, so they agree within one frame
+		if d := row.NDR.L2BitsPerSecond - row.NDR.FramesPerSecond*int64(row.FrameSize)*8; row.NDR.FramesPerSecond <= 0 || d > int64(row.FrameSize)*8 || d < -int64(row.FrameSize)*8 {
+			t.Errorf("%d B: NDR %d frames/s and %d L2 bit/s do not agree", row.FrameSize, row.NDR.FramesPerSecond, row.NDR.L2BitsPerSecond)
+		}
+	}
+	if len(o.Results.FrameLoss) != 2 {
+		t.Fatalf("frame-loss rows %+v", o.Results.FrameLoss)
+	}
+	for _, fl := range o.Results.FrameLoss {
+		if len(fl.Points) != 2 {
+			t.Errorf("%d B: %d frame-loss points, want 2 (two loss-free steps end the curve)", fl.FrameSize, len(fl.Points))
+		}
+	}
+	if len(o.Trials) == 0 {
+		t.Fatal("no trial records")
+	}
+	for _, tr := range o.Trials {
+		if tr.TxFrames == 0 || tr.RxFrames != tr.TxFrames || tr.Lost != 0 {
+			t.Errorf("trial %d (%s %d B at %.3f%%): tx %d rx %d lost %d on a wire", tr.Seq, tr.Test, tr.FrameSize, tr.OfferedPercent, tr.TxFrames, tr.RxFrames, tr.Lost)
+		}
+	}
+}
+
+const loopImix = `apiVersion: linerate.dev/v1alpha1
+kind: ImixProfile
+metadata: {name: simple}
+spec:
+  entries:
+  - {frameSize: 64, weight: 7}
+  - {frameSize: 570, weight: 4}
+  - {frameSize: 1518, weight: 1}
+  order: Interleaved
+`
+
+// TestImixThroughTheCLI runs "linerate run -f test.yaml -f imix.yaml" on the wire: the ImixProfile is
+// found in the second file, the NDR is the maximum rate, and the per-size classes are sent 7:4:1 and
+// all arrive.
+func TestImixThroughTheCLI(t *testing.T) {
+	eng := need(t)
+	ns := wire(t, "im")
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "linerate")
+	sh(t, "go", "build", "-o", bin, "linerate.dev/linerate/cmd/linerate")
+	test := strings.Replace(loopYAML, "tests: [throughput, frameLoss]", "tests: [imixThroughput]\n  imix: {profileRef: {name: simple}}", 1)
+	files := map[string]string{"test.yaml": test, "imix.yaml": loopImix}
+	for n, y := range files {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(y), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command("ip", "netns", "exec", ns, bin, "run", "-f", filepath.Join(dir, "test.yaml"), "-f", filepath.Join(dir, "imix.yaml"),
+		"--engine", eng, "-o", "json")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("linerate run: %v\n%s", err, stderr.String())
+	}
+	var o cliOut
+	if err := json.Unmarshal(out, &o); err != nil {
+		t.Fatalf("-o json: %v\n%s", err, out)
+	}
+	if o.Error != "" || len(o.Results.Imix) != 1 {
+		t.Fatalf("run: %q %+v", o.Error, o.Results)
+	}
+	ir := o.Results.Imix[0]
+	if v, err := strconv.ParseFloat(ir.NDR.PercentOfLineRate, 64); err != nil || v != 1 {
+		t.Errorf("IMIX NDR %s%% of line rate, want the maximum 1%%", ir.NDR.PercentOfLineRate)
+	}
+	if len(ir.Classes) != 3 {
+		t.Fatalf("classes %+v", ir.Classes)
+	}
+	weight := map[int32]int64{64: 7, 570: 4, 1518: 1}
+	unit := ir.Classes[0].TxFrames / weight[ir.Classes[0].FrameSize]
+	for _, c := range ir.Classes {
+		w, ok := weight[c.FrameSize]
+		if !ok || c.RxFrames != c.TxFrames || c.LossPercent != "0" {
+			t.Errorf("class %+v", c)
+		}
+		// the interleaved cycle is 12 frames: a trial ends at most one cycle off the exact ratio
+		if d := c.TxFrames - w*unit; d > w || d < -w {
+			t.Errorf("class %d B: %d frames sent, want about %d (weights 7:4:1)", c.FrameSize, c.TxFrames, w*unit)
+		}
+	}
+}

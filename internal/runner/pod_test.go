@@ -1,0 +1,168 @@
+package runner_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+
+	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/plan"
+	"linerate.dev/linerate/internal/results"
+	"linerate.dev/linerate/internal/runner"
+)
+
+// TestRunnerPodThroughAForwardingNamespace is the tester pod's path end to end: the operator's plan.json,
+// the real engine on a plain forwarding router namespace, the real kube-apiserver, and the results
+// ConfigMap read back the way the controller's harvest reads it. The runner runs in this process (in the
+// host network namespace, where the API server listens); only the engine runs in the tester namespace,
+// through a wrapper given as --engine, as the container would run it next to its interfaces.
+func TestRunnerPodThroughAForwardingNamespace(t *testing.T) {
+	eng := need(t)
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Skip("KUBEBUILDER_ASSETS is not set: make test builds a real kube-apiserver and etcd")
+	}
+	tns, _ := router(t, "pd")
+	dir := t.TempDir()
+
+	// The plan exactly as the operator renders it from the TrafficTest.
+	const maxRate, resolution = 1.0, 0.25
+	var tt v1alpha1.TrafficTest
+	if err := yaml.UnmarshalStrict([]byte(fmt.Sprintf(testYAML, "pod", "throughput", "64", "0.25", "1")), &tt); err != nil {
+		t.Fatal(err)
+	}
+	tt.Namespace = "default"
+	p, err := plan.Resolve(&tt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := p.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	planFile := filepath.Join(dir, "plan.json")
+	if err := os.WriteFile(planFile, []byte(raw), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// ip netns exec execs the engine in place, so the runner's PID bookkeeping still holds.
+	wrapper := filepath.Join(dir, "engine-in-netns")
+	if err := os.WriteFile(wrapper, []byte(fmt.Sprintf("#!/bin/sh\nexec ip netns exec %s %s \"$@\"\n", tns, eng)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	env := &envtest.Environment{}
+	cfg, err := env.Start()
+	if err != nil {
+		_ = env.Stop()
+		t.Fatal(err)
+	}
+	defer func() { _ = env.Stop() }()
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cm := &corev1.ConfigMap{}
+	cm.Namespace, cm.Name = "default", results.ConfigMapName(tt.Name)
+	if err := c.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metricsAddr := ln.Addr().String()
+	_ = ln.Close()
+
+	var log strings.Builder
+	runErr := runner.RunPod(ctx, runner.PodOptions{PlanFile: planFile, Namespace: "default", ResultsConfigMap: cm.Name,
+		RunDir: dir, Engine: wrapper, MetricsAddr: metricsAddr, Client: c, Log: &syncWriter{w: &log}})
+	if runErr != nil {
+		t.Fatalf("RunPod: %v\n%s", runErr, log.String())
+	}
+
+	// Read it back as controllers/traffictest_controller.go harvest() does.
+	got := &corev1.ConfigMap{}
+	if err := c.Get(ctx, types.NamespacedName{Namespace: "default", Name: cm.Name}, got); err != nil {
+		t.Fatal(err)
+	}
+	var st results.State
+	if err := json.Unmarshal([]byte(got.Data[results.KeyState]), &st); err != nil || st.State != results.StateSucceeded {
+		t.Errorf("state.json %q (%v)", got.Data[results.KeyState], err)
+	}
+	var res v1alpha1.Results
+	if err := json.Unmarshal([]byte(got.Data[results.KeyResults]), &res); err != nil || len(res.Throughput) != 1 {
+		t.Fatalf("results.json %q (%v)\n%s", got.Data[results.KeyResults], err, log.String())
+	}
+	row := res.Throughput[0]
+	// A plain kernel router forwards 1 % of 1 Gbit/s of 64 B frames (15 kframes/s) without loss: the
+	// NDR is the highest rate asked for, within one resolution step. (Kept low: on a loaded two-core
+	// machine the tester itself falls short at higher rates, and rightly says so.)
+	ndr, _ := strconv.ParseFloat(row.NDR.PercentOfLineRate, 64)
+	if ndr < maxRate-resolution-1e-9 || ndr > maxRate+1e-9 || row.TesterLimited {
+		t.Errorf("NDR %s%% of line rate (tester limited %v), want within %.2f of %.1f%%\n%s", row.NDR.PercentOfLineRate, row.TesterLimited, resolution, maxRate, log.String())
+	}
+	if row.FrameSize != 64 || row.Direction == "" || row.Trials < 1 {
+		t.Errorf("throughput row %+v", row)
+	}
+	var pg v1alpha1.Progress
+	if err := json.Unmarshal([]byte(got.Data[results.KeyProgress]), &pg); err != nil || pg.StepsTotal < 1 || pg.Trial < 1 {
+		t.Errorf("progress.json %q (%v)", got.Data[results.KeyProgress], err)
+	}
+	trials, err := results.DecodeTrials(got.BinaryData[results.KeyTrials])
+	if err != nil || len(trials) < int(row.Trials) {
+		t.Fatalf("%d trial records for a search of %d trials (%v)", len(trials), row.Trials, err)
+	}
+	for i, tr := range trials {
+		t.Logf("trial %d %s at %.3f%%: tx %d rx %d lost %d achieved %.0f/%.0f fps", tr.Seq, tr.Purpose, tr.OfferedPercent, tr.TxFrames, tr.RxFrames, tr.Lost, tr.AchievedFPS, tr.TargetFPS)
+		if tr.Seq != i+1 || tr.Test != v1alpha1.TestThroughput || tr.FrameSize != 64 || tr.TxFrames == 0 {
+			t.Errorf("trial record %d: %+v", i, tr)
+		}
+	}
+
+	// The live counters on /metrics count the same trials.
+	resp, err := http.Get("http://" + metricsAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	var counted float64
+	for _, m := range regexp.MustCompile(`(?m)^linerate_runner_trials_total\{[^}]*\} (\S+)$`).FindAllStringSubmatch(string(body), -1) {
+		v, _ := strconv.ParseFloat(m[1], 64)
+		counted += v
+	}
+	if int(counted) != len(trials) {
+		t.Errorf("/metrics counts %v trials, the ConfigMap holds %d:\n%s", counted, len(trials), body)
+	}
+}
+
+// syncWriter lets the engine's output and the runner's log share one buffer.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(b)
+}
