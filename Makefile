@@ -43,7 +43,8 @@ verify-generated: manifests generate ## Fail when generated code or CRDs are sta
 .PHONY: test
 test: deps manifests generate vet engine ## Run every test: Go (unit, envtest, runner on the real engine) and the C engine.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
-	go test -count=1 -run '^$$' ./... >/dev/null
+	@# build every test binary in parallel first, then run them one package at a time
+	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) go test -count=1 -run '^$$' ./... >/dev/null
 	@# packages one at a time: the engine tests busy-poll a core each and time real traffic through the kernel
 	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) LINERATE_ENGINE=$(CURDIR)/dataplane/build/linerate-engine \
 		go test -p 1 $(GOTEST_FLAGS) ./...
