@@ -12,7 +12,6 @@ import (
 
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/engine"
-	"linerate.dev/linerate/internal/expectations"
 )
 
 // rate expresses a percentage of line rate at a mean frame size in every unit of the result tables.
@@ -354,9 +353,4 @@ func (r *Runner) backToBack(ctx context.Context, size int) error {
 		}
 	}
 	return nil
-}
-
-// Penalty compares the throughput with a baseline run.
-func Penalty(res, baseline *v1alpha1.Results) []v1alpha1.PenaltyResult {
-	return expectations.Penalty(res, baseline)
 }

@@ -17,6 +17,7 @@ import (
 
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/engine"
+	"linerate.dev/linerate/internal/expectations"
 	"linerate.dev/linerate/internal/plan"
 	"linerate.dev/linerate/internal/results"
 )
@@ -157,7 +158,7 @@ func (r *Runner) Run(ctx context.Context) (*v1alpha1.Results, error) {
 		r.res.Diagnosis = d
 	}
 	if r.opt.Baseline != nil {
-		r.res.Penalty = Penalty(r.res, r.opt.Baseline)
+		r.res.Penalty = expectations.Penalty(r.res, r.opt.Baseline)
 	}
 	r.sink.OnResults(r.res)
 	return r.res, err
