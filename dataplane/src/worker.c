@@ -94,7 +94,9 @@ static void handle_nd(struct lr_port *p, const struct lr_parsed *ps)
 static void handle_tagged(struct lr_port *p, const struct lr_parsed *ps, int st, uint32_t now_ns32, uint64_t now)
 {
 	struct lr_stream *s = lr.streams[ps->tag.stream];
-	if (st < LR_RUNNING || st > LR_DRAINING || s == NULL || !s->in_trial || s->rx_port != p->id ||
+	/* A measured frame of this trial counts from WARMUP on: the receiving half of a split stream (another
+	 * engine sends) can still be in WARMUP, its first iteration, when the sender's first frames arrive. */
+	if (st < LR_WARMUP || st > LR_DRAINING || s == NULL || !s->in_trial || s->rx_port != p->id ||
 	    (ps->tag.flags & 0xfe) != LR_TRIAL_BITS(lr.trial.id)) {
 		if (ps->tag.flags & LR_FLAG_WARMUP)
 			p->rx_warmup++;
@@ -122,16 +124,16 @@ static void handle_tagged(struct lr_port *p, const struct lr_parsed *ps, int st,
 	lr_hist_add(&s->lat, (uint32_t)(now_ns32 - ps->tag.ts_ns));
 }
 
-static unsigned rx_port(struct lr_port *p, int st)
+static unsigned rx_port(struct lr_port *p, bool counting)
 {
 	struct rte_mbuf *pkts[LR_BURST];
 	uint16_t n = rte_eth_rx_burst(p->id, 0, pkts, LR_BURST);
 	if (n == 0)
 		return 0;
-	/* st < 0 (split lcores): read the state only now. A frame can only be here after the TX lcore
-	 * published RUNNING and sent it; a state read before rx_burst could predate both and miscount it. */
-	if (st < 0)
-		st = atomic_load_explicit(&lr.trial.state, memory_order_acquire);
+	/* The state is read only now, after the burst: a frame can only be here after its sender started
+	 * the trial, and a state read earlier (at the top of the loop, before a preemption) can predate the
+	 * TRIAL command and so count a measured frame as stale. */
+	int st = counting ? atomic_load_explicit(&lr.trial.state, memory_order_acquire) : LR_IDLE;
 	uint64_t now = rte_rdtsc();
 	uint32_t now_ns32 = (uint32_t)lr_tsc_to_ns(now);
 	p->rx_total += n;
@@ -418,17 +420,12 @@ static int advance(uint64_t now)
 static int rx_main(void)
 {
 	while (!atomic_load_explicit(&lr.quit, memory_order_relaxed)) {
-		int st;
-		if (atomic_load_explicit(&lr.rx_stop, memory_order_acquire)) {
-			atomic_store_explicit(&lr.rx_stopped, true, memory_order_release);
-			st = LR_IDLE; /* frames in this window still get ARP/ND answers; none is counted */
-		} else {
-			atomic_store_explicit(&lr.rx_stopped, false, memory_order_release);
-			st = -1; /* rx_port reads it after receiving */
-		}
+		/* while stopped, frames still get ARP/ND answers; none is counted */
+		bool counting = !atomic_load_explicit(&lr.rx_stop, memory_order_acquire);
+		atomic_store_explicit(&lr.rx_stopped, !counting, memory_order_release);
 		unsigned work = 0;
 		for (unsigned i = 0; i < lr.nports; i++)
-			work += rx_port(&lr.ports[i], st);
+			work += rx_port(&lr.ports[i], counting);
 		if (lr.idle_sleep_us && work == 0)
 			rte_delay_us_sleep(lr.idle_sleep_us);
 	}
@@ -447,7 +444,7 @@ int lr_worker_main(void *arg)
 		tx_work = 0;
 		for (unsigned i = 0; i < lr.nports; i++) {
 			if (role == LR_ROLE_ALL)
-				work += rx_port(&lr.ports[i], st);
+				work += rx_port(&lr.ports[i], true);
 			send_control_frames(&lr.ports[i]);
 		}
 		if (st == LR_WARMUP || st == LR_RUNNING) {
