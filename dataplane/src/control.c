@@ -449,6 +449,8 @@ static int do_stream(struct args *a, struct out *o)
 	s->dscp = (uint8_t)dscp;
 	s->payload = n.payload;
 	s->cycle_len = n.cycle_len;
+	s->flows_div = rte_reciprocal_value_u64(s->flows);
+	s->cycle_div = rte_reciprocal_value_u64(s->cycle_len);
 	memcpy(s->cycle, n.cycle, sizeof(n.cycle));
 	memcpy(s->cycle_class, n.cycle_class, sizeof(n.cycle_class));
 	s->nclasses = n.nclasses;

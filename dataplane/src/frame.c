@@ -15,15 +15,12 @@ static inline void put32(uint8_t *p, uint32_t v)
 	put16(p + 2, (uint16_t)v);
 }
 
-static inline uint16_t get16(const uint8_t *p) { return (uint16_t)((p[0] << 8) | p[1]); }
-
-static inline uint32_t get32(const uint8_t *p) { return ((uint32_t)get16(p) << 16) | get16(p + 2); }
 
 uint32_t lr_sum16(const void *data, size_t len, uint32_t sum)
 {
 	const uint8_t *p = data;
 	while (len >= 2) {
-		sum += get16(p);
+		sum += lr_get16(p);
 		p += 2;
 		len -= 2;
 	}
@@ -59,18 +56,6 @@ void lr_tag_put(uint8_t *p, const struct lr_tag *t)
 	put32(p + 8, (uint32_t)t->seq);
 	put32(p + 12, t->ts_ns);
 	put16(p + 16, t->flow);
-}
-
-bool lr_tag_get(const uint8_t *p, struct lr_tag *t)
-{
-	if (get16(p) != LR_TAG_MAGIC)
-		return false;
-	t->flags = p[2];
-	t->stream = p[3];
-	t->seq = ((uint64_t)get32(p + 4) << 32) | get32(p + 8);
-	t->ts_ns = get32(p + 12);
-	t->flow = get16(p + 16);
-	return true;
 }
 
 static size_t put_eth(uint8_t *p, const uint8_t *dst, const uint8_t *src, uint16_t vlan, uint16_t type)
@@ -129,7 +114,7 @@ void lr_tmpl_build(struct lr_tmpl *t, const struct lr_hdr_cfg *c, unsigned frame
 
 static void add32(uint8_t *last4, uint32_t f)
 {
-	put32(last4, get32(last4) + f);
+	put32(last4, lr_get32(last4) + f);
 }
 
 void lr_flow_fields(const struct lr_hdr_cfg *c, unsigned vary, uint32_t f, struct lr_flow_fields *out)
@@ -155,7 +140,7 @@ void lr_frame_write(uint8_t *pkt, const struct lr_tmpl *t, const struct lr_flow_
 	size_t alen = t->l3 == 6 ? 16 : 4;
 	uint8_t *ip = pkt + t->l3_off;
 	uint8_t *udp = pkt + t->l4_off;
-	memcpy(pkt, t->data, copy_len < t->len ? copy_len : t->len);
+	lr_copy_head(pkt, t, copy_len);
 	if (t->l3 == 6) {
 		memcpy(ip + 8, ff->src.b, 16);
 		memcpy(ip + 24, ff->dst.b, 16);
@@ -198,19 +183,18 @@ void lr_tmpl_fix_flow(struct lr_tmpl *t, const struct lr_flow_fields *ff)
 	t->fixed_sum = sum + ff->sport + ff->dport;
 }
 
-static enum lr_kind parse_udp(const uint8_t *udp, size_t avail, struct lr_parsed *out)
+enum lr_kind lr_parse_arp(const uint8_t *l3, size_t avail, struct lr_parsed *out)
 {
-	if (avail < 8)
+	if (avail < 28 || lr_get16(l3) != 1 || lr_get16(l3 + 2) != 0x0800 || l3[4] != 6 || l3[5] != 4)
 		return LR_KIND_FOREIGN;
-	uint16_t ulen = get16(udp + 4);
-	if (ulen < 8 + LR_TAG_LEN || ulen > avail)
-		return LR_KIND_FOREIGN;
-	if (!lr_tag_get(udp + 8, &out->tag))
-		return LR_KIND_FOREIGN;
-	return LR_KIND_TAGGED;
+	out->arp_op = lr_get16(l3 + 6);
+	out->arp_sha = l3 + 8;
+	memcpy(out->arp_spa, l3 + 14, 4);
+	memcpy(out->arp_tpa, l3 + 24, 4);
+	return LR_KIND_ARP;
 }
 
-static enum lr_kind parse_icmp6(const uint8_t *ip, const uint8_t *icmp, size_t avail, struct lr_parsed *out)
+enum lr_kind lr_parse_icmp6(const uint8_t *ip, const uint8_t *icmp, size_t avail, struct lr_parsed *out)
 {
 	if (avail < 24)
 		return LR_KIND_FOREIGN;
@@ -231,64 +215,6 @@ static enum lr_kind parse_icmp6(const uint8_t *ip, const uint8_t *icmp, size_t a
 		off += olen;
 	}
 	return type == 135 ? LR_KIND_NS : LR_KIND_NA;
-}
-
-enum lr_kind lr_parse(const uint8_t *p, size_t len, struct lr_parsed *out)
-{
-	out->kind = LR_KIND_FOREIGN;
-	out->vlan = 0;
-	out->frame_size = (uint32_t)len + LR_FCS_LEN;
-	if (len < 14)
-		return LR_KIND_FOREIGN;
-	out->eth_src = p + 6;
-	uint16_t type = get16(p + 12);
-	size_t off = 14;
-	if (type == 0x8100) {
-		if (len < 18)
-			return LR_KIND_FOREIGN;
-		out->vlan = get16(p + 14) & 0x0fff;
-		type = get16(p + 16);
-		off = 18;
-	}
-	const uint8_t *l3 = p + off;
-	size_t avail = len - off;
-	switch (type) {
-	case 0x0806:
-		if (avail < 28 || get16(l3) != 1 || get16(l3 + 2) != 0x0800 || l3[4] != 6 || l3[5] != 4)
-			return LR_KIND_FOREIGN;
-		out->arp_op = get16(l3 + 6);
-		out->arp_sha = l3 + 8;
-		memcpy(out->arp_spa, l3 + 14, 4);
-		memcpy(out->arp_tpa, l3 + 24, 4);
-		return out->kind = LR_KIND_ARP;
-	case 0x0800: {
-		if (avail < 20 || (l3[0] >> 4) != 4)
-			return LR_KIND_FOREIGN;
-		size_t ihl = (size_t)(l3[0] & 0x0f) * 4;
-		size_t tot = get16(l3 + 2);
-		if (ihl < 20 || tot < ihl || tot > avail)
-			return LR_KIND_FOREIGN;
-		if (l3[9] != 17 || (get16(l3 + 6) & 0x3fff) != 0) /* not UDP, or a fragment */
-			return LR_KIND_FOREIGN;
-		out->l3 = 4;
-		return out->kind = parse_udp(l3 + ihl, tot - ihl, out);
-	}
-	case 0x86dd: {
-		if (avail < 40 || (l3[0] >> 4) != 6)
-			return LR_KIND_FOREIGN;
-		size_t plen = get16(l3 + 4);
-		if (plen > avail - 40)
-			return LR_KIND_FOREIGN;
-		out->l3 = 6;
-		if (l3[6] == 17)
-			return out->kind = parse_udp(l3 + 40, plen, out);
-		if (l3[6] == 58)
-			return out->kind = parse_icmp6(l3, l3 + 40, plen, out);
-		return LR_KIND_FOREIGN;
-	}
-	default:
-		return LR_KIND_FOREIGN;
-	}
 }
 
 static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};

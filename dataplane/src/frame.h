@@ -10,6 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+static inline uint16_t lr_get16(const uint8_t *p) { return (uint16_t)((p[0] << 8) | p[1]); }
+
+static inline uint32_t lr_get32(const uint8_t *p) { return ((uint32_t)lr_get16(p) << 16) | lr_get16(p + 2); }
+
 #define LR_TAG_MAGIC 0x4C52u /* "LR" */
 #define LR_TAG_LEN 18u
 #define LR_FCS_LEN 4u
@@ -93,39 +97,72 @@ void lr_frame_write(uint8_t *pkt, const struct lr_tmpl *t, const struct lr_flow_
 #define LR_MAX_HDR_TAG (18u + 40u + 8u + LR_TAG_LEN)
 
 /* Writes the flow fields into the template itself (for streams whose headers do not vary), so each frame
- * needs only the tag and the UDP checksum: lr_frame_write_fixed. */
+ * needs only the tag and the UDP checksum: lr_tmpl_stamp and lr_frame_write_seq. */
 void lr_tmpl_fix_flow(struct lr_tmpl *t, const struct lr_flow_fields *ff);
 
 static inline uint16_t lr_bswap16(uint16_t v) { return (uint16_t)((v << 8) | (v >> 8)); }
 
-/* The fast path of a fixed-header stream: copies copy_len template bytes, writes the tag and patches
- * the UDP checksum with the tag's words. */
-static inline void lr_frame_write_fixed(uint8_t *pkt, const struct lr_tmpl *t, const struct lr_tag *tag,
-					size_t copy_len)
+/* Copies the first copy_len bytes of the template (at most its length). copy_len == LR_MAX_HDR_TAG (a
+ * zero-payload stream) copies exactly that many bytes even past a shorter frame's end, as one
+ * constant-size inlined copy instead of a library call: pkt and t->data must have that room (an mbuf and
+ * a template buffer always do), and every frame written there later overwrites the same bytes. */
+static inline void lr_copy_head(uint8_t *pkt, const struct lr_tmpl *t, size_t copy_len)
 {
-	__builtin_memcpy(pkt, t->data, copy_len < t->len ? copy_len : t->len);
-	uint8_t *p = pkt + t->tag_off;
+	if (copy_len == LR_MAX_HDR_TAG)
+		__builtin_memcpy(pkt, t->data, LR_MAX_HDR_TAG);
+	else
+		__builtin_memcpy(pkt, t->data, copy_len < t->len ? copy_len : t->len);
+}
+
+/* The fast path of a fixed-header stream. Within one burst its frames differ only in the sequence
+ * number: lr_tmpl_stamp writes the other tag fields into the template once per burst and returns their
+ * checksum sum; lr_frame_write_seq then copies copy_len template bytes, writes the sequence number and
+ * patches the UDP checksum. The template's tag bytes are not part of its sums, so stamping them is free
+ * to repeat. */
+static inline uint64_t lr_tmpl_stamp(struct lr_tmpl *t, const struct lr_tag *tag)
+{
+	uint8_t *p = t->data + t->tag_off;
 	uint16_t w0 = lr_bswap16(LR_TAG_MAGIC), w1 = (uint16_t)(tag->flags | (tag->stream << 8));
-	uint64_t seq = __builtin_bswap64(tag->seq);
 	uint32_t ts = __builtin_bswap32(tag->ts_ns);
 	uint16_t flow = lr_bswap16(tag->flow);
 	__builtin_memcpy(p, &w0, 2);
 	__builtin_memcpy(p + 2, &w1, 2);
-	__builtin_memcpy(p + 4, &seq, 8);
 	__builtin_memcpy(p + 12, &ts, 4);
 	__builtin_memcpy(p + 16, &flow, 2);
-	uint64_t sum = t->fixed_sum + LR_TAG_MAGIC + (uint32_t)((tag->flags << 8) | tag->stream) +
-		       (tag->seq >> 48) + ((tag->seq >> 32) & 0xffff) + ((tag->seq >> 16) & 0xffff) + (tag->seq & 0xffff) +
+	uint64_t sum = (uint64_t)t->fixed_sum + LR_TAG_MAGIC + (uint32_t)((tag->flags << 8) | tag->stream) +
 		       (tag->ts_ns >> 16) + (tag->ts_ns & 0xffff) + tag->flow;
 	while (sum >> 16)
 		sum = (sum & 0xffff) + (sum >> 16);
+	return sum;
+}
+
+static inline void lr_frame_write_seq(uint8_t *pkt, const struct lr_tmpl *t, uint64_t stamp_sum, uint64_t seq,
+				      size_t copy_len)
+{
+	lr_copy_head(pkt, t, copy_len);
+	uint64_t be = __builtin_bswap64(seq);
+	__builtin_memcpy(pkt + t->tag_off + 4, &be, 8);
+	uint64_t sum = stamp_sum + (seq >> 48) + ((seq >> 32) & 0xffff) + ((seq >> 16) & 0xffff) + (seq & 0xffff);
+	/* stamp_sum is folded, so sum < 5 * 2^16: two folds always suffice */
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
 	uint16_t c = (uint16_t)~sum;
 	c = lr_bswap16(c ? c : 0xffff);
 	__builtin_memcpy(pkt + t->l4_off + 6, &c, 2);
 }
 
 void lr_tag_put(uint8_t *p, const struct lr_tag *t);
-bool lr_tag_get(const uint8_t *p, struct lr_tag *t);
+static inline bool lr_tag_get(const uint8_t *p, struct lr_tag *t)
+{
+	if (lr_get16(p) != LR_TAG_MAGIC)
+		return false;
+	t->flags = p[2];
+	t->stream = p[3];
+	t->seq = ((uint64_t)lr_get32(p + 4) << 32) | lr_get32(p + 8);
+	t->ts_ns = lr_get32(p + 12);
+	t->flow = lr_get16(p + 16);
+	return true;
+}
 
 /* Internet checksum helpers. */
 uint32_t lr_sum16(const void *data, size_t len, uint32_t sum);
@@ -157,9 +194,76 @@ struct lr_parsed {
 	const uint8_t *nd_lladdr; /* source (NS) or target (NA) link-layer address option, may be NULL */
 };
 
+/* The rarer kinds, out of line: the bodies of ARP (after the Ethernet header) and ICMPv6 ND. */
+enum lr_kind lr_parse_arp(const uint8_t *l3, size_t avail, struct lr_parsed *out);
+enum lr_kind lr_parse_icmp6(const uint8_t *ip, const uint8_t *icmp, size_t avail, struct lr_parsed *out);
+
+static inline enum lr_kind lr_parse_udp(const uint8_t *udp, size_t avail, struct lr_parsed *out)
+{
+	if (avail < 8)
+		return LR_KIND_FOREIGN;
+	uint16_t ulen = lr_get16(udp + 4);
+	if (ulen < 8 + LR_TAG_LEN || ulen > avail)
+		return LR_KIND_FOREIGN;
+	if (!lr_tag_get(udp + 8, &out->tag))
+		return LR_KIND_FOREIGN;
+	return LR_KIND_TAGGED;
+}
+
 /* Classifies a received frame. Never reads outside [p, p+len). Frames too short or inconsistent in
- * any layer are FOREIGN. */
-enum lr_kind lr_parse(const uint8_t *p, size_t len, struct lr_parsed *out);
+ * any layer are FOREIGN. Inline: it runs on every received frame, and the tag it parses can stay in
+ * registers. */
+static inline enum lr_kind lr_parse(const uint8_t *p, size_t len, struct lr_parsed *out)
+{
+	out->kind = LR_KIND_FOREIGN;
+	out->vlan = 0;
+	out->frame_size = (uint32_t)len + LR_FCS_LEN;
+	if (len < 14)
+		return LR_KIND_FOREIGN;
+	out->eth_src = p + 6;
+	uint16_t type = lr_get16(p + 12);
+	size_t off = 14;
+	if (type == 0x8100) {
+		if (len < 18)
+			return LR_KIND_FOREIGN;
+		out->vlan = lr_get16(p + 14) & 0x0fff;
+		type = lr_get16(p + 16);
+		off = 18;
+	}
+	const uint8_t *l3 = p + off;
+	size_t avail = len - off;
+	switch (type) {
+	case 0x0806:
+		return out->kind = lr_parse_arp(l3, avail, out);
+	case 0x0800: {
+		if (avail < 20 || (l3[0] >> 4) != 4)
+			return LR_KIND_FOREIGN;
+		size_t ihl = (size_t)(l3[0] & 0x0f) * 4;
+		size_t tot = lr_get16(l3 + 2);
+		if (ihl < 20 || tot < ihl || tot > avail)
+			return LR_KIND_FOREIGN;
+		if (l3[9] != 17 || (lr_get16(l3 + 6) & 0x3fff) != 0) /* not UDP, or a fragment */
+			return LR_KIND_FOREIGN;
+		out->l3 = 4;
+		return out->kind = lr_parse_udp(l3 + ihl, tot - ihl, out);
+	}
+	case 0x86dd: {
+		if (avail < 40 || (l3[0] >> 4) != 6)
+			return LR_KIND_FOREIGN;
+		size_t plen = lr_get16(l3 + 4);
+		if (plen > avail - 40)
+			return LR_KIND_FOREIGN;
+		out->l3 = 6;
+		if (l3[6] == 17)
+			return out->kind = lr_parse_udp(l3 + 40, plen, out);
+		if (l3[6] == 58)
+			return out->kind = lr_parse_icmp6(l3, l3 + 40, plen, out);
+		return LR_KIND_FOREIGN;
+	}
+	default:
+		return LR_KIND_FOREIGN;
+	}
+}
 
 /* Control frames; each returns the length written (padded to 60 B), buf must hold 128 bytes. */
 size_t lr_build_arp(uint8_t *buf, uint16_t vlan, uint16_t op, const uint8_t *sha, const uint8_t *spa,

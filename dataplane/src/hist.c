@@ -9,17 +9,6 @@ void lr_hist_reset(struct lr_hist *h)
 	h->min = UINT64_MAX;
 }
 
-unsigned lr_hist_index(uint64_t v)
-{
-	if (v < LR_HIST_SUB)
-		return (unsigned)v;
-	if (v > UINT32_MAX)
-		v = UINT32_MAX;
-	unsigned e = 63u - (unsigned)__builtin_clzll(v); /* >= 5 */
-	unsigned sub = (unsigned)(v >> (e - 5)) & (LR_HIST_SUB - 1);
-	return (e - 4) * LR_HIST_SUB + sub;
-}
-
 uint64_t lr_hist_upper(unsigned idx)
 {
 	if (idx < LR_HIST_SUB)
@@ -28,23 +17,6 @@ uint64_t lr_hist_upper(unsigned idx)
 	uint64_t sub = idx % LR_HIST_SUB;
 	uint64_t low = (LR_HIST_SUB + sub) << (e - 5);
 	return low + (1ull << (e - 5)) - 1;
-}
-
-void lr_hist_add(struct lr_hist *h, uint64_t v)
-{
-	if (h->count) {
-		uint64_t d = v > h->prev ? v - h->prev : h->prev - v;
-		/* J += (|D| - J) / 16, kept as 16 J so the integer arithmetic keeps its precision */
-		h->j16 = h->j16 + d - ((h->j16 + 8) >> 4);
-	}
-	h->prev = v;
-	h->count++;
-	h->sum += v;
-	if (v < h->min)
-		h->min = v;
-	if (v > h->max)
-		h->max = v;
-	h->b[lr_hist_index(v)]++;
 }
 
 uint64_t lr_hist_quantile(const struct lr_hist *h, double q)

@@ -16,9 +16,37 @@ struct lr_hist {
 };
 
 void lr_hist_reset(struct lr_hist *h);
-unsigned lr_hist_index(uint64_t v);
+
+static inline unsigned lr_hist_index(uint64_t v)
+{
+	if (v < LR_HIST_SUB)
+		return (unsigned)v;
+	if (v > UINT32_MAX)
+		v = UINT32_MAX;
+	unsigned e = 63u - (unsigned)__builtin_clzll(v); /* >= 5 */
+	unsigned sub = (unsigned)(v >> (e - 5)) & (LR_HIST_SUB - 1);
+	return (e - 4) * LR_HIST_SUB + sub;
+}
+
 uint64_t lr_hist_upper(unsigned idx);
-void lr_hist_add(struct lr_hist *h, uint64_t v);
+/* Once per received frame: inline. */
+static inline void lr_hist_add(struct lr_hist *h, uint64_t v)
+{
+	if (h->count) {
+		uint64_t d = v > h->prev ? v - h->prev : h->prev - v;
+		/* J += (|D| - J) / 16, kept as 16 J so the integer arithmetic keeps its precision */
+		h->j16 = h->j16 + d - ((h->j16 + 8) >> 4);
+	}
+	h->prev = v;
+	h->count++;
+	h->sum += v;
+	if (v < h->min)
+		h->min = v;
+	if (v > h->max)
+		h->max = v;
+	h->b[lr_hist_index(v)]++;
+}
+
 /* The q-quantile (0 < q <= 1) as the upper bound of its bucket, clamped to [min, max]. */
 uint64_t lr_hist_quantile(const struct lr_hist *h, double q);
 /* Adds src into dst (e.g. two directions or repetitions). */

@@ -45,7 +45,7 @@ static void clear_range(struct lr_seqwin *w, uint64_t from, uint64_t to)
 	}
 }
 
-enum lr_seq_class lr_seqwin_add(struct lr_seqwin *w, uint64_t seq)
+enum lr_seq_class lr_seqwin_add_any(struct lr_seqwin *w, uint64_t seq)
 {
 	w->rx++;
 	if (seq >= w->next) {

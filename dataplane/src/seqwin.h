@@ -22,6 +22,20 @@ enum lr_seq_class { LR_SEQ_IN_ORDER, LR_SEQ_REORDERED, LR_SEQ_DUPLICATE, LR_SEQ_
 /* bits must hold nbits bits (nbits a power of two, at least 64). */
 void lr_seqwin_init(struct lr_seqwin *w, uint64_t *bits, uint64_t nbits);
 void lr_seqwin_reset(struct lr_seqwin *w);
-enum lr_seq_class lr_seqwin_add(struct lr_seqwin *w, uint64_t seq);
+/* Every case; lr_seqwin_add takes the common one (the next number, in order) inline. */
+enum lr_seq_class lr_seqwin_add_any(struct lr_seqwin *w, uint64_t seq);
+
+static inline enum lr_seq_class lr_seqwin_add(struct lr_seqwin *w, uint64_t seq)
+{
+	if (__builtin_expect(seq == w->next, 1)) {
+		/* the position still holds seq - nbits's bit: setting it is clearing it and setting it */
+		uint64_t i = seq & (w->nbits - 1);
+		w->bits[i >> 6] |= 1ull << (i & 63);
+		w->next = seq + 1;
+		w->rx++;
+		return LR_SEQ_IN_ORDER;
+	}
+	return lr_seqwin_add_any(w, seq);
+}
 
 #endif

@@ -109,7 +109,7 @@ static void handle_tagged(struct lr_port *p, const struct lr_parsed *ps, int st,
 		return;
 	}
 	uint64_t seq = ps->tag.seq;
-	if (ps->tag.flow != (uint16_t)(seq % s->flows)) {
+	if (ps->tag.flow != (uint16_t)lr_mod(seq, s->flows, &s->flows_div)) {
 		s->bad_flow++;
 		return;
 	}
@@ -120,7 +120,7 @@ static void handle_tagged(struct lr_port *p, const struct lr_parsed *ps, int st,
 		s->late++;
 	if (c == LR_SEQ_DUPLICATE)
 		return;
-	s->class_rx[s->cycle_class[seq % s->cycle_len]]++;
+	s->class_rx[s->cycle_class[lr_mod(seq, s->cycle_len, &s->cycle_div)]]++;
 	lr_hist_add(&s->lat, (uint32_t)(now_ns32 - ps->tag.ts_ns));
 }
 
@@ -137,9 +137,12 @@ static unsigned rx_port(struct lr_port *p, bool counting)
 	uint64_t now = rte_rdtsc();
 	uint32_t now_ns32 = (uint32_t)lr_tsc_to_ns(now);
 	p->rx_total += n;
+	rte_prefetch0(rte_pktmbuf_mtod(pkts[0], void *));
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		struct lr_parsed ps;
+		if (i + 1 < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
 		/* only the first segment is parsed: headers and tag always fit in it */
 		switch (lr_parse(rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, &ps)) {
 		case LR_KIND_TAGGED:
@@ -156,8 +159,8 @@ static unsigned rx_port(struct lr_port *p, bool counting)
 		default:
 			p->rx_foreign++;
 		}
-		rte_pktmbuf_free(m);
 	}
+	rte_pktmbuf_free_bulk(pkts, n);
 	return n;
 }
 
@@ -201,11 +204,11 @@ static void free_pending(struct lr_stream *s)
 /* Test frames come from tx_pool, whose mbufs carry nothing but test frames: with a zero payload only
  * the headers and tag (LR_MAX_HDR_TAG bytes) are rewritten, the zeros behind them stay from the pool's
  * creation. Other payloads are copied whole. */
-static void build(struct lr_stream *s, struct rte_mbuf **m, unsigned n, bool warm)
+
+/* Headers that vary per flow: every frame gets its own addresses, ports and full tag. */
+static void build_varying(struct lr_stream *s, struct rte_mbuf **m, unsigned n, bool warm, uint8_t flags,
+			  uint32_t ts)
 {
-	uint8_t flags = LR_TRIAL_BITS(lr.trial.id) | (warm ? LR_FLAG_WARMUP : 0);
-	/* one timestamp per burst: the frames leave together in one tx_burst call */
-	uint32_t ts = (uint32_t)lr_tsc_to_ns(rte_rdtsc());
 	struct lr_flow_fields ff;
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t seq;
@@ -225,15 +228,61 @@ static void build(struct lr_stream *s, struct rte_mbuf **m, unsigned n, bool war
 		}
 		unsigned cls = s->cycle_class[pos];
 		const struct lr_tmpl *t = &s->tmpl[cls];
-		if (s->vary)
-			lr_flow_fields(&s->hdr, s->vary, flow, &ff);
+		lr_flow_fields(&s->hdr, s->vary, flow, &ff);
 		struct lr_tag tag = {.flags = flags, .stream = (uint8_t)s->id, .seq = seq, .ts_ns = ts, .flow = (uint16_t)flow};
-		if (s->vary)
-			lr_frame_write(rte_pktmbuf_mtod(m[i], uint8_t *), t, &ff, &tag, s->copy_len[cls]);
-		else
-			lr_frame_write_fixed(rte_pktmbuf_mtod(m[i], uint8_t *), t, &tag, s->copy_len[cls]);
+		m[i]->data_off = RTE_PKTMBUF_HEADROOM;
+		lr_frame_write(rte_pktmbuf_mtod(m[i], uint8_t *), t, &ff, &tag, s->copy_len[cls]);
 		m[i]->data_len = m[i]->pkt_len = t->len;
 	}
+}
+
+/* Fixed headers (one flow): the burst's constant tag fields go into the templates once, and each frame
+ * is a template copy plus its sequence number and checksum. */
+static void build_fixed(struct lr_stream *s, struct rte_mbuf **m, unsigned n, bool warm, uint8_t flags, uint32_t ts)
+{
+	uint64_t sums[LR_MAX_CLASSES];
+	struct lr_tag tag = {.flags = flags, .stream = (uint8_t)s->id, .ts_ns = ts, .flow = 0};
+	for (unsigned c = 0; c < s->nclasses; c++)
+		sums[c] = lr_tmpl_stamp(&s->tmpl[c], &tag);
+	uint64_t seq = warm ? s->warm_sent : s->seq;
+	if (s->nclasses == 1) {
+		const struct lr_tmpl *t = &s->tmpl[0];
+		size_t copy_len = s->copy_len[0];
+		for (unsigned i = 0; i < n; i++) {
+			m[i]->data_off = RTE_PKTMBUF_HEADROOM;
+			lr_frame_write_seq(rte_pktmbuf_mtod(m[i], uint8_t *), t, sums[0], seq + i, copy_len);
+			m[i]->data_len = m[i]->pkt_len = t->len;
+		}
+	} else {
+		uint32_t pos = warm ? (uint32_t)(seq % s->cycle_len) : s->pos;
+		for (unsigned i = 0; i < n; i++) {
+			unsigned cls = s->cycle_class[pos];
+			const struct lr_tmpl *t = &s->tmpl[cls];
+			m[i]->data_off = RTE_PKTMBUF_HEADROOM;
+			lr_frame_write_seq(rte_pktmbuf_mtod(m[i], uint8_t *), t, sums[cls], seq + i, s->copy_len[cls]);
+			m[i]->data_len = m[i]->pkt_len = t->len;
+			if (++pos == s->cycle_len)
+				pos = 0;
+		}
+	}
+	if (warm) {
+		s->warm_sent += n;
+	} else {
+		s->seq += n;
+		s->pos = (uint32_t)((s->pos + n) % s->cycle_len);
+	}
+}
+
+static void build(struct lr_stream *s, struct rte_mbuf **m, unsigned n, bool warm, uint64_t now)
+{
+	uint8_t flags = LR_TRIAL_BITS(lr.trial.id) | (warm ? LR_FLAG_WARMUP : 0);
+	/* one timestamp per burst, the caller's clock reading just before: the frames leave together in
+	 * one tx_burst call (a TSC read costs as much as building a frame) */
+	uint32_t ts = (uint32_t)lr_tsc_to_ns(now);
+	if (s->vary)
+		build_varying(s, m, n, warm, flags, ts);
+	else
+		build_fixed(s, m, n, warm, flags, ts);
 }
 
 static unsigned tx_work; /* frames handed to the PMD in this loop iteration */
@@ -278,11 +327,13 @@ static void tx_stream(struct lr_stream *s, int st, uint64_t now)
 		return;
 	unsigned n = want < LR_BURST ? (unsigned)want : LR_BURST;
 	struct rte_mbuf **m = s->pending;
-	if (rte_pktmbuf_alloc_bulk(lr.tx_pool, m, n) != 0) {
+	/* raw: a pooled mbuf already has next = NULL and nb_segs = 1 (rte_mbuf_raw_alloc); build() sets the
+	 * only other fields a test frame needs (data_off, data_len, pkt_len; no offload flags are used) */
+	if (rte_mempool_get_bulk(lr.tx_pool, (void **)m, n) != 0) {
 		p->tx_alloc_fail++;
 		return;
 	}
-	build(s, m, n, warm);
+	build(s, m, n, warm, now);
 	if (!warm && lr.trial.burst)
 		s->burst_left -= n;
 	uint16_t k = rte_eth_tx_burst(p->id, 0, m, (uint16_t)n);
@@ -345,8 +396,8 @@ static void catch_up(struct lr_trial *t, uint64_t now)
 		if (s->tx_port < 0)
 			continue;
 		uint64_t total = (uint64_t)((double)(t->duration_tsc - 1) * s->fps / (double)lr.tsc_hz) + 1;
-		while ((s->seq < total || s->n_pending) && rte_rdtsc() < until)
-			tx_stream(s, LR_RUNNING, now);
+		for (uint64_t t_now = rte_rdtsc(); (s->seq < total || s->n_pending) && t_now < until; t_now = rte_rdtsc())
+			tx_stream(s, LR_RUNNING, t_now);
 	}
 }
 
@@ -448,7 +499,8 @@ int lr_worker_main(void *arg)
 			send_control_frames(&lr.ports[i]);
 		}
 		if (st == LR_WARMUP || st == LR_RUNNING) {
-			now = rte_rdtsc();
+			if (work) /* receiving took time: the clock read at the top is stale for pacing and stamps */
+				now = rte_rdtsc();
 			for (unsigned i = 0; i < lr.trial.nstreams; i++) {
 				struct lr_stream *s = lr.streams[lr.trial.streams[i]];
 				if (s->tx_port >= 0)

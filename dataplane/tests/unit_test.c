@@ -107,10 +107,23 @@ static void test_frames(void)
 					struct lr_flow_fields ff0;
 					lr_flow_fields(&c, 0, 0, &ff0);
 					lr_tmpl_fix_flow(&ft, &ff0);
-					struct lr_tag tag = {.flags = 3, .stream = 200, .seq = 0xfffffffffffeull, .ts_ns = 0xffff0001, .flow = 0};
-					lr_frame_write(pkt, &t, &ff0, &tag, t.len);
-					lr_frame_write_fixed(fixed, &ft, &tag, ft.len);
-					CHECK(memcmp(pkt, fixed, t.len) == 0, "fixed path differs l3=%d vlan=%d size=%u", c.l3, vlan, size);
+					static const uint64_t seqs[] = {0, 1, 0xffff, 0xfffffffffffeull, 0x1234567890abcdefull, UINT64_MAX};
+					struct lr_tag tag = {.flags = 3, .stream = 200, .ts_ns = 0xffff0001, .flow = 0};
+					for (unsigned q = 0; q < sizeof(seqs) / sizeof(seqs[0]); q++) {
+						tag.seq = seqs[q];
+						lr_frame_write(pkt, &t, &ff0, &tag, t.len);
+						lr_frame_write_seq(fixed, &ft, lr_tmpl_stamp(&ft, &tag), tag.seq, ft.len);
+						CHECK(memcmp(pkt, fixed, t.len) == 0, "fixed path differs l3=%d vlan=%d size=%u seq=%llx",
+						      c.l3, vlan, size, (unsigned long long)tag.seq);
+					}
+					/* a zero-payload stream copies only the head, as one constant-size copy into a
+					 * buffer whose payload is already zero (the TX pool's mbufs) */
+					if (si % 3 == LR_PAYLOAD_ZEROS) {
+						static uint8_t head[LR_MAX_FRAME];
+						memset(head, 0, sizeof(head));
+						lr_frame_write_seq(head, &ft, lr_tmpl_stamp(&ft, &tag), tag.seq, LR_MAX_HDR_TAG);
+						CHECK(memcmp(pkt, head, t.len) == 0, "head copy differs l3=%d vlan=%d size=%u", c.l3, vlan, size);
+					}
 				}
 				/* a truncated frame is foreign, never a tag read beyond the end */
 				struct lr_parsed ps;
