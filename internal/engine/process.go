@@ -44,36 +44,58 @@ func PCIDeviceEnv(resource string) string {
 // addresses of their resource from getenv (the k-th port of a resource takes the k-th address); kernel
 // interfaces become af_packet or af_xdp vdevs.
 func PlanDevices(ports []plan.Port, getenv func(string) string) ([]Device, error) {
+	dp := NewDevicePlanner(getenv)
+	var out []Device
+	for i, p := range ports {
+		d, err := dp.Device(i, p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// DevicePlanner builds the device of one port at a time, for callers that take some ports' devices
+// from elsewhere (the CLI's --port): vdev names carry the port's position so they stay unique in one
+// EAL, and ports that share an SR-IOV resource still take its addresses in turn.
+type DevicePlanner struct {
+	getenv func(string) string
+	used   map[string]int
+}
+
+// NewDevicePlanner reads the device plugin's variables through getenv (os.Getenv when nil).
+func NewDevicePlanner(getenv func(string) string) *DevicePlanner {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	used := map[string]int{}
-	var out []Device
-	for i, p := range ports {
-		switch p.Driver {
-		case v1alpha1.DriverAFPacket:
-			out = append(out, Device{Devargs: fmt.Sprintf("net_af_packet%d,iface=%s", i, p.Interface)})
-		case v1alpha1.DriverAFXDP:
-			out = append(out, Device{Devargs: fmt.Sprintf("net_af_xdp%d,iface=%s", i, p.Interface)})
-		case v1alpha1.DriverVFIO, "":
-			env := PCIDeviceEnv(p.Resource)
-			val := strings.TrimSpace(getenv(env))
-			if val == "" {
-				return nil, fmt.Errorf("port %s: %s is empty: the SR-IOV device plugin gave this pod no device of resource %q", p.Name, env, p.Resource)
-			}
-			addrs := strings.Split(val, ",")
-			k := used[env]
-			if k >= len(addrs) {
-				return nil, fmt.Errorf("port %s: %s has %d address(es) (%s) but %d ports use resource %q", p.Name, env, len(addrs), val, k+1, p.Resource)
-			}
-			used[env]++
-			addr := strings.TrimSpace(addrs[k])
-			out = append(out, Device{PCI: addr, Devargs: addr})
-		default:
-			return nil, fmt.Errorf("port %s: unknown driver %q", p.Name, p.Driver)
+	return &DevicePlanner{getenv: getenv, used: map[string]int{}}
+}
+
+// Device is the device of port p at position index of the plan.
+func (dp *DevicePlanner) Device(index int, p plan.Port) (Device, error) {
+	switch p.Driver {
+	case v1alpha1.DriverAFPacket:
+		return Device{Devargs: fmt.Sprintf("net_af_packet%d,iface=%s", index, p.Interface)}, nil
+	case v1alpha1.DriverAFXDP:
+		return Device{Devargs: fmt.Sprintf("net_af_xdp%d,iface=%s", index, p.Interface)}, nil
+	case v1alpha1.DriverVFIO, "":
+		env := PCIDeviceEnv(p.Resource)
+		val := strings.TrimSpace(dp.getenv(env))
+		if val == "" {
+			return Device{}, fmt.Errorf("port %s: %s is empty: the SR-IOV device plugin gave this pod no device of resource %q", p.Name, env, p.Resource)
 		}
+		addrs := strings.Split(val, ",")
+		k := dp.used[env]
+		if k >= len(addrs) {
+			return Device{}, fmt.Errorf("port %s: %s has %d address(es) (%s) but %d ports use resource %q", p.Name, env, len(addrs), val, k+1, p.Resource)
+		}
+		dp.used[env]++
+		addr := strings.TrimSpace(addrs[k])
+		return Device{PCI: addr, Devargs: addr}, nil
+	default:
+		return Device{}, fmt.Errorf("port %s: unknown driver %q", p.Name, p.Driver)
 	}
-	return out, nil
 }
 
 // ParseDevargs turns a --port value of the CLI (raw DPDK devargs) into a Device: names starting with

@@ -200,6 +200,7 @@ func errString(err error) string {
 
 func localDevices(p *plan.Plan, flags map[string]string) ([]engine.Device, error) {
 	var devs []engine.Device
+	planner := engine.NewDevicePlanner(nil)
 	for i, port := range p.Ports {
 		if v, ok := flags[port.Name]; ok {
 			d, err := engine.ParseDevargs(v)
@@ -209,13 +210,11 @@ func localDevices(p *plan.Plan, flags map[string]string) ([]engine.Device, error
 			devs = append(devs, d)
 			continue
 		}
-		d, err := engine.PlanDevices(p.Ports[i:i+1], nil)
+		d, err := planner.Device(i, port)
 		if err != nil {
 			return nil, fmt.Errorf("port %s: give --port %s=<DPDK devargs> (e.g. net_af_packet0,iface=eth1): %w", port.Name, port.Name, err)
 		}
-		// vdev names must be unique in one EAL: number them by port position
-		d[0].Devargs = strings.Replace(d[0].Devargs, "0,iface=", fmt.Sprintf("%d,iface=", i), 1)
-		devs = append(devs, d[0])
+		devs = append(devs, d)
 	}
 	for name := range flags {
 		found := false
