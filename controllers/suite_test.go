@@ -25,6 +25,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/testenv"
 	"linerate.dev/linerate/internal/tester"
 )
 
@@ -43,18 +44,9 @@ var (
 func TestMain(m *testing.M) {
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(v1alpha1.AddToScheme(scheme))
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run the tests with `make test` (it builds a real kube-apiserver and etcd with hack/build-k8s.sh)")
-		os.Exit(1)
-	}
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.Level(zapLevel())))
-	testEnv = &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-	}
 	var err error
-	if cfg, err = testEnv.Start(); err != nil {
-		_ = testEnv.Stop() // Start may fail after the processes are up (e.g. a CRD the server refuses)
+	if testEnv, cfg, err = testenv.Start(filepath.Join("..", "config", "crd", "bases")); err != nil {
 		fmt.Fprintln(os.Stderr, "starting envtest:", err)
 		os.Exit(1)
 	}

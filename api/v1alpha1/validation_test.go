@@ -15,10 +15,10 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/testenv"
 )
 
 // The API server itself must refuse bad specs with a message that names the field. These tests send
@@ -27,14 +27,8 @@ import (
 var k8s client.Client
 
 func TestMain(m *testing.M) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run the tests with `make test`")
-		os.Exit(1)
-	}
-	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
-	cfg, err := env.Start()
+	env, cfg, err := testenv.Start(filepath.Join("..", "..", "config", "crd", "bases"))
 	if err != nil {
-		_ = env.Stop() // Start may fail after the processes are up (e.g. a CRD the server refuses)
 		fmt.Fprintln(os.Stderr, "envtest:", err)
 		os.Exit(1)
 	}

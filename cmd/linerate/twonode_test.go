@@ -23,13 +23,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/plan"
 	"linerate.dev/linerate/internal/results"
+	"linerate.dev/linerate/internal/testenv"
 )
 
 // TestTwoNodeRunnerAndEngine runs the two pods of a two-node testbed as the operator starts them, with
@@ -49,8 +48,8 @@ func TestTwoNodeRunnerAndEngine(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root for network namespaces")
 	}
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Skip("KUBEBUILDER_ASSETS is not set: make test builds a real kube-apiserver and etcd")
+	if why := testenv.Missing(); why != "" {
+		t.Skip(why)
 	}
 	dir := t.TempDir()
 	gns, xns := twoPods(t, fmt.Sprintf("lr2n%d", os.Getpid()%100000))
@@ -89,17 +88,7 @@ spec:
 		t.Fatal(err)
 	}
 
-	env := &envtest.Environment{}
-	cfg, err := env.Start()
-	if err != nil {
-		_ = env.Stop()
-		t.Fatal(err)
-	}
-	defer func() { _ = env.Stop() }()
-	c, err := client.New(cfg, client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, c := testenv.ForTest(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cm := &corev1.ConfigMap{}

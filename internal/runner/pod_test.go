@@ -18,14 +18,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/plan"
 	"linerate.dev/linerate/internal/results"
 	"linerate.dev/linerate/internal/runner"
+	"linerate.dev/linerate/internal/testenv"
 )
 
 // TestRunnerPodThroughAForwardingNamespace is the tester pod's path end to end: the operator's plan.json,
@@ -35,8 +34,8 @@ import (
 // through a wrapper given as --engine, as the container would run it next to its interfaces.
 func TestRunnerPodThroughAForwardingNamespace(t *testing.T) {
 	eng := need(t)
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Skip("KUBEBUILDER_ASSETS is not set: make test builds a real kube-apiserver and etcd")
+	if why := testenv.Missing(); why != "" {
+		t.Skip(why)
 	}
 	tns, _ := router(t, "pd")
 	dir := t.TempDir()
@@ -66,17 +65,7 @@ func TestRunnerPodThroughAForwardingNamespace(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	env := &envtest.Environment{}
-	cfg, err := env.Start()
-	if err != nil {
-		_ = env.Stop()
-		t.Fatal(err)
-	}
-	defer func() { _ = env.Stop() }()
-	c, err := client.New(cfg, client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, c := testenv.ForTest(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cm := &corev1.ConfigMap{}

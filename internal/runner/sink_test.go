@@ -3,36 +3,21 @@ package runner
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/results"
+	"linerate.dev/linerate/internal/testenv"
 )
 
 // The sink against a real API server: every trial is in the ConfigMap as soon as it is measured, and the
 // operator's keys decode into what it expects.
 func TestConfigMapSinkAgainstAPIServer(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Skip("KUBEBUILDER_ASSETS is not set: make test builds a real kube-apiserver and etcd")
-	}
-	env := &envtest.Environment{}
-	cfg, err := env.Start()
-	if err != nil {
-		_ = env.Stop()
-		t.Fatal(err)
-	}
-	defer func() { _ = env.Stop() }()
-	c, err := client.New(cfg, client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, c := testenv.ForTest(t)
 	ctx := context.Background()
 	cm := &corev1.ConfigMap{}
 	cm.Namespace, cm.Name = "default", results.ConfigMapName("t")
