@@ -386,7 +386,7 @@ static int do_stream(struct args *a, struct out *o)
 		if (s)
 			s->win_bits = calloc(nbits / 64, sizeof(uint64_t));
 		if (s)
-			s->tmpl_mem = malloc((size_t)LR_MAX_CLASSES * LR_MAX_FRAME);
+			s->tmpl_mem = calloc(LR_MAX_CLASSES, LR_MAX_FRAME);
 		if (!s || !s->win_bits || !s->tmpl_mem)
 			return fail(o, "no-memory", "STREAM: cannot allocate stream %llu", (unsigned long long)id);
 		lr_seqwin_init(&s->win, s->win_bits, nbits);
@@ -500,7 +500,7 @@ static void prepare_tx(struct lr_stream *s)
 	for (unsigned c = 0; c < s->nclasses; c++) {
 		s->tmpl[c].data = s->tmpl_mem + (size_t)c * LR_MAX_FRAME;
 		lr_tmpl_build(&s->tmpl[c], h, s->class_size[c], s->payload, s->random_bytes, sizeof(s->random_bytes));
-		s->copy_len[c] = s->payload == LR_PAYLOAD_ZEROS ? LR_MAX_HDR_TAG : s->tmpl[c].len;
+		s->copy_len[c] = s->payload == LR_PAYLOAD_ZEROS && !lr.tx_copy_whole ? LR_MAX_HDR_TAG : s->tmpl[c].len;
 		if (s->vary == 0) {
 			struct lr_flow_fields ff;
 			lr_flow_fields(h, 0, 0, &ff);
@@ -561,6 +561,21 @@ static int do_trial(struct args *a, struct out *o)
 	for (int i = 0; i < LR_MAX_STREAMS; i++)
 		if (lr.streams[i])
 			lr.streams[i]->in_trial = false;
+	/* tx_pool's payload areas stay zero only while no frame with another payload was built in them */
+	bool nonzero = false, zero = false;
+	for (unsigned i = 0; i < ns; i++) {
+		struct lr_stream *s = lr.streams[(int)ids[i]];
+		if (s->tx_port >= 0 && s->payload != LR_PAYLOAD_ZEROS)
+			nonzero = true;
+		else if (s->tx_port >= 0)
+			zero = true;
+	}
+	if (zero && !nonzero && lr.tx_pool_dirty) {
+		lr_zero_tx_pool();
+		lr.tx_pool_dirty = false;
+	}
+	lr.tx_pool_dirty |= nonzero;
+	lr.tx_copy_whole = zero && nonzero;
 	struct lr_trial *t = &lr.trial;
 	t->nstreams = ns;
 	for (unsigned i = 0; i < ns; i++) {

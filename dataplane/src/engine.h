@@ -131,7 +131,10 @@ struct lr_engine {
 	struct lr_stream *streams[LR_MAX_STREAMS];
 	struct lr_trial trial;
 	struct rte_mempool *pool;    /* RX and control frames */
-	struct rte_mempool *tx_pool; /* test frames only: their payload area is never written (see worker.c) */
+	struct rte_mempool *tx_pool; /* test frames only: zero payload areas (see worker.c) */
+	/* a trial with a non-zero payload wrote whole frames into tx_pool: the next zero-payload-only trial
+	 * zeroes it again first; a trial with both kinds copies every frame whole (control thread only) */
+	bool tx_pool_dirty, tx_copy_whole;
 	uint64_t tsc_hz;
 	double ns_per_tsc;
 	uint64_t tsc0;
@@ -158,6 +161,7 @@ static inline uint64_t lr_tsc_to_ns(uint64_t tsc)
 
 enum lr_role { LR_ROLE_ALL = 0, LR_ROLE_TX, LR_ROLE_RX };
 int lr_worker_main(void *arg); /* arg: (void *)(uintptr_t)enum lr_role */
+void lr_zero_tx_pool(void);
 void lr_control_serve(const char *addr);
 
 #endif

@@ -62,6 +62,11 @@ static void zero_data(struct rte_mempool *mp, void *arg, void *obj, unsigned idx
 	memset((uint8_t *)m->buf_addr, 0, m->buf_len);
 }
 
+void lr_zero_tx_pool(void)
+{
+	rte_mempool_obj_iter(lr.tx_pool, zero_data, NULL);
+}
+
 static int setup_port(uint16_t pid, uint16_t idx, unsigned max_frame)
 {
 	struct lr_port *p = &lr.ports[idx];
@@ -174,12 +179,14 @@ int main(int argc, char **argv)
 	/* a frame of max_frame must fit one mbuf: the fast path writes frames contiguously */
 	lr.pool = rte_pktmbuf_pool_create("lr_pool", mbufs, 256, 0, (uint16_t)(RTE_PKTMBUF_HEADROOM + max_frame),
 					  rte_socket_id());
-	/* zero-filled once here; see build() in worker.c */
+	/* zero-filled here; see build() in worker.c. Room for LR_MAX_HDR_TAG bytes even with a smaller
+	 * --max-frame: a zero-payload frame's head is copied as that many bytes. */
+	unsigned tx_room = max_frame > LR_MAX_HDR_TAG ? max_frame : LR_MAX_HDR_TAG;
 	lr.tx_pool = lr.pool ? rte_pktmbuf_pool_create("lr_tx_pool", mbufs, 256, 0,
-						     (uint16_t)(RTE_PKTMBUF_HEADROOM + max_frame), rte_socket_id())
+						     (uint16_t)(RTE_PKTMBUF_HEADROOM + tx_room), rte_socket_id())
 			     : NULL;
 	if (lr.tx_pool)
-		rte_mempool_obj_iter(lr.tx_pool, zero_data, NULL);
+		lr_zero_tx_pool();
 	if (lr.pool == NULL || lr.tx_pool == NULL) {
 		fprintf(stderr, "linerate-engine: cannot create the mbuf pool (%u mbufs): %s\n", mbufs,
 			rte_strerror(rte_errno));

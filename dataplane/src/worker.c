@@ -94,9 +94,11 @@ static void handle_nd(struct lr_port *p, const struct lr_parsed *ps)
 static void handle_tagged(struct lr_port *p, const struct lr_parsed *ps, int st, uint32_t now_ns32, uint64_t now)
 {
 	struct lr_stream *s = lr.streams[ps->tag.stream];
-	/* A measured frame of this trial counts from WARMUP on: the receiving half of a split stream (another
-	 * engine sends) can still be in WARMUP, its first iteration, when the sender's first frames arrive. */
-	if (st < LR_WARMUP || st > LR_DRAINING || s == NULL || !s->in_trial || s->rx_port != p->id ||
+	/* A measured frame of a stream another engine sends counts from WARMUP on: this receiving half can
+	 * still be in WARMUP, its first iteration, when the sender's first frames arrive. A stream this
+	 * engine sends has no measured frame of this trial before RUNNING. */
+	int first = s != NULL && s->tx_port < 0 ? LR_WARMUP : LR_RUNNING;
+	if (st < first || st > LR_DRAINING || s == NULL || !s->in_trial || s->rx_port != p->id ||
 	    (ps->tag.flags & 0xfe) != LR_TRIAL_BITS(lr.trial.id)) {
 		if (ps->tag.flags & LR_FLAG_WARMUP)
 			p->rx_warmup++;
@@ -273,12 +275,12 @@ static void build_fixed(struct lr_stream *s, struct rte_mbuf **m, unsigned n, bo
 	}
 }
 
-static void build(struct lr_stream *s, struct rte_mbuf **m, unsigned n, bool warm, uint64_t now)
+static void build(struct lr_stream *s, struct rte_mbuf **m, unsigned n, bool warm)
 {
 	uint8_t flags = LR_TRIAL_BITS(lr.trial.id) | (warm ? LR_FLAG_WARMUP : 0);
-	/* one timestamp per burst, the caller's clock reading just before: the frames leave together in
-	 * one tx_burst call (a TSC read costs as much as building a frame) */
-	uint32_t ts = (uint32_t)lr_tsc_to_ns(now);
+	/* one timestamp per burst, read here and not at the top of the loop: the frames leave together in
+	 * this burst's tx_burst call, after whatever the loop did for other streams and ports */
+	uint32_t ts = (uint32_t)lr_tsc_to_ns(rte_rdtsc());
 	if (s->vary)
 		build_varying(s, m, n, warm, flags, ts);
 	else
@@ -304,7 +306,8 @@ static void tx_stream(struct lr_stream *s, int st, uint64_t now)
 	bool warm = st == LR_WARMUP;
 	if (warm) {
 		/* one frame of every flow, at the trial's rate, so the DUT learns them before we count */
-		uint64_t due = (uint64_t)((double)(now - lr.trial.start_tsc) * s->fps / (double)lr.tsc_hz) + 1;
+		uint64_t since = now > lr.trial.start_tsc ? now - lr.trial.start_tsc : 0;
+		uint64_t due = (uint64_t)((double)since * s->fps / (double)lr.tsc_hz) + 1;
 		uint64_t cap = s->flows < 65536 ? s->flows : 65536;
 		if (due > cap)
 			due = cap;
@@ -333,7 +336,7 @@ static void tx_stream(struct lr_stream *s, int st, uint64_t now)
 		p->tx_alloc_fail++;
 		return;
 	}
-	build(s, m, n, warm, now);
+	build(s, m, n, warm);
 	if (!warm && lr.trial.burst)
 		s->burst_left -= n;
 	uint16_t k = rte_eth_tx_burst(p->id, 0, m, (uint16_t)n);
@@ -412,6 +415,9 @@ static int advance(uint64_t now)
 		finish(t, LR_ABORTED, "aborted", now);
 		return LR_ABORTED;
 	}
+	/* the caller read the clock before the state: control may have started the trial in between */
+	if (now < t->start_tsc)
+		now = t->start_tsc;
 	switch (st) {
 	case LR_WARMUP:
 		if (now - t->start_tsc >= t->warmup_tsc) {
@@ -499,7 +505,7 @@ int lr_worker_main(void *arg)
 			send_control_frames(&lr.ports[i]);
 		}
 		if (st == LR_WARMUP || st == LR_RUNNING) {
-			if (work) /* receiving took time: the clock read at the top is stale for pacing and stamps */
+			if (work) /* receiving took time: the clock read at the top is stale for pacing */
 				now = rte_rdtsc();
 			for (unsigned i = 0; i < lr.trial.nstreams; i++) {
 				struct lr_stream *s = lr.streams[lr.trial.streams[i]];

@@ -4,6 +4,7 @@ by memif (generator and receiver, as on two nodes).
 
 Run as root: python3 tests/test_more.py -v  (needs build/linerate-engine; see test_engine.py for the rest)
 """
+import json
 import os
 import socket
 import subprocess
@@ -178,10 +179,12 @@ class HugepagesAndTcp(Base):
 
     def reserve_hugepages(self, want):
         """Reserves what is missing of `want` free 2 MiB pages and gives exactly that back afterwards."""
-        nr_path = "/proc/sys/vm/nr_hugepages"
+        sysfs = "/sys/kernel/mm/hugepages/hugepages-2048kB/"
+        nr_path = sysfs + "nr_hugepages"
 
         def free():
-            return int([ln.split()[1] for ln in open("/proc/meminfo") if ln.startswith("HugePages_Free")][0])
+            with open(sysfs + "free_hugepages") as f:
+                return int(f.read())
 
         short = want - free()
         if short <= 0:
@@ -302,6 +305,65 @@ class MemifSplit(Base):
         self.assertEqual(r["latency"]["count"], r["rx_frames"])
         # both processes read the same CLOCK_REALTIME: latency is positive and well below the drain time
         self.assertTrue(0 < r["latency"]["min_ns"] <= r["latency"]["max_ns"] < 1000000000, r["latency"])
+
+
+UDP_SINK = """
+import json, socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+s.bind((sys.argv[1], int(sys.argv[2])))
+print("ready", flush=True)
+n = dirty = 0
+s.settimeout(10)
+while True:
+    try:
+        d = s.recv(65536)
+    except socket.timeout:
+        break
+    s.settimeout(1.0)
+    n += 1
+    # after the 18-byte tag, a zero-payload frame is zeros to its end
+    dirty += any(d[18:])
+print(json.dumps({"datagrams": n, "nonzero_payload": dirty}), flush=True)
+"""
+
+
+class Payloads(Base):
+    """A kernel UDP socket judges the frames: it drops a datagram whose checksum is wrong."""
+
+    def udp_errors(self, ns):
+        lines = [ln.split() for ln in sh("cat", "/proc/net/snmp", ns=ns).stdout.splitlines() if ln.startswith("Udp:")]
+        return dict(zip(lines[0][1:], map(int, lines[1][1:])))["InCsumErrors"]
+
+    def sink_trial(self, e, tns, streams, rate, ms):
+        sink = subprocess.Popen(["ip", "netns", "exec", tns, "python3", "-c", UDP_SINK, "198.19.1.1", "5001"],
+                                stdout=subprocess.PIPE, text=True)
+        self.addCleanup(sink.kill)
+        self.assertEqual(sink.stdout.readline().strip(), "ready")
+        res = e.trial(streams, [rate] * len(streams), duration_ms=ms, drain_ms=300)
+        return res, json.loads(sink.communicate(timeout=30)[0])
+
+    def test_zero_payload_stays_zero_after_other_payloads(self):
+        """Frames with a random payload are built in the same TX pool as zero-payload ones; a zero-payload
+        frame sent afterwards must still carry zeros, and every checksum must be right."""
+        tns = self.net.ns("t")
+        self.net.veth("t0", tns, "t1", tns)
+        sh("ip", "addr", "add", "198.19.1.1/24", "dev", "t1", ns=tns)
+        e = Engine(tns, ["t0"], tag="pl")
+        self.engines.append(e)
+        e.cmd("PORT id=0 ip4=198.19.1.2/24 peer_mac=%s" % self.net.mac("t1", tns))
+        common = "tx=0 rx=none src=198.19.1.2 dst=198.19.1.1 dport=5001 sizes=1518,700"
+        e.cmd("STREAM id=1 payload=random " + common)
+        e.cmd("STREAM id=2 payload=zeros " + common)
+        before = self.udp_errors(tns)
+        for streams, want in (([1], 500), ([2], 500), ([1, 2], 1000), ([2], 500)):
+            res, got = self.sink_trial(e, tns, streams, 1000, 500)
+            sent = sum(s["tx_frames"] for s in res["streams"])
+            self.assertEqual(sent, want, streams)
+            self.assertEqual(got["datagrams"], sent, "the kernel dropped frames of streams %s" % streams)
+            if streams == [2]:
+                self.assertEqual(got["nonzero_payload"], 0, "a zero-payload frame carried an earlier payload")
+        self.assertEqual(self.udp_errors(tns), before, "UDP checksum errors")
 
 
 class Control(Base):

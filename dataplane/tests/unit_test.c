@@ -111,6 +111,10 @@ static void test_frames(void)
 					struct lr_tag tag = {.flags = 3, .stream = 200, .ts_ns = 0xffff0001, .flow = 0};
 					for (unsigned q = 0; q < sizeof(seqs) / sizeof(seqs[0]); q++) {
 						tag.seq = seqs[q];
+						/* a template stamped for another burst (other flags, stream, time) is restamped */
+						tag.flags = (uint8_t)(q % 2 ? LR_TRIAL_BITS(q) : LR_TRIAL_BITS(q) | LR_FLAG_WARMUP);
+						tag.stream = (uint8_t)(200 + q);
+						tag.ts_ns = 0xffff0001u * (uint32_t)(q + 1);
 						lr_frame_write(pkt, &t, &ff0, &tag, t.len);
 						lr_frame_write_seq(fixed, &ft, lr_tmpl_stamp(&ft, &tag), tag.seq, ft.len);
 						CHECK(memcmp(pkt, fixed, t.len) == 0, "fixed path differs l3=%d vlan=%d size=%u seq=%llx",
