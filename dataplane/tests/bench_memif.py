@@ -10,11 +10,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from statistics import median
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_more import memif_engine  # noqa: E402
 
 SECONDS = float(os.environ.get("BENCH_SECONDS", "3"))
+# the machine's own noise between two runs is larger than the differences measured: alternate and take medians
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 EAL = ["--no-pci", "--no-huge", "-m", "512", "--no-shconf", "--log-level", "lib.eal:error"]
 
 
@@ -80,12 +83,21 @@ def main():
     d = tempfile.mkdtemp(prefix="lrt-bmemif-")
     try:
         print("memif between two processes, %.0f s per figure, --no-huge (workers: generator lcore 1,"
-              " receiver lcore 0)" % SECONDS)
-        print("%-8s %14s %14s %14s %10s" % ("frame", "testpmd rx", "engine tx", "engine rx+an", "not recv"))
+              " receiver lcore 0); %d rounds alternating testpmd and engine, medians" % (SECONDS, ROUNDS))
+        print("%-8s %14s %14s %14s %10s %8s" % ("frame", "testpmd rx", "engine tx", "engine rx+an", "not recv",
+                                             "ratio"))
         for size in (64, 1518):
-            ref = testpmd_pair(os.path.join(d, "t%d.sock" % size), size)
-            tx, rx, lost = engine_pair(d, size)
-            print("%-8s %11.2f Mpps %9.2f Mpps %9.2f Mpps %10d" % ("%d B" % size, ref, tx, rx, lost))
+            refs, txs, rxs, lost = [], [], [], 0
+            for r in range(ROUNDS):
+                refs.append(testpmd_pair(os.path.join(d, "t%d-%d.sock" % (size, r)), size))
+                tx, rx, n = engine_pair(d, size)
+                txs.append(tx)
+                rxs.append(rx)
+                lost += n
+            ref, tx, rx = median(refs), median(txs), median(rxs)
+            print("%-8s %11.2f Mpps %9.2f Mpps %9.2f Mpps %10d %8.2f" % ("%d B" % size, ref, tx, rx, lost, rx / ref))
+            print("%-8s testpmd %s, engine rx %s" % ("", " ".join("%.2f" % v for v in refs),
+                                                     " ".join("%.2f" % v for v in rxs)))
     finally:
         subprocess.run(["rm", "-rf", d])
 
