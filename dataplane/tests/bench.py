@@ -8,12 +8,14 @@ import re
 import subprocess
 import sys
 import time
+from statistics import median
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lrtest import ENGINE  # noqa: E402
 
 EAL = ["--no-pci", "--no-huge", "-m", "1024", "--no-shconf", "-l", "0,1", "--log-level", "lib.eal:error"]
 SECONDS = float(os.environ.get("BENCH_SECONDS", "4"))
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 
 
 def testpmd(vdev, mode, size):
@@ -75,39 +77,60 @@ def main():
     if not os.path.exists(ENGINE):
         sys.exit("build the engine first: make -C dataplane")
     print("linerate-engine vs dpdk-testpmd, same vdevs, lcores 0,1, --no-huge, %.0f s per figure" % SECONDS)
-    # testpmd first and alone: both busy-poll the same lcore
-    ref = {size: testpmd("net_null0", "txonly", size) for size in (64, 1518)}
-    print("\nTX, Mpps (engine: sequence number, timestamp and UDP checksum in every frame; testpmd txonly)")
-    print("%-8s %10s %10s %8s" % ("frame", "testpmd", "engine", "ratio"))
-    tx = Engine(["net_null0,no-rx=1"], "tx")
-    tx.cmd("PORT id=0 ip4=198.18.1.2/24 peer_mac=02:00:00:00:00:01")
+    # testpmd and the engine take turns (both busy-poll the same lcore), ROUNDS times: this machine's
+    # noise between two runs is larger than the differences measured, so medians are compared
+    refs = {64: [], 1518: []}
+    gots = {64: [], 1518: []}
+    for rnd in range(ROUNDS):
+        for size in (64, 1518):
+            refs[size].append(testpmd("net_null0", "txonly", size))
+        tx = Engine(["net_null0,no-rx=1"], "tx%d" % rnd)
+        tx.cmd("PORT id=0 ip4=198.18.1.2/24 peer_mac=02:00:00:00:00:01")
+        for size in (64, 1518):
+            tx.cmd("STREAM id=0 tx=0 rx=none src=198.18.1.2 dst=198.19.1.2 sizes=%d" % size)
+            gots[size].append(tx.trial(100e6, int(SECONDS * 1000))["achieved_fps"] / 1e6)
+        tx.close()
+    print("\nTX, Mpps (engine: sequence number, timestamp and UDP checksum in every frame; testpmd txonly),"
+          " medians of %d rounds" % ROUNDS)
+    print("%-8s %10s %10s %8s   %s" % ("frame", "testpmd", "engine", "ratio", "rounds (testpmd / engine)"))
     maxima = {}
     for size in (64, 1518):
-        tx.cmd("STREAM id=0 tx=0 rx=none src=198.18.1.2 dst=198.19.1.2 sizes=%d" % size)
-        got = tx.trial(100e6, int(SECONDS * 1000))["achieved_fps"] / 1e6
-        maxima[size] = got
-        r = ref[size]
-        if r == r and r > 0:
-            print("%-8s %10.2f %10.2f %8.2f" % ("%d B" % size, r, got, got / r))
+        valid = [v for v in refs[size] if v == v and v > 0]
+        got = maxima[size] = median(gots[size])
+        rounds = " ".join("%.1f/%.1f" % (a, b) for a, b in zip(refs[size], gots[size]))
+        if valid:
+            r = median(valid)
+            print("%-8s %10.2f %10.2f %8.2f   %s" % ("%d B" % size, r, got, got / r, rounds))
         else:
             print("%-8s %10s %10.2f %8s   (testpmd txonly did not run at this size here)" % ("%d B" % size, "n/a", got, "-"))
 
+    tx = Engine(["net_null0,no-rx=1"], "paced")
+    tx.cmd("PORT id=0 ip4=198.18.1.2/24 peer_mac=02:00:00:00:00:01")
     print("\nPaced rate error on net_null: (frames sent - target) / target, 1 s trials at % of the engine's maximum")
     print("%-8s %s" % ("frame", "  ".join("%8d%%" % p for p in range(10, 100, 20))))
     worst = 0.0
+    saturated = []
     for size in (64, 512, 1518):
         top = maxima.get(size) or maxima[64]
         tx.cmd("STREAM id=0 tx=0 rx=none src=198.18.1.2 dst=198.19.1.2 sizes=%d" % size)
-        errs = []
+        cells = []
         for pct in range(10, 100, 20):
             target = top * 1e6 * pct / 100
             r = tx.trial(target, 1000)
             err = (r["tx_frames"] - target) / target
-            worst = max(worst, abs(err))
-            errs.append(err)
-        print("%-8s %s" % ("%d B" % size, "  ".join("%+8.4f%%" % (e * 100) for e in errs)))
+            if r["saturated"]:
+                # the engine said it could not offer the rate (the OS took its core): a capacity limit it
+                # reports, not a pacing error; shown, and left out of the worst pacing error
+                saturated.append("%d B at %d%%: %+.2f%%" % (size, pct, err * 100))
+                cells.append("%8s " % "sat")
+            else:
+                worst = max(worst, abs(err))
+                cells.append("%+8.4f%%" % (err * 100))
+        print("%-8s %s" % ("%d B" % size, "  ".join(cells)))
     tx.close()
     print("worst paced-rate error: %.4f%% (target <= 0.1%%)" % (worst * 100))
+    if saturated:
+        print("saturated (the engine reported it could not offer the rate): " + ", ".join(saturated))
 
     print("\nTX + RX with full analysis (loss, order, duplicates, latency histogram) on ONE lcore over a"
           " net_ring loop, Mpps")
