@@ -405,19 +405,21 @@ static void catch_up(struct lr_trial *t, uint64_t now)
 }
 
 /* Moves the trial through its phases; returns the state the rest of this iteration works in. */
-static int advance(uint64_t now)
+static int advance(uint64_t *nowp)
 {
 	struct lr_trial *t = &lr.trial;
 	int st = atomic_load_explicit(&t->state, memory_order_acquire);
 	if (st < LR_WARMUP || st > LR_DRAINING)
 		return st;
+	/* The caller read the clock before the state: control may have started the trial in between. The
+	 * caller's clock moves up to the start too, or its pacing would count from before the trial began. */
+	if (*nowp < t->start_tsc)
+		*nowp = t->start_tsc;
+	uint64_t now = *nowp;
 	if (atomic_load_explicit(&t->abort_req, memory_order_acquire)) {
 		finish(t, LR_ABORTED, "aborted", now);
 		return LR_ABORTED;
 	}
-	/* the caller read the clock before the state: control may have started the trial in between */
-	if (now < t->start_tsc)
-		now = t->start_tsc;
 	switch (st) {
 	case LR_WARMUP:
 		if (now - t->start_tsc >= t->warmup_tsc) {
@@ -496,7 +498,7 @@ int lr_worker_main(void *arg)
 		return rx_main();
 	while (!atomic_load_explicit(&lr.quit, memory_order_relaxed)) {
 		uint64_t now = rte_rdtsc();
-		int st = advance(now);
+		int st = advance(&now);
 		unsigned work = 0;
 		tx_work = 0;
 		for (unsigned i = 0; i < lr.nports; i++) {
