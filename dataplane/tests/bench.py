@@ -3,6 +3,7 @@
 Prints figures and ratios; asserts nothing (speed is not a test). Both run with --no-huge (this machine
 may have no hugepages reserved) on lcores 0,1: one forwarding/worker lcore each.
 """
+import atexit
 import os
 import re
 import subprocess
@@ -48,6 +49,9 @@ class Engine:
             args += ["--vdev", v]
         args += ["--", "--control", sock]
         self.p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        # a busy-polling engine left behind (e.g. the bench piped into head, which ends it with EPIPE)
+        # would take a core from everything after it: end it with this process, whatever ends this one
+        atexit.register(self.p.kill)
         while not os.path.exists(sock):
             if self.p.poll() is not None:
                 raise RuntimeError("engine exited")
