@@ -52,6 +52,7 @@ class Engine:
         # a busy-polling engine left behind (e.g. the bench piped into head, which ends it with EPIPE)
         # would take a core from everything after it: end it with this process, whatever ends this one
         atexit.register(self.p.kill)
+        atexit.register(lambda: os.path.exists(sock) and os.unlink(sock))
         while not os.path.exists(sock):
             if self.p.poll() is not None:
                 raise RuntimeError("engine exited")
