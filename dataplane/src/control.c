@@ -591,7 +591,7 @@ static int do_trial(struct args *a, struct out *o)
 	}
 	for (unsigned i = 0; i < lr.nports; i++)
 		lr.ports[i].rx_foreign = lr.ports[i].rx_arp = lr.ports[i].tx_arp = lr.ports[i].rx_stale =
-			lr.ports[i].rx_warmup = lr.ports[i].rx_total = lr.ports[i].tx_alloc_fail = 0;
+			lr.ports[i].rx_warmup = lr.ports[i].rx_total = lr.ports[i].tx_alloc_fail = lr.ports[i].tx_full = 0;
 	for (unsigned i = 0; i < lr.nports; i++)
 		rte_eth_stats_reset(lr.ports[i].id);
 	t->id = id ? (uint32_t)id : t->id + 1;
@@ -759,11 +759,12 @@ static int do_result(struct args *a, struct out *o)
 		put(o,
 		    "%s{\"id\":%u,\"rx_foreign\":%llu,\"rx_arp\":%llu,\"tx_arp\":%llu,\"rx_stale\":%llu,"
 		    "\"rx_warmup\":%llu,\"imissed\":%llu,\"ierrors\":%llu,\"oerrors\":%llu,\"rx_nombuf\":%llu,"
-		    "\"tx_alloc_fail\":%llu}",
+		    "\"tx_alloc_fail\":%llu,\"tx_full\":%llu}",
 		    i ? "," : "", i, (unsigned long long)p->rx_foreign, (unsigned long long)p->rx_arp,
 		    (unsigned long long)p->tx_arp, (unsigned long long)p->rx_stale, (unsigned long long)p->rx_warmup,
 		    (unsigned long long)es.imissed, (unsigned long long)es.ierrors, (unsigned long long)es.oerrors,
-		    (unsigned long long)es.rx_nombuf, (unsigned long long)p->tx_alloc_fail);
+		    (unsigned long long)es.rx_nombuf, (unsigned long long)p->tx_alloc_fail,
+		    (unsigned long long)p->tx_full);
 	}
 	put(o, "]}");
 	return 0;

@@ -51,8 +51,8 @@ struct lr_port {
 	struct rte_ring *ctl_tx;
 	/* ARP/ND answers the RX lcore hands to the TX lcore when they are split (see worker.c) */
 	struct rte_ring *ans_tx;
-	/* worker counters */
-	uint64_t rx_foreign, rx_arp, tx_arp, rx_stale, rx_warmup, rx_total, tx_alloc_fail;
+	/* worker counters; tx_full: test-frame bursts the PMD took only in part (its TX queue was full) */
+	uint64_t rx_foreign, rx_arp, tx_arp, rx_stale, rx_warmup, rx_total, tx_alloc_fail, tx_full;
 };
 
 /* a mod d with a precomputed reciprocal of d (a 64-bit division costs tens of cycles per frame) */

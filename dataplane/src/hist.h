@@ -47,6 +47,23 @@ static inline void lr_hist_add(struct lr_hist *h, uint64_t v)
 	h->b[lr_hist_index(v)]++;
 }
 
+/* n frames of the same latency v (a TX burst carries one timestamp, an RX burst one arrival time): the
+ * same as n calls of lr_hist_add(h, v), with one bucket lookup. */
+static inline void lr_hist_add_n(struct lr_hist *h, uint64_t v, uint64_t n)
+{
+	if (n == 0)
+		return;
+	lr_hist_add(h, v);
+	uint64_t j16 = h->j16;
+	/* |D| = 0 for the others; below 8 the decay is 0, so the loop may stop there */
+	for (uint64_t k = 1; k < n && j16 >= 8; k++)
+		j16 -= (j16 + 8) >> 4;
+	h->j16 = j16;
+	h->count += n - 1;
+	h->sum += v * (n - 1);
+	h->b[lr_hist_index(v)] += n - 1;
+}
+
 /* The q-quantile (0 < q <= 1) as the upper bound of its bucket, clamped to [min, max]. */
 uint64_t lr_hist_quantile(const struct lr_hist *h, double q);
 /* Adds src into dst (e.g. two directions or repetitions). */

@@ -5,6 +5,7 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 
+#include "analysis.h"
 #include "engine.h"
 
 static bool in_prefix(const uint8_t *a, const uint8_t *net, unsigned len)
@@ -91,39 +92,15 @@ static void handle_nd(struct lr_port *p, const struct lr_parsed *ps)
 	}
 }
 
-static void handle_tagged(struct lr_port *p, const struct lr_parsed *ps, int st, uint32_t now_ns32, uint64_t now)
+static inline void add_tagged(struct lr_rx_frame *tagged, unsigned *nt, const struct lr_tag *tag,
+			      const struct rte_mbuf *m)
 {
-	struct lr_stream *s = lr.streams[ps->tag.stream];
-	/* A measured frame of a stream another engine sends counts from WARMUP on: this receiving half can
-	 * still be in WARMUP, its first iteration, when the sender's first frames arrive. A stream this
-	 * engine sends has no measured frame of this trial before RUNNING. */
-	int first = s != NULL && s->tx_port < 0 ? LR_WARMUP : LR_RUNNING;
-	if (st < first || st > LR_DRAINING || s == NULL || !s->in_trial || s->rx_port != p->id ||
-	    (ps->tag.flags & 0xfe) != LR_TRIAL_BITS(lr.trial.id)) {
-		if (ps->tag.flags & LR_FLAG_WARMUP)
-			p->rx_warmup++;
-		else
-			p->rx_stale++;
-		return;
-	}
-	if (ps->tag.flags & LR_FLAG_WARMUP) {
-		p->rx_warmup++;
-		return;
-	}
-	uint64_t seq = ps->tag.seq;
-	if (ps->tag.flow != (uint16_t)lr_mod(seq, s->flows, &s->flows_div)) {
-		s->bad_flow++;
-		return;
-	}
-	s->last_rx_tsc = now;
-	enum lr_seq_class c = lr_seqwin_add(&s->win, seq);
-	s->rx_bytes += ps->frame_size;
-	if (st == LR_DRAINING)
-		s->late++;
-	if (c == LR_SEQ_DUPLICATE)
-		return;
-	s->class_rx[s->cycle_class[lr_mod(seq, s->cycle_len, &s->cycle_div)]]++;
-	lr_hist_add(&s->lat, (uint32_t)(now_ns32 - ps->tag.ts_ns));
+	tagged[(*nt)++] = (struct lr_rx_frame){.seq = tag->seq,
+					       .ts_ns = tag->ts_ns,
+					       .frame_size = m->pkt_len + LR_FCS_LEN,
+					       .flow = tag->flow,
+					       .stream = tag->stream,
+					       .flags = tag->flags};
 }
 
 static unsigned rx_port(struct lr_port *p, bool counting)
@@ -139,6 +116,9 @@ static unsigned rx_port(struct lr_port *p, bool counting)
 	uint64_t now = rte_rdtsc();
 	uint32_t now_ns32 = (uint32_t)lr_tsc_to_ns(now);
 	p->rx_total += n;
+	/* first the burst's test frames are parsed, then analysed together (analysis.c) */
+	struct lr_rx_frame tagged[LR_BURST];
+	unsigned nt = 0;
 	rte_prefetch0(rte_pktmbuf_mtod(pkts[0], void *));
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
@@ -146,10 +126,15 @@ static unsigned rx_port(struct lr_port *p, bool counting)
 		if (i + 1 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
 		/* only the first segment is parsed: headers and tag always fit in it */
-		switch (lr_parse(rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, &ps)) {
+		const uint8_t *data = rte_pktmbuf_mtod(m, const uint8_t *);
+		struct lr_tag tag;
+		if (lr_parse_tag(data, m->data_len, &tag)) {
+			add_tagged(tagged, &nt, &tag, m);
+			continue;
+		}
+		switch (lr_parse(data, m->data_len, &ps)) {
 		case LR_KIND_TAGGED:
-			ps.frame_size = m->pkt_len + LR_FCS_LEN;
-			handle_tagged(p, &ps, st, now_ns32, now);
+			add_tagged(tagged, &nt, &ps.tag, m);
 			break;
 		case LR_KIND_ARP:
 			handle_arp(p, &ps);
@@ -163,6 +148,8 @@ static unsigned rx_port(struct lr_port *p, bool counting)
 		}
 	}
 	rte_pktmbuf_free_bulk(pkts, n);
+	if (nt)
+		lr_analyse_burst(p, tagged, nt, st, now_ns32, now);
 	return n;
 }
 
@@ -298,8 +285,10 @@ static void tx_stream(struct lr_stream *s, int st, uint64_t now)
 			account(s, s->pending + s->pending_off, k, now);
 		s->pending_off += k;
 		s->n_pending -= k;
-		if (s->n_pending)
+		if (s->n_pending) {
+			p->tx_full++;
 			return;
+		}
 		s->pending_off = 0;
 	}
 	uint64_t want;
@@ -344,6 +333,7 @@ static void tx_stream(struct lr_stream *s, int st, uint64_t now)
 	if (!warm)
 		account(s, m, k, now);
 	if (k < n) {
+		p->tx_full++;
 		s->pending_off = k;
 		s->n_pending = n - k;
 		if (warm) /* warm-up frames are best effort */

@@ -1,11 +1,15 @@
-/* Unit tests of the engine's DPDK-linked arithmetic (no EAL, no ports): the reciprocal modulo RX uses to
- * find a frame's flow and IMIX cycle position from its sequence number. */
+/* Unit tests of the engine's DPDK-linked parts that need no EAL and no ports: the reciprocal modulo RX
+ * uses to find a frame's flow and IMIX cycle position from its sequence number, and the burst analysis of
+ * received frames against the frame-by-frame one. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "analysis.h"
 #include "engine.h"
 
-struct lr_engine lr; /* engine.h declares it; nothing here reads it */
+struct lr_engine lr; /* the analysis reads the streams and the trial number from it */
 
 static uint64_t xorshift(uint64_t *x)
 {
@@ -15,7 +19,7 @@ static uint64_t xorshift(uint64_t *x)
 	return *x;
 }
 
-int main(void)
+static int test_mod(void)
 {
 	/* 1 (no division), small and prime divisors, a power of two, the largest flow count and cycle length */
 	static const uint64_t divisors[] = {1, 2, 3, 7, 10, 12, 1000, 1024, 4093, 65535, 65536, LR_MAX_CYCLE};
@@ -38,6 +42,161 @@ int main(void)
 		fprintf(stderr, "engine unit tests: %" PRIu64 " of %" PRIu64 " wrong\n", bad, checked);
 		return 1;
 	}
-	printf("engine unit tests: all passed (%" PRIu64 " reciprocal modulos)\n", checked);
+	printf("engine unit tests: %" PRIu64 " reciprocal modulos right\n", checked);
 	return 0;
+}
+
+/* Four streams: receive-only with one flow and size; sent here with 7 flows and a 5-long cycle of 3 sizes;
+ * one with a window of 64 numbers; one defined but not in the trial. Ids 4.. are unknown. */
+#define NSTREAMS 4
+static const uint32_t test_flows[NSTREAMS] = {1, 7, 1, 1};
+static const uint32_t test_cycle[NSTREAMS] = {1, 5, 1, 2};
+static const uint64_t test_nbits[NSTREAMS] = {256, 256, 64, 256};
+
+static struct lr_stream *new_stream(int id)
+{
+	struct lr_stream *s = calloc(1, sizeof(*s));
+	s->defined = true;
+	s->in_trial = id != 3;
+	s->id = id;
+	s->tx_port = id == 0 ? -1 : 0;
+	s->rx_port = 0;
+	s->flows = test_flows[id];
+	s->flows_div = rte_reciprocal_value_u64(s->flows);
+	s->cycle_len = test_cycle[id];
+	s->cycle_div = rte_reciprocal_value_u64(s->cycle_len);
+	static const uint8_t classes[5] = {0, 1, 0, 2, 1};
+	for (uint32_t i = 0; i < s->cycle_len; i++)
+		s->cycle_class[i] = s->cycle_len == 5 ? classes[i] : 0;
+	s->nclasses = s->cycle_len == 5 ? 3 : 1;
+	s->win_bits = calloc(test_nbits[id] / 64, sizeof(uint64_t));
+	lr_seqwin_init(&s->win, s->win_bits, test_nbits[id]);
+	lr_hist_reset(&s->lat);
+	return s;
+}
+
+static int same_stream(const struct lr_stream *a, const struct lr_stream *b, unsigned burst)
+{
+	const struct lr_seqwin *x = &a->win, *y = &b->win;
+	const char *what = x->next != y->next		     ? "next"
+			   : x->rx != y->rx		     ? "rx"
+			   : x->dup != y->dup		     ? "duplicates"
+			   : x->reordered != y->reordered    ? "reordered"
+			   : x->beyond != y->beyond	     ? "beyond_window"
+			   : x->max_late != y->max_late	     ? "max_late"
+			   : memcmp(x->bits, y->bits, x->nbits / 8) ? "window bits"
+			   : a->rx_bytes != b->rx_bytes	     ? "rx_bytes"
+			   : a->late != b->late		     ? "late"
+			   : a->bad_flow != b->bad_flow	     ? "bad_flow"
+			   : a->last_rx_tsc != b->last_rx_tsc ? "last_rx_tsc"
+			   : memcmp(a->class_rx, b->class_rx, sizeof(a->class_rx)) ? "class_rx"
+			   : memcmp(&a->lat, &b->lat, sizeof(a->lat))		   ? "latency histogram"
+										   : NULL;
+	if (what)
+		fprintf(stderr, "burst analysis: stream %d differs in %s after burst %u (rx %" PRIu64 " vs %" PRIu64 ")\n",
+			a->id, what, burst, y->rx, x->rx);
+	return what != NULL;
+}
+
+/* Random traffic with every case the analysis tells apart, received in random bursts: counted frame by
+ * frame (lr_analyse_one) and by bursts (lr_analyse_burst), the counters must be the same after each burst. */
+static int test_burst_analysis(void)
+{
+	struct lr_stream *one[NSTREAMS], *burst[NSTREAMS];
+	struct lr_port p_one = {.id = 0}, p_burst = {.id = 0};
+	for (int i = 0; i < NSTREAMS; i++) {
+		one[i] = new_stream(i);
+		burst[i] = new_stream(i);
+	}
+	lr.trial.id = 9;
+	uint64_t x = 0x2545f4914f6cdd1dull, next[NSTREAMS] = {0}, now = 1000000, frames = 0;
+	uint32_t ts = 5000;
+	int cur = 0, bad = 0;
+	for (unsigned b = 0; b < 40000 && !bad; b++) {
+		struct lr_rx_frame f[LR_BURST];
+		unsigned n = 1 + (unsigned)(xorshift(&x) % LR_BURST);
+		uint64_t r = xorshift(&x) % 100;
+		int st = r < 5 ? LR_WARMUP : r < 90 ? LR_RUNNING : r < 97 ? LR_DRAINING : LR_IDLE;
+		now += 1000 + xorshift(&x) % 5000;
+		uint32_t now_ns32 = (uint32_t)(now / 3);
+		for (unsigned i = 0; i < n; i++) {
+			if (xorshift(&x) % 16 == 0) /* the next stream, or an unknown one */
+				cur = (int)(xorshift(&x) % (NSTREAMS + 1));
+			if (xorshift(&x) % 8 == 0) /* a new TX burst: a new timestamp */
+				ts = now_ns32 - 100 - (uint32_t)(xorshift(&x) % 3000);
+			int id = cur < NSTREAMS ? cur : 4 + (int)(xorshift(&x) % 250);
+			uint64_t *nx = &next[cur < NSTREAMS ? cur : 0];
+			uint64_t seq, e = xorshift(&x) % 1000;
+			if (e < 20) /* lost frames */
+				*nx += 1 + xorshift(&x) % (e < 2 ? 600 : 40);
+			if (e >= 20 && e < 40 && *nx > 0) /* a duplicate or a late frame, sometimes beyond the window */
+				seq = *nx - 1 - xorshift(&x) % (e < 25 ? 400 : 70);
+			else
+				seq = (*nx)++;
+			if (seq > *nx)
+				seq = 0;
+			uint8_t flags = LR_TRIAL_BITS(lr.trial.id);
+			if (e >= 40 && e < 50)
+				flags |= LR_FLAG_WARMUP;
+			else if (e >= 50 && e < 55)
+				flags = LR_TRIAL_BITS(lr.trial.id - 1);
+			uint32_t flows = cur < NSTREAMS ? test_flows[cur] : 1;
+			uint16_t flow = (uint16_t)(seq % flows + (e >= 55 && e < 60));
+			f[i] = (struct lr_rx_frame){
+				.seq = seq, .ts_ns = ts, .frame_size = 64 + (uint32_t)(seq % 3) * 100, .flow = flow,
+				.stream = (uint8_t)id, .flags = flags};
+		}
+		frames += n;
+		for (int i = 0; i < NSTREAMS; i++)
+			lr.streams[i] = one[i];
+		for (unsigned i = 0; i < n; i++)
+			lr_analyse_one(&p_one, &f[i], st, now_ns32, now);
+		for (int i = 0; i < NSTREAMS; i++)
+			lr.streams[i] = burst[i];
+		lr_analyse_burst(&p_burst, f, n, st, now_ns32, now);
+		for (int i = 0; i < NSTREAMS && !bad; i++)
+			bad = same_stream(burst[i], one[i], b);
+		if (!bad && (p_one.rx_warmup != p_burst.rx_warmup || p_one.rx_stale != p_burst.rx_stale)) {
+			fprintf(stderr, "burst analysis: port counters differ after burst %u\n", b);
+			bad = 1;
+		}
+	}
+	uint64_t dup = 0, reord = 0, beyond = 0, bad_flow = 0, late = 0;
+	for (int i = 0; i < NSTREAMS; i++) {
+		dup += one[i]->win.dup;
+		reord += one[i]->win.reordered;
+		beyond += one[i]->win.beyond;
+		bad_flow += one[i]->bad_flow;
+		late += one[i]->late;
+	}
+	/* the cases must all have happened, or the comparison proves little */
+	if (!bad && (!dup || !reord || !beyond || !bad_flow || !late || !p_one.rx_warmup || !p_one.rx_stale)) {
+		fprintf(stderr, "burst analysis: a case never happened (dup %" PRIu64 " reordered %" PRIu64
+				" beyond %" PRIu64 " bad_flow %" PRIu64 " late %" PRIu64 ")\n",
+			dup, reord, beyond, bad_flow, late);
+		bad = 1;
+	}
+	if (!bad)
+		printf("engine unit tests: burst analysis = frame-by-frame analysis on %" PRIu64
+		       " frames (%" PRIu64 " counted, %" PRIu64 " duplicates, %" PRIu64 " reordered, %" PRIu64
+		       " beyond the window, %" PRIu64 " wrong flow, %" PRIu64 " late, %" PRIu64 " warm-up, %" PRIu64
+		       " stale)\n",
+		       frames, one[0]->win.rx + one[1]->win.rx + one[2]->win.rx, dup, reord, beyond, bad_flow, late,
+		       p_one.rx_warmup, p_one.rx_stale);
+	for (int i = 0; i < NSTREAMS; i++) {
+		free(one[i]->win_bits);
+		free(burst[i]->win_bits);
+		free(one[i]);
+		free(burst[i]);
+	}
+	return bad;
+}
+
+int main(void)
+{
+	int bad = test_mod();
+	bad |= test_burst_analysis();
+	if (!bad)
+		printf("engine unit tests: all passed\n");
+	return bad;
 }

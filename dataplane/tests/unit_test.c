@@ -218,6 +218,21 @@ static void test_hist(void)
 	for (int i = 0; i < 1000; i++)
 		lr_hist_add(&h, i % 2 ? 1000 : 2000);
 	CHECK(h.j16 / 16 >= 990 && h.j16 / 16 <= 1000, "jitter %lu", (unsigned long)(h.j16 / 16));
+
+	/* lr_hist_add_n(v, n) is n lr_hist_add(v), runs of every length and alternating values included */
+	static struct lr_hist a, b;
+	lr_hist_reset(&a);
+	lr_hist_reset(&b);
+	uint64_t x = 12345;
+	for (int r = 0; r < 20000; r++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		uint64_t v = (x >> 40) % (r % 3 ? 5000 : 70), n = (x >> 20) % 40;
+		lr_hist_add_n(&a, v, n);
+		for (uint64_t k = 0; k < n; k++)
+			lr_hist_add(&b, v);
+	}
+	CHECK(memcmp(&a, &b, sizeof(a)) == 0 && a.count > 100000, "lr_hist_add_n = n x lr_hist_add (%lu frames)",
+	      (unsigned long)a.count);
 }
 
 int main(void)

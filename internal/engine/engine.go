@@ -222,6 +222,9 @@ type PortCounters struct {
 	IMissed   int64 `json:"imissed"`
 	IErrors   int64 `json:"ierrors"`
 	OErrors   int64 `json:"oerrors"`
+	// TxFull counts the bursts of test frames the port's TX queue took only in part: a saturated
+	// stream on a port that was full was limited by the port, not by the engine's CPU.
+	TxFull int64 `json:"tx_full"`
 }
 
 // Error is an error response of the engine.
