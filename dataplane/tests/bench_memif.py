@@ -18,7 +18,7 @@ from test_more import memif_engine  # noqa: E402
 
 SECONDS = float(os.environ.get("BENCH_SECONDS", "3"))
 # the machine's own noise between two runs is larger than the differences measured: alternate and take medians
-ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 EAL = ["--no-pci", "--no-huge", "-m", "512", "--no-shconf", "--log-level", "lib.eal:error"]
 
 
