@@ -103,23 +103,17 @@ static inline void add_tagged(struct lr_rx_frame *tagged, unsigned *nt, const st
 					       .flags = tag->flags};
 }
 
-/* Returns received frames to the pool. The common case (one segment, a direct mbuf with no other
- * reference, from the engine's pool) goes straight into this lcore's mempool cache: rte_pktmbuf_free_bulk
- * would do the same after per-frame checks and a thread-local lookup that cost more than the put itself.
+/* Received frames go back to the pool. The common case (one segment, a direct mbuf with no other
+ * reference, from the engine's pool) is collected, while the parser has the mbuf at hand, and put straight
+ * into this lcore's mempool cache at the end of the burst: rte_pktmbuf_free_bulk would do the same after
+ * another pass over the mbufs, per-frame checks and a thread-local lookup that cost more than the put.
  * Anything else takes the generic path. */
-static inline void free_rx(struct rte_mbuf **pkts, uint16_t n)
+static inline void release(struct rte_mbuf *m, void **done, unsigned *ndone)
 {
-	void *fast[LR_BURST];
-	unsigned k = 0;
-	for (uint16_t i = 0; i < n; i++) {
-		struct rte_mbuf *m = pkts[i];
-		if (m->nb_segs == 1 && m->pool == lr.pool && RTE_MBUF_DIRECT(m) && rte_mbuf_refcnt_read(m) == 1)
-			fast[k++] = m;
-		else
-			rte_pktmbuf_free(m);
-	}
-	if (k)
-		rte_mempool_generic_put(lr.pool, fast, k, rte_mempool_default_cache(lr.pool, rte_lcore_id()));
+	if (m->nb_segs == 1 && m->pool == lr.pool && RTE_MBUF_DIRECT(m) && rte_mbuf_refcnt_read(m) == 1)
+		done[(*ndone)++] = m;
+	else
+		rte_pktmbuf_free(m);
 }
 
 #define RX_PREFETCH 4
@@ -140,6 +134,8 @@ static unsigned rx_port(struct lr_port *p, bool counting)
 	/* first the burst's test frames are parsed, then analysed together (analysis.c) */
 	struct lr_rx_frame tagged[LR_BURST];
 	unsigned nt = 0;
+	void *done[LR_BURST];
+	unsigned ndone = 0;
 	/* A NIC's frames arrive by DMA (at best into the last-level cache), and memif copies the whole burst
 	 * (32 x 1518 B is more than L1) before the first one is parsed: headers are fetched a few frames
 	 * ahead of the parser, as DPDK's l3fwd does. */
@@ -155,24 +151,26 @@ static unsigned rx_port(struct lr_port *p, bool counting)
 		struct lr_tag tag;
 		if (lr_parse_tag(data, m->data_len, &tag)) {
 			add_tagged(tagged, &nt, &tag, m);
-			continue;
+		} else {
+			switch (lr_parse(data, m->data_len, &ps)) {
+			case LR_KIND_TAGGED:
+				add_tagged(tagged, &nt, &ps.tag, m);
+				break;
+			case LR_KIND_ARP:
+				handle_arp(p, &ps);
+				break;
+			case LR_KIND_NS:
+			case LR_KIND_NA:
+				handle_nd(p, &ps);
+				break;
+			default:
+				p->rx_foreign++;
+			}
 		}
-		switch (lr_parse(data, m->data_len, &ps)) {
-		case LR_KIND_TAGGED:
-			add_tagged(tagged, &nt, &ps.tag, m);
-			break;
-		case LR_KIND_ARP:
-			handle_arp(p, &ps);
-			break;
-		case LR_KIND_NS:
-		case LR_KIND_NA:
-			handle_nd(p, &ps);
-			break;
-		default:
-			p->rx_foreign++;
-		}
+		release(m, done, &ndone);
 	}
-	free_rx(pkts, n);
+	if (ndone)
+		rte_mempool_generic_put(lr.pool, done, ndone, rte_mempool_default_cache(lr.pool, rte_lcore_id()));
 	if (nt)
 		lr_analyse_burst(p, tagged, nt, st, now_ns32, now);
 	return n;
@@ -310,10 +308,8 @@ static void tx_stream(struct lr_stream *s, int st, uint64_t now)
 			account(s, s->pending + s->pending_off, k, now);
 		s->pending_off += k;
 		s->n_pending -= k;
-		if (s->n_pending) {
-			p->tx_full++;
+		if (s->n_pending)
 			return;
-		}
 		s->pending_off = 0;
 	}
 	uint64_t want;
