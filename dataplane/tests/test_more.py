@@ -1,6 +1,6 @@
 """More engine tests on real devices in namespaces these tests create: IPv6 with neighbour discovery through
-a forwarding namespace, 802.1Q VLAN on a veth loop, and a stream split across two engine processes joined
-by memif (generator and receiver, as on two nodes).
+a forwarding namespace, 802.1Q VLAN on a veth loop, a stream split across two engine processes joined
+by memif (generator and receiver, as on two nodes), latency through a delay line of known delay.
 
 Run as root: python3 tests/test_more.py -v  (needs build/linerate-engine; see test_engine.py for the rest)
 """
@@ -364,6 +364,56 @@ class Payloads(Base):
             if streams == [2]:
                 self.assertEqual(got["nonzero_payload"], 0, "a zero-payload frame carried an earlier payload")
         self.assertEqual(self.udp_errors(tns), before, "UDP checksum errors")
+
+
+class DelayLine(Base):
+    """Latency against truth: a userspace bump in the wire (tests/delayline.py) holds every frame for a
+    known time after the kernel received it, every fourth one longer still."""
+
+    DELAY_US, EXTRA_US, EVERY, FPS = 4000, 3000, 4, 200
+
+    def test_latency_of_a_known_delay(self):
+        self.tns = tns = self.net.ns("t")
+        dns = self.net.ns("d")
+        self.net.veth("t0", tns, "d0", dns)
+        self.net.veth("t1", tns, "d1", dns)
+        line = subprocess.Popen(["ip", "netns", "exec", dns, "python3", os.path.join(os.path.dirname(__file__),
+                                 "delayline.py"), "d0", "d1", str(self.DELAY_US), str(self.EXTRA_US),
+                                 str(self.EVERY)], stdout=subprocess.PIPE, text=True)
+        try:
+            self.assertEqual(line.stdout.readline().strip(), "ready")
+            self.measure()
+        finally:
+            # before tearDown deletes the namespace the line runs in
+            line.kill()
+            line.wait()
+
+    def measure(self):
+        tns = self.tns
+        e = Engine(tns, ["t0", "t1"], tag="dl")
+        self.engines.append(e)
+        # transparent DUT: frames keep their MACs, so port 0 addresses port 1 directly
+        e.cmd("PORT id=0 ip4=198.18.1.2/24 peer_mac=%s" % self.net.mac("t1", tns))
+        e.cmd("PORT id=1 ip4=198.19.1.2/24 peer_mac=%s" % self.net.mac("t0", tns))
+        e.cmd("STREAM id=0 tx=0 rx=1 src=198.18.1.2 dst=198.19.1.2 sizes=128")
+        # frames 5 ms apart, the extra delay 3 ms: the line never reorders them
+        s = e.trial([0], [self.FPS], duration_ms=2000, drain_ms=1000)["streams"][0]
+        self.check_exact(s, 2 * self.FPS)
+        lat = s["latency"]
+        self.assertTrue(lat["valid"])
+        self.assertEqual(lat["count"], s["rx_frames"])
+        d, x = self.DELAY_US * 1000, self.EXTRA_US * 1000
+        # No frame can arrive sooner than the line's delay after the engine stamped it (allow for the
+        # TSC calibration, 1e-4 of 4 ms). Later than that by the line's own scheduling, a Python process:
+        # the bounds allow it 1.5 ms, and the histogram's buckets are 3 % wide.
+        self.assertGreaterEqual(lat["min_ns"], d - 2000, lat)
+        slack = 1500000
+        self.assertTrue(d <= lat["p50_ns"] <= (d + slack) * 1.03, lat)        # 3 of 4 frames: the delay
+        self.assertTrue(d + x <= lat["p90_ns"] <= (d + x + slack) * 1.03, lat)  # 1 of 4: delay + extra
+        self.assertTrue(d + x / 4 <= lat["mean_ns"] <= d + x / 4 + slack, lat)
+        self.assertTrue(x <= lat["pdv_ns"] <= x + 2 * slack, lat)
+        # RFC 3550 jitter: consecutive differences are 0, 0, x, x in every four frames, a mean |D| of x / 2
+        self.assertTrue(0.8 * x / 2 <= lat["jitter_ns"] <= x / 2 + slack / 2, lat)
 
 
 class Control(Base):
