@@ -729,13 +729,15 @@ static int do_result(struct args *a, struct out *o)
 		put(o,
 		    "%s{\"id\":%d,\"target_fps\":%.3f,\"achieved_fps\":%.3f,\"saturated\":%s,\"tx_frames\":%llu,"
 		    "\"tx_bytes\":%llu,\"rx_frames\":%llu,\"rx_bytes\":%llu,\"lost\":%llu,\"duplicates\":%llu,"
-		    "\"reordered\":%llu,\"late\":%llu,\"beyond_window\":%llu,\"max_late\":%llu,\"max_early\":0,"
+		    "\"reordered\":%llu,\"early\":%llu,\"late\":%llu,\"beyond_window\":%llu,\"max_late\":%llu,"
+		    "\"max_early\":%llu,"
 		    "\"bad_flow\":%llu,\"tx_max_lag_ns\":%llu,",
 		    i ? "," : "", s->id, t->burst ? 0.0 : s->fps, achieved, saturated ? "true" : "false",
 		    (unsigned long long)s->tx_frames, (unsigned long long)s->tx_bytes, (unsigned long long)rx,
 		    (unsigned long long)s->rx_bytes, (unsigned long long)lost, (unsigned long long)dup,
-		    (unsigned long long)s->win.reordered, (unsigned long long)s->late,
+		    (unsigned long long)s->win.reordered, (unsigned long long)s->win.early, (unsigned long long)s->late,
 		    (unsigned long long)s->win.beyond, (unsigned long long)s->win.max_late,
+		    (unsigned long long)s->win.max_early,
 		    (unsigned long long)s->bad_flow,
 		    (unsigned long long)(s->fps > 0 && s->max_backlog > 1 ? (double)(s->max_backlog - 1) * 1e9 / s->fps : 0));
 		put_latency(o, s);

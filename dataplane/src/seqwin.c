@@ -14,7 +14,7 @@ void lr_seqwin_reset(struct lr_seqwin *w)
 {
 	memset(w->bits, 0, w->nbits / 8);
 	w->next = 0;
-	w->rx = w->dup = w->reordered = w->beyond = w->max_late = 0;
+	w->rx = w->dup = w->reordered = w->beyond = w->max_late = w->early = w->max_early = 0;
 }
 
 static inline bool test_and_set(struct lr_seqwin *w, uint64_t seq)
@@ -49,8 +49,12 @@ enum lr_seq_class lr_seqwin_add_any(struct lr_seqwin *w, uint64_t seq)
 {
 	w->rx++;
 	if (seq >= w->next) {
-		if (seq > w->next)
+		if (seq > w->next) {
 			clear_range(w, w->next, seq);
+			w->early++;
+			if (seq - w->next > w->max_early)
+				w->max_early = seq - w->next;
+		}
 		/* the position seq itself still holds seq - nbits's bit */
 		clear_range(w, seq, seq + 1);
 		test_and_set(w, seq);

@@ -15,6 +15,8 @@ struct lr_seqwin {
 	uint64_t nbits; /* power of two */
 	uint64_t next;  /* highest sequence number seen + 1; 0 when nothing seen */
 	uint64_t rx, dup, reordered, beyond, max_late;
+	/* early: arrived with a gap before it (frames lost or yet to come); earliness: the gap's length */
+	uint64_t early, max_early;
 };
 
 enum lr_seq_class { LR_SEQ_IN_ORDER, LR_SEQ_REORDERED, LR_SEQ_DUPLICATE, LR_SEQ_BEYOND };

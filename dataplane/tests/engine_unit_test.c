@@ -84,6 +84,8 @@ static int same_stream(const struct lr_stream *a, const struct lr_stream *b, uns
 			   : x->reordered != y->reordered    ? "reordered"
 			   : x->beyond != y->beyond	     ? "beyond_window"
 			   : x->max_late != y->max_late	     ? "max_late"
+			   : x->early != y->early	     ? "early"
+			   : x->max_early != y->max_early    ? "max_early"
 			   : memcmp(x->bits, y->bits, x->nbits / 8) ? "window bits"
 			   : a->rx_bytes != b->rx_bytes	     ? "rx_bytes"
 			   : a->late != b->late		     ? "late"

@@ -170,6 +170,7 @@ class Loop(Base):
         r = e.cmd("RESULT")
         s, p1 = r["streams"][0], r["ports"][1]
         self.assertEqual((s["rx_frames"], s["duplicates"], s["reordered"], s["max_late"]), (8, 1, 2, 2), s)
+        self.assertEqual((s["early"], s["max_early"]), (1, 2), "5 arrived with 3 and 4 still to come")
         self.assertEqual(s["tx_frames"], 0)
         self.assertFalse(s["latency"]["valid"], "a receive-only stream has no common clock")
         self.assertEqual((p1["rx_stale"], p1["rx_warmup"], p1["rx_foreign"]), (3, 1, 25), p1)

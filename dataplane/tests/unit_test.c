@@ -176,6 +176,8 @@ static void test_seqwin(void)
 		lr_seqwin_add(&w, order[i]);
 	CHECK(w.rx == 11 && w.dup == 1 && w.reordered == 4 && w.max_late == 2, "rx %lu dup %lu reord %lu late %lu",
 	      (unsigned long)w.rx, (unsigned long)w.dup, (unsigned long)w.reordered, (unsigned long)w.max_late);
+	/* 5 came with 3 and 4 missing, 9 with 7 and 8 missing */
+	CHECK(w.early == 2 && w.max_early == 2, "early %lu max %lu", (unsigned long)w.early, (unsigned long)w.max_early);
 	/* the window slides: a sequence number 1024 later reuses the bit and is not a duplicate */
 	lr_seqwin_reset(&w);
 	for (uint64_t s = 0; s < 5000; s++)
@@ -184,7 +186,7 @@ static void test_seqwin(void)
 	CHECK(lr_seqwin_add(&w, 4999) == LR_SEQ_DUPLICATE, "recent duplicate");
 	CHECK(lr_seqwin_add(&w, 10) == LR_SEQ_BEYOND && w.beyond == 1, "older than the window");
 	/* a gap larger than the window clears it */
-	CHECK(lr_seqwin_add(&w, 100000) == LR_SEQ_IN_ORDER, "jump");
+	CHECK(lr_seqwin_add(&w, 100000) == LR_SEQ_IN_ORDER && w.early == 1 && w.max_early == 100000 - 5000, "jump");
 	CHECK(lr_seqwin_add(&w, 99990) == LR_SEQ_REORDERED, "inside the window after a jump");
 	lr_seqwin_reset(&w);
 	for (uint64_t s = 0; s < 3000; s += 2)

@@ -167,6 +167,7 @@ type StreamResult struct {
 	Lost         int64   `json:"lost"`
 	Duplicates   int64   `json:"duplicates"`
 	Reordered    int64   `json:"reordered"`
+	Early        int64   `json:"early"`
 	Late         int64   `json:"late"`
 	BeyondWindow int64   `json:"beyond_window"`
 	MaxLate      int64   `json:"max_late"`

@@ -76,7 +76,12 @@ type Trial struct {
 	Lost           int64   `json:"lost"`
 	Duplicates     int64   `json:"dup,omitempty"`
 	Reordered      int64   `json:"reord,omitempty"`
-	LossPercent    float64 `json:"lossPercent"`
+	// Early frames arrived with a gap before them; MaxLate and MaxEarly are the longest distances (in
+	// sequence numbers) a frame arrived behind or ahead of its place.
+	Early       int64   `json:"early,omitempty"`
+	MaxLate     int64   `json:"maxLate,omitempty"`
+	MaxEarly    int64   `json:"maxEarly,omitempty"`
+	LossPercent float64 `json:"lossPercent"`
 	// Pass says the trial met the loss tolerance.
 	Pass bool `json:"pass"`
 	// TesterLimited marks a trial whose offered rate the tester could not reach; it is excluded from

@@ -419,7 +419,8 @@ func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, 
 		rec := results.Trial{Seq: r.seq, Time: now, Test: ts.test, FrameSize: ts.size, Direction: dirs[d].Name,
 			Purpose: ts.purposes[i], Repetition: ts.rep, DurationS: dur.Seconds(),
 			TargetFPS: sr.TargetFPS, AchievedFPS: sr.AchievedFPS, TxFrames: sr.TxFrames, RxFrames: sr.RxFrames,
-			Lost: sr.Lost, Duplicates: sr.Duplicates, Reordered: sr.Reordered, LossPercent: sr.LossPercent(),
+			Lost: sr.Lost, Duplicates: sr.Duplicates, Reordered: sr.Reordered, Early: sr.Early, MaxLate: sr.MaxLate,
+			MaxEarly: sr.MaxEarly, LossPercent: sr.LossPercent(),
 			TesterLimited: sr.Saturated, Latency: latencySummary(sr.Latency)}
 		if time.Duration(sr.TxMaxLagNs) > r.opt.MaxLag {
 			// A tester that shares its CPU sends late, in bursts. Its loss is still measured against
