@@ -184,7 +184,9 @@ func TestTesterPodIsRenderedForDPDK(t *testing.T) {
 
 	c := pod.Spec.Containers[0]
 	cpu, mem, huge := c.Resources.Limits.Cpu(), c.Resources.Limits.Memory(), c.Resources.Limits[corev1.ResourceName("hugepages-2Mi")]
-	if cpu.Value() != 4 || mem.String() != "1Gi" || huge.String() != "2Gi" {
+	// memory: 1Gi and the sequence windows of the two directions it receives, a bit per frame of the
+	// longest trial (2 s + 1 s warm-up + 2 s drain + 1 s) at 10 GbE: 2 x 89.3 M bits = 22 MiB (rounded up)
+	if cpu.Value() != 4 || mem.String() != "1046Mi" || huge.String() != "2Gi" {
 		t.Errorf("limits: cpu %s memory %s hugepages %s", cpu, mem, huge.String())
 	}
 	for name, q := range c.Resources.Limits {

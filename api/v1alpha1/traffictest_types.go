@@ -464,7 +464,10 @@ type TesterSpec struct {
 	// +kubebuilder:validation:Maximum=128
 	// +optional
 	CPUs int32 `json:"cpus,omitempty"`
-	// Memory of each tester pod, besides hugepages.
+	// Memory of each tester pod, besides hugepages and the sequence windows: the operator adds a bit per
+	// frame of the longest trial at line rate for every stream the pod receives (about 220 MiB per stream for
+	// the default 120 s latency trial at 10 Gbit/s), so that every frame is checked for order and
+	// duplication.
 	// +kubebuilder:default="1Gi"
 	// +optional
 	Memory resource.Quantity `json:"memory,omitzero"`

@@ -384,7 +384,7 @@ static int do_stream(struct args *a, struct out *o)
 		s = calloc(1, sizeof(*s));
 		uint64_t nbits = 1ull << lr.window_bits;
 		if (s)
-			s->win_bits = calloc(nbits / 64, sizeof(uint64_t));
+			s->win_bits = lr_seqwin_alloc(nbits);
 		if (s)
 			s->tmpl_mem = calloc(LR_MAX_CLASSES, LR_MAX_FRAME);
 		if (!s || !s->win_bits || !s->tmpl_mem)

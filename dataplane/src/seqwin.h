@@ -21,9 +21,16 @@ struct lr_seqwin {
 
 enum lr_seq_class { LR_SEQ_IN_ORDER, LR_SEQ_REORDERED, LR_SEQ_DUPLICATE, LR_SEQ_BEYOND };
 
-/* bits must hold nbits bits (nbits a power of two, at least 64). */
+/* bits must hold nbits bits (nbits a power of two, at least 64), all zero. */
 void lr_seqwin_init(struct lr_seqwin *w, uint64_t *bits, uint64_t nbits);
+/* Clears the window for a new trial. Only the words this trial can have set are cleared, and large
+ * stretches are handed back to the kernel (they read as zero again), so a window sized for a whole long
+ * trial at line rate costs memory only for the frames that arrived, and clearing it costs no more. */
 void lr_seqwin_reset(struct lr_seqwin *w);
+/* A window of nbits bits in its own anonymous mapping, zero, reserved lazily (pages exist once touched);
+ * NULL when it cannot be mapped. */
+uint64_t *lr_seqwin_alloc(uint64_t nbits);
+void lr_seqwin_free(uint64_t *bits, uint64_t nbits);
 /* Every case; lr_seqwin_add takes the common one (the next number, in order) inline. */
 enum lr_seq_class lr_seqwin_add_any(struct lr_seqwin *w, uint64_t seq);
 

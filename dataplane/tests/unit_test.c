@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "frame.h"
 #include "hist.h"
@@ -195,6 +196,104 @@ static void test_seqwin(void)
 		CHECK(lr_seqwin_add(&w, s) == LR_SEQ_REORDERED, "odd %lu late", (unsigned long)s);
 }
 
+/* The window against a model that remembers every number it saw: in-order/early, reordered, duplicate
+ * and beyond-the-window must come out the same for random traffic with gaps shorter and longer than the
+ * window, across resets. */
+static void test_seqwin_model(void)
+{
+	enum { MAXSEQ = 1 << 21 };
+	static uint8_t seen[MAXSEQ];
+	static const uint64_t sizes[] = {64, 256, 4096};
+	uint64_t x = 88172645463325252ull;
+	for (unsigned z = 0; z < 3; z++) {
+		uint64_t nbits = sizes[z];
+		uint64_t *bits = lr_seqwin_alloc(nbits);
+		CHECK(bits != NULL, "window of %lu bits", (unsigned long)nbits);
+		struct lr_seqwin w;
+		lr_seqwin_init(&w, bits, nbits);
+		for (unsigned trial = 0; trial < 20; trial++) {
+			lr_seqwin_reset(&w);
+			memset(seen, 0, sizeof(seen));
+			uint64_t next = 0, early = 0, dup = 0, reord = 0, beyond = 0;
+			for (unsigned k = 0; k < 50000; k++) {
+				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+				uint64_t r = x % 1000, seq;
+				if (r < 5)
+					seq = next + 1 + (x >> 20) % (3 * nbits); /* a gap, sometimes longer than the window */
+				else if (r < 60 && next)
+					seq = next - 1 - (x >> 20) % (next < 2 * nbits ? next : 2 * nbits);
+				else
+					seq = next;
+				if (seq >= MAXSEQ)
+					break;
+				enum lr_seq_class want;
+				if (seq >= next) {
+					want = LR_SEQ_IN_ORDER;
+					early += seq > next;
+					next = seq + 1;
+				} else if (next - seq > nbits) {
+					want = LR_SEQ_BEYOND;
+					beyond++;
+				} else if (seen[seq]) {
+					want = LR_SEQ_DUPLICATE;
+					dup++;
+				} else {
+					want = LR_SEQ_REORDERED;
+					reord++;
+				}
+				if (want != LR_SEQ_BEYOND)
+					seen[seq] = 1;
+				enum lr_seq_class got = lr_seqwin_add(&w, seq);
+				if (got != want) {
+					CHECK(0, "window %lu trial %u frame %u seq %lu: class %d, want %d", (unsigned long)nbits,
+					      trial, k, (unsigned long)seq, got, want);
+					break;
+				}
+			}
+			CHECK(w.early == early && w.dup == dup && w.reordered == reord && w.beyond == beyond,
+			      "window %lu counts", (unsigned long)nbits);
+		}
+		lr_seqwin_free(bits, nbits);
+	}
+}
+
+static long resident_kib(void)
+{
+	long pages = 0, rss = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (f && fscanf(f, "%ld %ld", &pages, &rss) != 2)
+		rss = 0;
+	if (f)
+		fclose(f);
+	return rss * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/* A window sized for a long trial at line rate (here 2^33 numbers, 1 GiB) costs memory only for what
+ * arrived: a few frames, a gap of half the window and a reset leave it almost all unmapped. */
+static void test_seqwin_large(void)
+{
+	uint64_t nbits = 1ull << 33;
+	uint64_t *bits = lr_seqwin_alloc(nbits);
+	CHECK(bits != NULL, "1 GiB window");
+	if (!bits)
+		return;
+	long before = resident_kib();
+	struct lr_seqwin w;
+	lr_seqwin_init(&w, bits, nbits);
+	for (int t = 0; t < 3; t++) {
+		for (uint64_t s = 0; s < 100000; s++)
+			lr_seqwin_add(&w, s);
+		CHECK(lr_seqwin_add(&w, nbits / 2) == LR_SEQ_IN_ORDER && lr_seqwin_add(&w, 5) == LR_SEQ_DUPLICATE, "gap");
+		CHECK(lr_seqwin_add(&w, nbits + 1000) == LR_SEQ_IN_ORDER && w.early == 2, "wrapped");
+		CHECK(lr_seqwin_add(&w, nbits / 2) == LR_SEQ_DUPLICATE, "seen before the wrap, still in the window");
+		CHECK(lr_seqwin_add(&w, nbits + 500) == LR_SEQ_REORDERED, "position 500 reused: seq 500's bit was cleared");
+		lr_seqwin_reset(&w);
+	}
+	long grown = resident_kib() - before;
+	CHECK(grown < 16 * 1024, "a 1 GiB window made %ld KiB resident", grown);
+	lr_seqwin_free(bits, nbits);
+}
+
 static void test_hist(void)
 {
 	static struct lr_hist h;
@@ -242,6 +341,8 @@ int main(void)
 	test_frames();
 	test_arp_nd();
 	test_seqwin();
+	test_seqwin_model();
+	test_seqwin_large();
 	test_hist();
 	if (failures) {
 		fprintf(stderr, "%d failures\n", failures);

@@ -1,9 +1,11 @@
 package plan
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"linerate.dev/linerate/api/v1alpha1"
 )
@@ -117,5 +119,34 @@ func TestResolveIPPacketSizesAndErrors(t *testing.T) {
 	}
 	if MinFrameSize(6, true) != 88 || MinFrameSize(4, false) != 64 {
 		t.Errorf("min frame sizes %d %d", MinFrameSize(6, true), MinFrameSize(4, false))
+	}
+}
+
+func TestSeqWindowHoldsTheLongestTrialAtLineRate(t *testing.T) {
+	p, err := Resolve(testWith(v1alpha1.TrafficTestSpec{Tests: []v1alpha1.TestKind{"latency", "throughput"}}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bits, frames := p.SeqWindow()
+	d := p.Durations
+	secs := (d.LatencyTrial + d.WarmUp + d.Drain + time.Second).Seconds() // the longest of these tests
+	if want := int64(math.Ceil(10e9 / 672 * secs)); frames != want {
+		t.Errorf("frames %d, want %d (%.0f s at 14.88 Mpps)", frames, want, secs)
+	}
+	if int64(1)<<bits < frames || int64(1)<<(bits-1) >= frames {
+		t.Errorf("%d bits for %d frames", bits, frames)
+	}
+	// a test that does not run does not count; 600 s at 10 GbE is the engine's own default
+	p.Tests = []v1alpha1.TestKind{v1alpha1.TestThroughput}
+	if _, f := p.SeqWindow(); f >= frames {
+		t.Errorf("without the latency test: %d frames", f)
+	}
+	p.Durations = Durations{ValidationTrial: 600 * time.Second}
+	if bits, _ := p.SeqWindow(); bits != 34 {
+		t.Errorf("600 s at 10 GbE: %d bits, want 34", bits)
+	}
+	p.Traffic.LineRateBps = 0
+	if bits, frames := p.SeqWindow(); bits != 0 || frames != 0 {
+		t.Errorf("unknown line rate: %d bits", bits)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -70,6 +71,8 @@ type StartOptions struct {
 	FilePrefix string
 	Log        io.Writer
 	Extra      []string // engine args after --
+	// WindowBits sizes the engine's sequence window (plan.SeqWindow); 0 keeps the engine's default.
+	WindowBits int
 }
 
 // Start starts linerate-engine with the given ports.
@@ -90,8 +93,17 @@ func Start(ctx context.Context, o StartOptions) (*engine.Process, error) {
 	if o.FilePrefix == "" {
 		o.FilePrefix = fmt.Sprintf("linerate%d", os.Getpid())
 	}
+	return engine.StartProcess(ctx, processConfig(o))
+}
+
+// processConfig is the engine's command line for o (RunDir, Control and FilePrefix already set).
+func processConfig(o StartOptions) engine.ProcessConfig {
+	args := slices.Clone(o.Extra)
+	if o.WindowBits > 0 {
+		args = append(args, "--window-bits", strconv.Itoa(o.WindowBits))
+	}
 	cfg := engine.ProcessConfig{Binary: o.Binary, Devices: o.Devices, Control: o.Control, FilePrefix: o.FilePrefix,
-		EAL: append(Lcores(), "--log-level", "lib.eal:notice"), Args: o.Extra, Stdout: o.Log, Stderr: o.Log}
+		EAL: append(Lcores(), "--log-level", "lib.eal:notice"), Args: args, Stdout: o.Log, Stderr: o.Log}
 	if o.HugeDir != "" && hasHugepages(o.HugeDir) {
 		cfg.HugeDir = o.HugeDir
 		// no hugepage files left behind in the pod's small HugePages emptyDir
@@ -100,7 +112,7 @@ func Start(ctx context.Context, o StartOptions) (*engine.Process, error) {
 		cfg.NoHuge, cfg.MemoryMB = true, 512
 		cfg.EAL = append(cfg.EAL, "--no-shconf")
 	}
-	return engine.StartProcess(ctx, cfg)
+	return cfg
 }
 
 // hasHugepages says whether dir is a hugetlbfs mount.

@@ -6,6 +6,7 @@ package tester
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -117,6 +118,21 @@ func Pods(tt *v1alpha1.TrafficTest, p *plan.Plan, planHash string, opt Options) 
 	return []*corev1.Pod{gen, rcv}, nil
 }
 
+// windowMemory is what the sequence windows of the streams a pod receives can hold resident: a bit per
+// frame of the longest trial at line rate (plan.SeqWindow), rounded up to MiB. The engine maps more
+// (a power of two) but only the pages of frames that arrive become resident.
+func windowMemory(p *plan.Plan, ports []int) resource.Quantity {
+	_, frames := p.SeqWindow()
+	streams := 0
+	for _, d := range p.Directions() {
+		if slices.Contains(ports, d.RX) {
+			streams++
+		}
+	}
+	mib := (int64(streams)*((frames+7)/8) + 1<<20 - 1) >> 20
+	return *resource.NewQuantity(mib<<20, resource.BinarySI)
+}
+
 func pod(tt *v1alpha1.TrafficTest, p *plan.Plan, planHash string, opt Options, role string, ports []int) (*corev1.Pod, error) {
 	ts := &tt.Spec.Tester
 	image := ts.Image
@@ -130,10 +146,11 @@ func pod(tt *v1alpha1.TrafficTest, p *plan.Plan, planHash string, opt Options, r
 	if cpus == 0 {
 		cpus = defaultCPUs
 	}
-	memory := ts.Memory
+	memory := ts.Memory.DeepCopy()
 	if memory.IsZero() {
 		memory = resource.MustParse(defaultMemory)
 	}
+	memory.Add(windowMemory(p, ports))
 	huge := ts.HugePages
 	if huge.IsZero() {
 		huge = resource.MustParse(defaultHuge)
