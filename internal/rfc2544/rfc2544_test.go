@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
@@ -269,6 +271,27 @@ func TestSaturatedTesterIsNotBlamedOnTheDUT(t *testing.T) {
 	}
 	if limited == 0 {
 		t.Error("no trial was marked tester-limited")
+	}
+	if !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, "CPU was the limit") }) {
+		t.Errorf("the results must say the tester's CPU was the limit: %q", res.Notes)
+	}
+}
+
+func TestSaturatedPortIsToldFromASaturatedCPU(t *testing.T) {
+	p := planFor(t, v1alpha1.TestThroughput)
+	p.FrameSizes = []int{64}
+	// the plan says 10 GbE, the link carries 40 % of it
+	res, _, _, err := run(t, p, sim.DUT{TesterPortMaxFPS: 0.4 * 10e9 / (84 * 8)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Throughput[0].TesterLimited {
+		t.Errorf("the result must be marked tester-limited: %+v", res.Throughput[0])
+	}
+	port := func(n string) bool { return strings.Contains(n, "port was full") }
+	cpu := func(n string) bool { return strings.Contains(n, "CPU was the limit") }
+	if !slices.ContainsFunc(res.Notes, port) || slices.ContainsFunc(res.Notes, cpu) {
+		t.Errorf("the results must blame the port, not the CPU: %q", res.Notes)
 	}
 }
 

@@ -234,6 +234,17 @@ func (r *Runner) stepDone() {
 	r.sink.OnResults(r.res)
 }
 
+// saturationNote says what kept the tester from offering the rate a trial asked for: its port (the TX queue
+// was full: the link carries less than the plan's line rate) or its CPU.
+func saturationNote(res *engine.TrialResult) string {
+	for _, pc := range res.Ports {
+		if pc.TxFull > 0 {
+			return "in trials marked tester-limited the tester's port was full (its TX queue took bursts only in part): the link carries less than spec.traffic.lineRate says; set lineRate to the link's real speed"
+		}
+	}
+	return "in trials marked tester-limited the tester's CPU was the limit (its port was never full): give the tester dedicated, faster CPUs (spec.tester.cpus) or lower the rate"
+}
+
 func (r *Runner) note(n string) {
 	for _, x := range r.res.Notes {
 		if x == n {
@@ -422,6 +433,9 @@ func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, 
 			Lost: sr.Lost, Duplicates: sr.Duplicates, Reordered: sr.Reordered, Early: sr.Early, MaxLate: sr.MaxLate,
 			MaxEarly: sr.MaxEarly, LossPercent: sr.LossPercent(),
 			TesterLimited: sr.Saturated, Latency: latencySummary(sr.Latency)}
+		if sr.Saturated {
+			r.note(saturationNote(res))
+		}
 		if time.Duration(sr.TxMaxLagNs) > r.opt.MaxLag {
 			// A tester that shares its CPU sends late, in bursts. Its loss is still measured against
 			// what it sent; the user is told the load was burstier than paced.

@@ -34,8 +34,11 @@ type DUT struct {
 	DriftPerHour float64
 	// StallAfterTrials makes the DUT stop forwarding from this trial on (1-based; 0: never).
 	StallAfterTrials int
-	// TesterMaxFPS is the most the tester can send per stream (0: line rate).
+	// TesterMaxFPS is the most the tester's CPU can send per stream (0: line rate).
 	TesterMaxFPS float64
+	// TesterPortMaxFPS is the most the tester's port carries per stream (0: line rate), as a link slower
+	// than the plan's line rate: frames above it fill the port's TX queue, which the port counts (TxFull).
+	TesterPortMaxFPS float64
 	// TesterHiccupTrials are trials (1-based) in which the tester was preempted, as on a shared host: it
 	// offers 3 % less than asked (the engine reports saturated) and the catch-up burst after the stall
 	// loses 2 % of the frames, whatever the DUT.
@@ -229,6 +232,10 @@ func (e *Engine) RunTrial(ctx context.Context, t engine.TrialConfig, progress fu
 		}
 		if d.TesterMaxFPS > 0 {
 			fps = math.Min(fps, d.TesterMaxFPS)
+		}
+		if d.TesterPortMaxFPS > 0 && fps > d.TesterPortMaxFPS {
+			fps = d.TesterPortMaxFPS
+			res.Ports = append(res.Ports, engine.PortCounters{ID: s.TX, TxFull: 1})
 		}
 		if hiccup {
 			fps *= 0.97
