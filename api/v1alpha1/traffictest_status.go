@@ -238,7 +238,7 @@ type LatencySummary struct {
 	MaxNs   int64 `json:"maxNs,omitempty"`
 	// PDVNs is the packet delay variation (RFC 5481: p99.9 minus min).
 	PDVNs int64 `json:"pdvNs,omitempty"`
-	// JitterNs is the RFC 3550 interarrival jitter.
+	// JitterNs is the RFC 3550 interarrival jitter, one sample per TX timestamp (a TX burst shares one).
 	JitterNs int64 `json:"jitterNs,omitempty"`
 	// Reason latency is not valid.
 	// +optional

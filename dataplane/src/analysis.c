@@ -1,6 +1,20 @@
 /* See analysis.h. */
 #include "analysis.h"
 
+/* n frames of one TX timestamp and one latency into the histogram: the first is a jitter sample unless
+ * the frame before it carried the same timestamp (a TX burst split across two RX bursts). */
+static inline void add_latency(struct lr_stream *s, uint32_t ts, uint32_t v, uint64_t n)
+{
+	if (n == 0)
+		return;
+	if (s->lat.count == 0 || ts != s->lat_ts) {
+		lr_hist_add(&s->lat, v);
+		n--;
+	}
+	lr_hist_count(&s->lat, v, n);
+	s->lat_ts = ts;
+}
+
 void lr_analyse_one(struct lr_port *p, const struct lr_rx_frame *f, int st, uint32_t now_ns32, uint64_t now)
 {
 	struct lr_stream *s = lr.streams[f->stream];
@@ -33,14 +47,15 @@ void lr_analyse_one(struct lr_port *p, const struct lr_rx_frame *f, int st, uint
 	if (c == LR_SEQ_DUPLICATE)
 		return;
 	s->class_rx[s->cycle_class[lr_mod(seq, s->cycle_len, &s->cycle_div)]]++;
-	lr_hist_add(&s->lat, (uint32_t)(now_ns32 - f->ts_ns));
+	add_latency(s, f->ts_ns, now_ns32 - f->ts_ns, 1);
 }
 
 /* A run: consecutive frames of one stream that arrive in order while it is measured, the common case.
  * Its counters live in this local struct, which never escapes, so the compiler keeps them in registers
  * (stream fields would be reloaded and stored for every frame: frame bytes may alias them), and they
  * are added to the stream once, when the run ends. The frames of one TX burst share a timestamp and
- * those of one RX burst an arrival time: their latencies go into the histogram together. */
+ * those of one RX burst an arrival time: within a run, frames of one latency are frames of one TX burst,
+ * and they go into the histogram together. */
 struct run {
 	struct lr_stream *s; /* NULL: no run */
 	uint8_t stream, flags;
@@ -113,14 +128,14 @@ static inline void run_add(struct run *r, const struct lr_rx_frame *f, uint32_t 
 	}
 	uint32_t v = now_ns32 - f->ts_ns;
 	if (v != r->lat) {
-		lr_hist_add_n(&s->lat, r->lat, r->lat_n);
+		add_latency(s, now_ns32 - r->lat, r->lat, r->lat_n);
 		r->lat = v;
 		r->lat_n = 0;
 	}
 	r->lat_n++;
 }
 
-static inline void run_close(struct run *r, uint64_t now)
+static inline void run_close(struct run *r, uint32_t now_ns32, uint64_t now)
 {
 	struct lr_stream *s = r->s;
 	if (s == NULL)
@@ -131,7 +146,7 @@ static inline void run_close(struct run *r, uint64_t now)
 	s->rx_bytes += r->bytes;
 	if (s->cycle_len == 1)
 		s->class_rx[s->cycle_class[0]] += r->frames;
-	lr_hist_add_n(&s->lat, r->lat, r->lat_n);
+	add_latency(s, now_ns32 - r->lat, r->lat, r->lat_n);
 	s->last_rx_tsc = now;
 	r->s = NULL;
 }
@@ -142,7 +157,7 @@ void lr_analyse_burst(struct lr_port *p, const struct lr_rx_frame *f, unsigned n
 	struct run r = {.s = NULL};
 	for (unsigned i = 0; i < n; i++) {
 		if (!run_continues(&r, &f[i])) {
-			run_close(&r, now);
+			run_close(&r, now_ns32, now);
 			if (!run_open(&r, p, &f[i], st)) {
 				lr_analyse_one(p, &f[i], st, now_ns32, now);
 				continue;
@@ -150,5 +165,5 @@ void lr_analyse_burst(struct lr_port *p, const struct lr_rx_frame *f, unsigned n
 		}
 		run_add(&r, &f[i], now_ns32);
 	}
-	run_close(&r, now);
+	run_close(&r, now_ns32, now);
 }

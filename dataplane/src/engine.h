@@ -106,6 +106,7 @@ struct lr_stream {
 	uint64_t class_rx[LR_MAX_CLASSES];
 	uint64_t last_rx_tsc;
 	struct lr_hist lat;
+	uint32_t lat_ts; /* TX timestamp of the last frame in lat: a frame with another one is a jitter sample */
 };
 
 enum lr_state { LR_IDLE = 0, LR_WARMUP, LR_RUNNING, LR_DRAINING, LR_DONE, LR_ABORTED };

@@ -29,7 +29,24 @@ static inline unsigned lr_hist_index(uint64_t v)
 }
 
 uint64_t lr_hist_upper(unsigned idx);
-/* Once per received frame: inline. */
+/* n frames of latency v that are not new jitter samples (see lr_hist_add). */
+static inline void lr_hist_count(struct lr_hist *h, uint64_t v, uint64_t n)
+{
+	if (n == 0)
+		return;
+	h->prev = v;
+	h->count += n;
+	h->sum += v * n;
+	if (v < h->min)
+		h->min = v;
+	if (v > h->max)
+		h->max = v;
+	h->b[lr_hist_index(v)] += n;
+}
+
+/* One frame of latency v that is a new sample of the RFC 3550 interarrival jitter: the caller decides
+ * (a frame with a TX timestamp of its own; the frames of one TX burst share one, and their differences
+ * of zero would only shrink the jitter by the burst length). Once per received frame: inline. */
 static inline void lr_hist_add(struct lr_hist *h, uint64_t v)
 {
 	if (h->count) {
@@ -37,31 +54,7 @@ static inline void lr_hist_add(struct lr_hist *h, uint64_t v)
 		/* J += (|D| - J) / 16, kept as 16 J so the integer arithmetic keeps its precision */
 		h->j16 = h->j16 + d - ((h->j16 + 8) >> 4);
 	}
-	h->prev = v;
-	h->count++;
-	h->sum += v;
-	if (v < h->min)
-		h->min = v;
-	if (v > h->max)
-		h->max = v;
-	h->b[lr_hist_index(v)]++;
-}
-
-/* n frames of the same latency v (a TX burst carries one timestamp, an RX burst one arrival time): the
- * same as n calls of lr_hist_add(h, v), with one bucket lookup. */
-static inline void lr_hist_add_n(struct lr_hist *h, uint64_t v, uint64_t n)
-{
-	if (n == 0)
-		return;
-	lr_hist_add(h, v);
-	uint64_t j16 = h->j16;
-	/* |D| = 0 for the others; below 8 the decay is 0, so the loop may stop there */
-	for (uint64_t k = 1; k < n && j16 >= 8; k++)
-		j16 -= (j16 + 8) >> 4;
-	h->j16 = j16;
-	h->count += n - 1;
-	h->sum += v * (n - 1);
-	h->b[lr_hist_index(v)] += n - 1;
+	lr_hist_count(h, v, 1);
 }
 
 /* The q-quantile (0 < q <= 1) as the upper bound of its bucket, clamped to [min, max]. */

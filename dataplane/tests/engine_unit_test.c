@@ -93,6 +93,7 @@ static int same_stream(const struct lr_stream *a, const struct lr_stream *b, uns
 			   : a->last_rx_tsc != b->last_rx_tsc ? "last_rx_tsc"
 			   : memcmp(a->class_rx, b->class_rx, sizeof(a->class_rx)) ? "class_rx"
 			   : memcmp(&a->lat, &b->lat, sizeof(a->lat))		   ? "latency histogram"
+			   : a->lat_ts != b->lat_ts					   ? "lat_ts"
 										   : NULL;
 	if (what)
 		fprintf(stderr, "burst analysis: stream %d differs in %s after burst %u (rx %" PRIu64 " vs %" PRIu64 ")\n",
@@ -194,9 +195,44 @@ static int test_burst_analysis(void)
 	return bad;
 }
 
+/* The frames of one TX burst share a timestamp: their zero differences are no jitter samples. Bursts of
+ * 32 frames whose latency alternates between 1000 and 2000 ns have a jitter of 1000 ns, however the
+ * receiver's bursts cut them. */
+static int test_jitter_per_tx_burst(void)
+{
+	struct lr_stream *s = new_stream(0);
+	lr.streams[0] = s;
+	lr.trial.id = 9;
+	struct lr_port p = {.id = 0};
+	uint64_t seq = 0;
+	for (unsigned tx = 0; tx < 400; tx++) {
+		uint32_t ts = 1000000 + tx * 10000, lat = tx % 2 ? 2000 : 1000;
+		struct lr_rx_frame f[32];
+		for (unsigned i = 0; i < 32; i++)
+			f[i] = (struct lr_rx_frame){.seq = seq++, .ts_ns = ts, .frame_size = 64, .stream = 0,
+						    .flags = LR_TRIAL_BITS(9)};
+		/* received in two bursts, cut at a different place every time */
+		unsigned cut = 1 + tx % 31;
+		lr_analyse_burst(&p, f, cut, LR_RUNNING, ts + lat, 1);
+		lr_analyse_burst(&p, f + cut, 32 - cut, LR_RUNNING, ts + lat, 2);
+	}
+	uint64_t j = s->lat.j16 / 16;
+	int bad = j < 950 || j > 1000 || s->lat.count != seq;
+	if (bad)
+		fprintf(stderr, "jitter per TX burst: %" PRIu64 " ns for alternating 1000/2000 ns (count %" PRIu64 ")\n",
+			j, s->lat.count);
+	else
+		printf("engine unit tests: jitter of TX bursts of alternating latency %" PRIu64 " ns (step 1000)\n", j);
+	free(s->win_bits);
+	free(s);
+	lr.streams[0] = NULL;
+	return bad;
+}
+
 int main(void)
 {
 	int bad = test_mod();
+	bad |= test_jitter_per_tx_burst();
 	bad |= test_burst_analysis();
 	if (!bad)
 		printf("engine unit tests: all passed\n");
