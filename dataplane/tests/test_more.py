@@ -252,6 +252,8 @@ class HugeTcpEngine(RawEngine):
             if self.relay.poll() is None:
                 self.relay.kill()
             self.relay.wait()
+            self.relay.stdin.close()
+            self.relay.stdout.close()
             self.log.close()
             subprocess.run(["rm", "-rf", self.dir])
 
@@ -387,6 +389,7 @@ class DelayLine(Base):
             # before tearDown deletes the namespace the line runs in
             line.kill()
             line.wait()
+            line.stdout.close()
 
     def measure(self):
         tns = self.tns
