@@ -92,9 +92,7 @@ static inline bool run_open(struct run *r, struct lr_port *p, const struct lr_rx
 			  .next = f->seq,
 			  .flow = f->flow,
 			  .pos = (uint32_t)lr_mod(f->seq, s->cycle_len, &s->cycle_div),
-			  .word = i >> 6,
-			  .lat = 0,
-			  .lat_n = 0};
+			  .word = i >> 6};
 	return true;
 }
 
@@ -144,7 +142,7 @@ static inline void run_close(struct run *r, uint32_t now_ns32, uint64_t now)
 	s->win.next = r->next;
 	s->win.rx += r->frames;
 	s->rx_bytes += r->bytes;
-	if (s->cycle_len == 1)
+	if (r->cycle_len == 1) /* counted here, not per frame (run_add) */
 		s->class_rx[s->cycle_class[0]] += r->frames;
 	add_latency(s, now_ns32 - r->lat, r->lat, r->lat_n);
 	s->last_rx_tsc = now;

@@ -26,8 +26,8 @@ static void zero_words(uint64_t *bits, uint64_t from, uint64_t to)
 	if (to <= from)
 		return;
 	uint8_t *a = (uint8_t *)(bits + from), *b = (uint8_t *)(bits + to);
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	if ((size_t)(b - a) >= LR_SEQWIN_MADVISE_BYTES) {
+		uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 		uint8_t *pa = (uint8_t *)(((uintptr_t)a + page - 1) & ~(page - 1));
 		uint8_t *pb = (uint8_t *)((uintptr_t)b & ~(page - 1));
 		if (madvise(pa, (size_t)(pb - pa), MADV_DONTNEED) == 0) {
@@ -50,8 +50,8 @@ void lr_seqwin_init(struct lr_seqwin *w, uint64_t *bits, uint64_t nbits)
 {
 	w->bits = bits;
 	w->nbits = nbits;
-	w->next = 0;
-	w->rx = w->dup = w->reordered = w->beyond = w->max_late = w->early = w->max_early = 0;
+	w->next = 0; /* nothing in use: the reset writes no bit */
+	lr_seqwin_reset(w);
 }
 
 void lr_seqwin_reset(struct lr_seqwin *w)
@@ -106,13 +106,12 @@ enum lr_seq_class lr_seqwin_add_any(struct lr_seqwin *w, uint64_t seq)
 	w->rx++;
 	if (seq >= w->next) {
 		if (seq > w->next) {
-			clear_range(w, w->next, seq);
 			w->early++;
 			if (seq - w->next > w->max_early)
 				w->max_early = seq - w->next;
 		}
-		/* the position seq itself still holds seq - nbits's bit */
-		clear_range(w, seq, seq + 1);
+		/* the positions of the gap and of seq itself still hold the bits of numbers nbits before */
+		clear_range(w, w->next, seq + 1);
 		test_and_set(w, seq);
 		w->next = seq + 1;
 		return LR_SEQ_IN_ORDER;

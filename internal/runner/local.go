@@ -141,9 +141,8 @@ func RunLocal(ctx context.Context, o LocalOptions) (*v1alpha1.Results, error) {
 	}
 	defer logf.Close()
 	fmt.Fprintf(o.Stderr, "linerate: %s: %d test(s), ports %s; engine log %s\n", tt.Name, len(p.Tests), describe(p, devs), logf.Name())
-	bits, _ := p.SeqWindow()
 	proc, err := Start(ctx, StartOptions{Binary: bin, Devices: devs, RunDir: o.RunDir, HugeDir: o.HugeDir, Log: logf,
-		WindowBits: bits})
+		Plan: p})
 	if err != nil {
 		return nil, err
 	}

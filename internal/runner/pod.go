@@ -117,9 +117,8 @@ func RunPod(ctx context.Context, o PodOptions) error {
 	if err != nil {
 		return fail("EngineFailed", err)
 	}
-	bits, _ := p.SeqWindow()
 	proc, err := Start(ctx, StartOptions{Binary: bin, Devices: devs, RunDir: o.RunDir, HugeDir: o.HugeDir,
-		FilePrefix: "linerate-" + hostname(), Log: o.Log, WindowBits: bits})
+		FilePrefix: "linerate-" + hostname(), Log: o.Log, Plan: p})
 	if err != nil {
 		return fail("EngineFailed", err)
 	}
@@ -212,9 +211,8 @@ func ServeEngine(ctx context.Context, planFile string, ports []string, listen, h
 	if host == "" {
 		host = "0.0.0.0"
 	}
-	bits, _ := p.SeqWindow()
 	proc, err := Start(ctx, StartOptions{Binary: bin, Devices: devs, RunDir: runDir, HugeDir: hugeDir,
-		Control: "tcp:" + host + ":" + port, FilePrefix: "linerate-" + hostname(), Log: log, WindowBits: bits})
+		Control: "tcp:" + host + ":" + port, FilePrefix: "linerate-" + hostname(), Log: log, Plan: p})
 	if err != nil {
 		return err
 	}

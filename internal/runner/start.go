@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"linerate.dev/linerate/internal/engine"
+	"linerate.dev/linerate/internal/plan"
 )
 
 // EngineBinary finds linerate-engine: the flag, $LINERATE_ENGINE, the tester image's path, $PATH, or
@@ -71,8 +72,8 @@ type StartOptions struct {
 	FilePrefix string
 	Log        io.Writer
 	Extra      []string // engine args after --
-	// WindowBits sizes the engine's sequence window (plan.SeqWindow); 0 keeps the engine's default.
-	WindowBits int
+	// Plan sizes the engine's sequence window (plan.SeqWindow); nil keeps the engine's default.
+	Plan *plan.Plan
 }
 
 // Start starts linerate-engine with the given ports.
@@ -99,8 +100,10 @@ func Start(ctx context.Context, o StartOptions) (*engine.Process, error) {
 // processConfig is the engine's command line for o (RunDir, Control and FilePrefix already set).
 func processConfig(o StartOptions) engine.ProcessConfig {
 	args := slices.Clone(o.Extra)
-	if o.WindowBits > 0 {
-		args = append(args, "--window-bits", strconv.Itoa(o.WindowBits))
+	if o.Plan != nil {
+		if bits, _ := o.Plan.SeqWindow(); bits > 0 {
+			args = append(args, "--window-bits", strconv.Itoa(bits))
+		}
 	}
 	cfg := engine.ProcessConfig{Binary: o.Binary, Devices: o.Devices, Control: o.Control, FilePrefix: o.FilePrefix,
 		EAL: append(Lcores(), "--log-level", "lib.eal:notice"), Args: args, Stdout: o.Log, Stderr: o.Log}

@@ -4,11 +4,16 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"linerate.dev/linerate/internal/plan"
 )
 
 func TestEngineGetsTheWindowOfItsPlan(t *testing.T) {
 	extra := []string{"--mbufs", "4095"}
-	cfg := processConfig(StartOptions{Binary: "/x", Control: "/run/e.sock", Extra: extra, WindowBits: 31})
+	// 120 s trials + 1 s slack at 10 GbE: 1.83 G frames, a window of 2^31
+	p := &plan.Plan{Traffic: plan.Traffic{LineRateBps: 10e9}, Durations: plan.Durations{ValidationTrial: 120 * time.Second}}
+	cfg := processConfig(StartOptions{Binary: "/x", Control: "/run/e.sock", Extra: extra, Plan: p})
 	args := cfg.EALArgs()
 	tail := strings.Join(args[slices.Index(args, "--"):], " ")
 	if tail != "-- --control /run/e.sock --mbufs 4095 --window-bits 31" {
