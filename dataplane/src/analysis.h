@@ -1,6 +1,6 @@
 /* Analysis of received test frames: per stream, the frames and bytes, the sequence (loss, reordering,
- * duplicates), the size classes and the latency. Called by the worker that received them, once per RX
- * burst; only that worker writes these counters (see engine.h). */
+ * duplicates), the size classes and the latency. Called by the worker that received them, frame by frame
+ * in the order of its RX burst; only that worker writes these counters (see engine.h). */
 #ifndef LR_ANALYSIS_H
 #define LR_ANALYSIS_H
 
@@ -17,10 +17,100 @@ struct lr_rx_frame {
 
 /* Counts one frame, whatever it is: warm-up, a frame of an earlier trial, a wrong flow, a loss, a
  * reordered or duplicated frame, a late one while draining. st is the trial state read after the burst
- * was received; now its arrival time (TSC) and now_ns32 the same in ns modulo 2^32. */
+ * was received; now its arrival time (TSC) and now_ns32 the same in ns modulo 2^32. The reference: every
+ * faster path below counts exactly what this would (engine_unit_test checks it). */
 void lr_analyse_one(struct lr_port *p, const struct lr_rx_frame *f, int st, uint32_t now_ns32, uint64_t now);
 
-/* Counts the n frames of one burst, in order: exactly what lr_analyse_one on each would count, faster. */
+/* A run: consecutive frames of one stream that arrive in order while it is measured, the common case.
+ * Its counters live in this struct, a local of the receiving loop that never escapes, so the compiler
+ * keeps them in registers (stream fields would be reloaded and stored for every frame: frame bytes may
+ * alias them); they are added to the stream once, when the run ends. The frames of one TX burst share a
+ * timestamp and those of one RX burst an arrival time: within a run, frames of one latency are frames of
+ * one TX burst, and they go into the histogram together. A run never outlives its RX burst. */
+struct lr_run {
+	struct lr_stream *s; /* NULL: no run */
+	uint8_t stream, flags;
+	uint32_t tag_head; /* lr_tag_head(flags, stream) */
+	/* the stream's constants, copied: a store into the stream (a class count) could alias them */
+	uint64_t *bits, nbits_mask;
+	uint32_t flows, cycle_len;
+	uint64_t first, next; /* the run's first sequence number, and the one that continues it */
+	uint32_t flow;	      /* the flow of next */
+	uint32_t pos;	      /* next's position in the size cycle */
+	uint64_t bytes;
+	uint64_t mask;	   /* the bits of the window word of next - 1 set by the run and not yet stored */
+	uint32_t lat;	   /* the latency of the frames from lat_from to next - 1 */
+	uint64_t lat_from;
+};
+
+/* n frames of one TX timestamp and one latency into the histogram: the first is a jitter sample unless
+ * the frame before it carried the same timestamp (a TX burst split across two RX bursts). */
+static inline void lr_add_latency(struct lr_stream *s, uint32_t ts, uint32_t v, uint64_t n)
+{
+	if (n == 0)
+		return;
+	if (s->lat.count == 0 || ts != s->lat_ts) {
+		lr_hist_add(&s->lat, v);
+		n--;
+	}
+	lr_hist_count(&s->lat, v, n);
+	s->lat_ts = ts;
+}
+
+/* The frame that continues the run (its sequence number, stream, flags and flow checked). The fewer
+ * fields it updates, the more of the run stays in registers: the frame count is next - first, the frames of
+ * one latency next - lat_from, and the window word is stored when its last bit is set (and when the run
+ * ends), with no word index kept. */
+static inline void lr_run_add(struct lr_run *r, uint32_t frame_size, uint32_t ts_ns, uint32_t now_ns32)
+{
+	struct lr_stream *s = r->s;
+	uint64_t seq = r->next++;
+	/* in order, a bit's position still holds the number nbits before it: setting it is clearing that and
+	 * setting this one (as lr_seqwin_add) */
+	r->mask |= 1ull << (seq & 63);
+	if ((seq & 63) == 63) {
+		r->bits[(seq & r->nbits_mask) >> 6] |= r->mask;
+		r->mask = 0;
+	}
+	if (++r->flow == r->flows)
+		r->flow = 0;
+	r->bytes += frame_size;
+	if (r->cycle_len > 1) {
+		s->class_rx[s->cycle_class[r->pos]]++;
+		if (++r->pos == r->cycle_len)
+			r->pos = 0;
+	}
+	uint32_t v = now_ns32 - ts_ns;
+	if (v != r->lat) {
+		lr_add_latency(s, now_ns32 - r->lat, r->lat, seq - r->lat_from);
+		r->lat = v;
+		r->lat_from = seq;
+	}
+}
+
+/* The receiver's common case, straight from the frame's bytes: an untagged IPv4 (no options) UDP test
+ * frame that continues the open run. True: counted (as lr_parse_tag, then lr_analyse_next, would count
+ * it). False: nothing done, the frame takes the general path. Checking the frame against the tag the run
+ * expects (lr_is_next_ip4) instead of decoding it, and counting it in the same pass, is what lets one core
+ * analyse every frame at nearly the rate another only frees them. len: bytes in the first segment. */
+static inline bool lr_run_extend_ip4(struct lr_run *r, const uint8_t *p, uint32_t len, uint32_t frame_size,
+				     uint32_t now_ns32)
+{
+	uint32_t ts_ns;
+	if (r->s == NULL || !lr_is_next_ip4(p, len, r->tag_head, r->next, (uint16_t)r->flow, &ts_ns))
+		return false;
+	lr_run_add(r, frame_size, ts_ns, now_ns32);
+	return true;
+}
+
+/* Counts a parsed test frame: it continues the open run, or the run ends and the frame opens another or
+ * is counted alone (lr_analyse_one). */
+void lr_analyse_next(struct lr_run *r, struct lr_port *p, const struct lr_rx_frame *f, int st, uint32_t now_ns32,
+		     uint64_t now);
+/* Adds the run's counters to its stream; the end of every RX burst. */
+void lr_run_close(struct lr_run *r, uint32_t now_ns32, uint64_t now);
+
+/* Counts the n frames of one burst, in order: lr_analyse_next on each, then lr_run_close. */
 void lr_analyse_burst(struct lr_port *p, const struct lr_rx_frame *f, unsigned n, int st, uint32_t now_ns32,
 		      uint64_t now);
 

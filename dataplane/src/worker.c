@@ -92,15 +92,16 @@ static void handle_nd(struct lr_port *p, const struct lr_parsed *ps)
 	}
 }
 
-static inline void add_tagged(struct lr_rx_frame *tagged, unsigned *nt, const struct lr_tag *tag,
-			      const struct rte_mbuf *m)
+static inline void analyse_tag(struct lr_run *run, struct lr_port *p, const struct lr_tag *tag, const struct rte_mbuf *m,
+			       int st, uint32_t now_ns32, uint64_t now)
 {
-	tagged[(*nt)++] = (struct lr_rx_frame){.seq = tag->seq,
-					       .ts_ns = tag->ts_ns,
-					       .frame_size = m->pkt_len + LR_FCS_LEN,
-					       .flow = tag->flow,
-					       .stream = tag->stream,
-					       .flags = tag->flags};
+	struct lr_rx_frame f = {.seq = tag->seq,
+				.ts_ns = tag->ts_ns,
+				.frame_size = m->pkt_len + LR_FCS_LEN,
+				.flow = tag->flow,
+				.stream = tag->stream,
+				.flags = tag->flags};
+	lr_analyse_next(run, p, &f, st, now_ns32, now);
 }
 
 /* Received frames go back to the pool. The common case (one segment, a direct mbuf with no other
@@ -118,7 +119,29 @@ static inline void release(struct rte_mbuf *m, void **done, unsigned *ndone)
 
 #define RX_PREFETCH 4
 
-static unsigned rx_port(struct lr_port *p, bool counting)
+/* Frames from i on that continue the open run (analysis.h), counted and released in one pass; returns the
+ * first that does not. The run is copied into a local whose address never escapes, so its counters stay
+ * in registers for the whole stretch. */
+static inline uint16_t rx_run(struct lr_run *run, struct rte_mbuf **pkts, uint16_t i, uint16_t n, uint32_t now_ns32,
+			      void **done, unsigned *ndone)
+{
+	struct lr_run r = *run;
+	for (; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		if (i + RX_PREFETCH < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + RX_PREFETCH], void *));
+		if (!lr_run_extend_ip4(&r, rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, m->pkt_len + LR_FCS_LEN,
+				       now_ns32))
+			break;
+		release(m, done, ndone);
+	}
+	*run = r;
+	return i;
+}
+
+/* cache: this lcore's cache of lr.pool, looked up once per worker (rte_lcore_id() is a thread-local
+ * variable of the EAL library: a function call per lookup, once per burst otherwise) */
+static unsigned rx_port(struct lr_port *p, bool counting, struct rte_mempool_cache *cache)
 {
 	struct rte_mbuf *pkts[LR_BURST];
 	uint16_t n = rte_eth_rx_burst(p->id, 0, pkts, LR_BURST);
@@ -131,17 +154,22 @@ static unsigned rx_port(struct lr_port *p, bool counting)
 	uint64_t now = rte_rdtsc();
 	uint32_t now_ns32 = (uint32_t)lr_tsc_to_ns(now);
 	p->rx_total += n;
-	/* first the burst's test frames are parsed, then analysed together (analysis.c) */
-	struct lr_rx_frame tagged[LR_BURST];
-	unsigned nt = 0;
 	void *done[LR_BURST];
 	unsigned ndone = 0;
-	/* A NIC's frames arrive by DMA (at best into the last-level cache), and memif copies the whole burst
-	 * (32 x 1518 B is more than L1) before the first one is parsed: headers are fetched a few frames
-	 * ahead of the parser, as DPDK's l3fwd does. */
+	/* Frames are parsed and analysed in the order they arrived, in one pass: the common one (the next
+	 * frame of the run the one before it opened) straight from its bytes, any other by the parser. A NIC's
+	 * frames arrive by DMA (at best into the last-level cache), and memif copies the whole burst (32 x 1518
+	 * B is more than L1) before the first one is parsed: headers are fetched a few frames ahead of the
+	 * parser, as DPDK's l3fwd does. */
 	for (uint16_t i = 0; i < n && i < RX_PREFETCH; i++)
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
+	struct lr_run run = {.s = NULL};
 	for (uint16_t i = 0; i < n; i++) {
+		if (run.s != NULL) {
+			i = rx_run(&run, pkts, i, n, now_ns32, done, &ndone);
+			if (i == n)
+				break;
+		}
 		struct rte_mbuf *m = pkts[i];
 		struct lr_parsed ps;
 		if (i + RX_PREFETCH < n)
@@ -150,11 +178,11 @@ static unsigned rx_port(struct lr_port *p, bool counting)
 		const uint8_t *data = rte_pktmbuf_mtod(m, const uint8_t *);
 		struct lr_tag tag;
 		if (lr_parse_tag(data, m->data_len, &tag)) {
-			add_tagged(tagged, &nt, &tag, m);
+			analyse_tag(&run, p, &tag, m, st, now_ns32, now);
 		} else {
 			switch (lr_parse(data, m->data_len, &ps)) {
 			case LR_KIND_TAGGED:
-				add_tagged(tagged, &nt, &ps.tag, m);
+				analyse_tag(&run, p, &ps.tag, m, st, now_ns32, now);
 				break;
 			case LR_KIND_ARP:
 				handle_arp(p, &ps);
@@ -169,10 +197,9 @@ static unsigned rx_port(struct lr_port *p, bool counting)
 		}
 		release(m, done, &ndone);
 	}
+	lr_run_close(&run, now_ns32, now);
 	if (ndone)
-		rte_mempool_generic_put(lr.pool, done, ndone, rte_mempool_default_cache(lr.pool, rte_lcore_id()));
-	if (nt)
-		lr_analyse_burst(p, tagged, nt, st, now_ns32, now);
+		rte_mempool_generic_put(lr.pool, done, ndone, cache);
 	return n;
 }
 
@@ -489,13 +516,14 @@ static int advance(uint64_t *nowp)
  * It never moves the trial on; it only reads the state. */
 static int rx_main(void)
 {
+	struct rte_mempool_cache *cache = rte_mempool_default_cache(lr.pool, rte_lcore_id());
 	while (!atomic_load_explicit(&lr.quit, memory_order_relaxed)) {
 		/* while stopped, frames still get ARP/ND answers; none is counted */
 		bool counting = !atomic_load_explicit(&lr.rx_stop, memory_order_acquire);
 		atomic_store_explicit(&lr.rx_stopped, !counting, memory_order_release);
 		unsigned work = 0;
 		for (unsigned i = 0; i < lr.nports; i++)
-			work += rx_port(&lr.ports[i], counting);
+			work += rx_port(&lr.ports[i], counting, cache);
 		if (lr.idle_sleep_us && work == 0)
 			rte_delay_us_sleep(lr.idle_sleep_us);
 	}
@@ -507,6 +535,7 @@ int lr_worker_main(void *arg)
 	enum lr_role role = (enum lr_role)(uintptr_t)arg;
 	if (role == LR_ROLE_RX)
 		return rx_main();
+	struct rte_mempool_cache *cache = rte_mempool_default_cache(lr.pool, rte_lcore_id());
 	while (!atomic_load_explicit(&lr.quit, memory_order_relaxed)) {
 		uint64_t now = rte_rdtsc();
 		int st = advance(&now);
@@ -514,16 +543,22 @@ int lr_worker_main(void *arg)
 		tx_work = 0;
 		for (unsigned i = 0; i < lr.nports; i++) {
 			if (role == LR_ROLE_ALL)
-				work += rx_port(&lr.ports[i], true);
+				work += rx_port(&lr.ports[i], true, cache);
 			send_control_frames(&lr.ports[i]);
 		}
 		if (st == LR_WARMUP || st == LR_RUNNING) {
-			if (work) /* receiving took time: the clock read at the top is stale for pacing */
-				now = rte_rdtsc();
+			/* receiving took time: the clock read at the top is stale for pacing; read again only if
+			 * something sends (a clock read costs as much as parsing a few frames) */
+			bool fresh = work == 0;
 			for (unsigned i = 0; i < lr.trial.nstreams; i++) {
 				struct lr_stream *s = lr.streams[lr.trial.streams[i]];
-				if (s->tx_port >= 0)
-					tx_stream(s, st, now);
+				if (s->tx_port < 0)
+					continue;
+				if (!fresh) {
+					now = rte_rdtsc();
+					fresh = true;
+				}
+				tx_stream(s, st, now);
 			}
 		}
 		/* A worker that shares its CPU (a cgroup quota below two CPUs) must not spin: spinning burns the

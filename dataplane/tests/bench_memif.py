@@ -1,18 +1,20 @@
-"""Benchmark of receiving over memif between two processes: one generator feeds dpdk-testpmd rxonly (the
-reference) and the engine's receiver with full analysis (split stream), on the same lcores.
+"""Benchmark of receiving over memif between two processes: dpdk-testpmd rxonly (the reference) and the
+engine's receiver with full analysis (split stream), on the same lcores.
 
-The generator is the engine as memif client in zero-copy mode on hugepages: it hands its mbufs to the
-peer instead of copying them, so it outruns both receivers and the figures are the receivers' own
-limits; 'ring full' shows it (the share of the generator's bursts the receiver's ring could not take
-whole). Each receiver is a memif server and copies every frame out of the shared memory, as a NIC
-driver takes frames from its ring. testpmd txonly into testpmd rxonly is shown too.
+Each receiver has its own generator: the engine as memif client in zero-copy mode on hugepages, which
+hands its mbufs to the peer instead of copying them, so it outruns both receivers and the figures are the
+receivers' own limits; 'ring full' shows it (the share of the generator's bursts the receiver's ring could
+not take whole). Each receiver is a memif server and copies every frame out of the shared memory, as a NIC
+driver takes frames from its ring. The two pairs run at once and take short turns (see Turns). testpmd
+txonly into testpmd rxonly is shown too.
 
-Prints figures; asserts nothing. The generator's worker runs on lcore 1, the receiver's on lcore 0. Needs
-root (it reserves 2 MiB hugepages and mounts hugetlbfs for the generator, and gives both back).
-Run: python3 tests/bench_memif.py   (BENCH_SECONDS=3, BENCH_ROUNDS=5 by default)
+Prints figures; asserts nothing. The generators' workers run on lcore 1, the receivers' on lcore 0. Needs
+root (it reserves 2 MiB hugepages and mounts hugetlbfs for the generators, and gives both back).
+Run: python3 tests/bench_memif.py   (BENCH_ROUNDS=20, BENCH_TURN_MS=400, BENCH_SIZES=64,1518 by default)
 """
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -22,11 +24,13 @@ from statistics import median
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_more import RawEngine  # noqa: E402
 
-SECONDS = float(os.environ.get("BENCH_SECONDS", "3"))
-# the machine's own noise between two runs is larger than the differences measured: alternate and take medians
-ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
+SECONDS = float(os.environ.get("BENCH_SECONDS", "3"))  # the testpmd pair
+# the machine's own noise between two runs is larger than the differences measured: short turns, medians
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "20"))
+TURN_MS = int(os.environ.get("BENCH_TURN_MS", "400"))
+SIZES = [int(v) for v in os.environ.get("BENCH_SIZES", "64,1518").split(",")]
 EAL = ["--no-pci", "--no-huge", "-m", "512", "--no-shconf", "--log-level", "lib.eal:error"]
-HUGEPAGES = 160  # the generator's -m 300 and its mbuf pools, in 2 MiB pages
+HUGEPAGES = 320  # two generators' -m 300 and their mbuf pools, in 2 MiB pages
 NR_HUGEPAGES = "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"
 
 
@@ -76,51 +80,83 @@ def stop(p):
         p.communicate()
 
 
-def engine_to(d, hdir, size, receiver):
-    """The zero-copy generator (worker on lcore 1, unpaced) into a receiver on lcore 0: testpmd rxonly
-    ("testpmd") or the engine with full analysis ("engine"). Returns (Mpps the receiver took, share of the
-    generator's bursts the memif ring took only in part, frames sent but not counted by the engine)."""
-    sock = os.path.join(d, "%s%d.sock" % (receiver, size))
-    rcv = tpmd = gen = None
-    try:
-        if receiver == "engine":
-            rcv = RawEngine("br", ["--no-shconf", "--vdev", "net_memif0,role=server,socket=%s,id=0" % sock], [],
-                            lcores=("-l", "0,1", "--main-lcore", "1"))
-        else:
-            tpmd = testpmd_rx(sock, "lrbmr")
+class Turns:
+    """Both receivers at once, each fed by its own zero-copy generator (generator on lcore 1, receiver on
+    lcore 0); the two pairs take turns of TURN_MS, the pair whose turn it is not being stopped (SIGSTOP, so
+    that it takes no CPU). This machine's speed changes by up to 2-5x from one second to the next: a
+    receiver compared with the other in the turn next to it is compared on the same machine."""
+
+    def __init__(self, d, hdir, size):
+        self.size, self.trial = size, 0
+        self.tpmd = self.eng = None
+        self.gens = []
+        socks = [os.path.join(d, "%s%d.sock" % (k, size)) for k in ("testpmd", "engine")]
+        try:
+            self.tpmd = testpmd_rx(socks[0], "lrbmr")
             time.sleep(3)  # testpmd has no ready signal; its server socket must exist before the client starts
-        gen = RawEngine("bg", ["--single-file-segments", "--huge-dir", hdir, "--vdev",
-                               "net_memif0,role=client,socket=%s,id=0,zero-copy=yes" % sock], [], mem=("-m", "300"))
-        deadline = time.time() + 10
-        while True:
-            up = gen.cmd("PORT id=0 ip4=198.18.1.2/24 peer_mac=02:00:00:00:00:02")["link_up"]
-            if rcv:
-                up = rcv.cmd("PORT id=0 ip4=198.19.1.2/24 peer_mac=02:00:00:00:00:01")["link_up"] and up
-            if up or time.time() > deadline:
-                break
-            time.sleep(0.2)
-        spec = "src=198.18.1.2 dst=198.19.1.2 sizes=%d" % size
-        gen.cmd("STREAM id=0 tx=0 rx=none " + spec)
-        ms = int(SECONDS * 1000)
-        if rcv:
-            rcv.cmd("STREAM id=0 tx=none rx=0 " + spec)
-            rcv.cmd("TRIAL streams=0 rates=0 unit=fps duration_ms=%d drain_ms=500 id=1" % ms)
-        gen.cmd("TRIAL streams=0 rates=100000000 unit=fps duration_ms=%d drain_ms=500 id=1" % ms)
-        gen.cmd("WAIT timeout_ms=60000")
-        res = gen.cmd("RESULT")
-        gs, full = res["streams"][0], res["ports"][0]["tx_full"]
-        not_counted = 0
-        if rcv:
-            rcv.cmd("WAIT timeout_ms=60000")
-            not_counted = gs["tx_frames"] - rcv.cmd("RESULT")["streams"][0]["rx_frames"]
+            self.eng = RawEngine("br", ["--no-shconf", "--vdev", "net_memif0,role=server,socket=%s,id=0" % socks[1]],
+                                 [], lcores=("-l", "0,1", "--main-lcore", "1"))
+            for i, sock in enumerate(socks):
+                self.gens.append(RawEngine("bg%d" % i, ["--single-file-segments", "--huge-dir", hdir, "--vdev",
+                                           "net_memif0,role=client,socket=%s,id=0,zero-copy=yes" % sock], [],
+                                           mem=("-m", "300")))
+            deadline = time.time() + 15
+            while True:
+                up = [g.cmd("PORT id=0 ip4=198.18.1.2/24 peer_mac=02:00:00:00:00:02")["link_up"] for g in self.gens]
+                up.append(self.eng.cmd("PORT id=0 ip4=198.19.1.2/24 peer_mac=02:00:00:00:00:01")["link_up"])
+                if all(up) or time.time() > deadline:
+                    break
+                time.sleep(0.2)
+            spec = "src=198.18.1.2 dst=198.19.1.2 sizes=%d" % size
+            for g in self.gens:
+                g.cmd("STREAM id=0 tx=0 rx=none " + spec)
+            self.eng.cmd("STREAM id=0 tx=none rx=0 " + spec)
+            for pid in self.pids():
+                os.kill(pid, signal.SIGSTOP)
+        except BaseException:
+            self.close()
+            raise
+
+    def pids(self):
+        return [p.pid for p in [self.tpmd] + [e.proc for e in [self.eng] + self.gens if e] if p]
+
+    def turn(self, receiver):
+        """One turn of receiver 0 (testpmd) or 1 (the engine): (Mpps the receiver took, share of the
+        generator's bursts the memif ring took only in part, frames sent but not counted by the engine)."""
+        rcv = self.tpmd.pid if receiver == 0 else self.eng.proc.pid
+        gen = self.gens[receiver]
+        for pid in (rcv, gen.proc.pid):
+            os.kill(pid, signal.SIGCONT)
+        try:
+            self.trial += 1
+            trial = "duration_ms=%d drain_ms=300 id=%d" % (TURN_MS, self.trial)
+            if receiver == 1:
+                self.eng.cmd("TRIAL streams=0 rates=0 unit=fps " + trial)
+            gen.cmd("TRIAL streams=0 rates=100000000 unit=fps " + trial)
+            gen.cmd("WAIT timeout_ms=60000")
+            res = gen.cmd("RESULT")
+            gs, full = res["streams"][0], res["ports"][0]["tx_full"]
+            not_counted = 0
+            if receiver == 1:
+                self.eng.cmd("WAIT timeout_ms=60000")
+                not_counted = gs["tx_frames"] - self.eng.cmd("RESULT")["streams"][0]["rx_frames"]
+        finally:
+            for pid in (rcv, gen.proc.pid):
+                os.kill(pid, signal.SIGSTOP)
         # the same measure for both receivers: what the generator got into the ring during the trial
         return gs["achieved_fps"] / 1e6, full / max(gs["tx_frames"] / 32.0, 1), not_counted
-    finally:
-        for e in (gen, rcv):
+
+    def close(self):
+        for pid in self.pids():
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+        for e in self.gens + [self.eng]:
             if e:
                 e.close()
-        if tpmd:
-            stop(tpmd)
+        if self.tpmd:
+            stop(self.tpmd)
 
 
 def hugepages(d):
@@ -145,33 +181,40 @@ def main():
     give_back = None
     try:
         hdir, give_back = hugepages(d)
-        print("memif between two processes, %.0f s per figure; workers: generator lcore 1, receiver lcore 0;"
-              " %d rounds alternating, medians" % (SECONDS, ROUNDS))
+        print("memif between two processes; workers: generator lcore 1, receiver lcore 0; %d rounds of a %d ms"
+              " turn per receiver, medians (ratio: the median of the rounds' ratios)" % (ROUNDS, TURN_MS))
         print("RX: a zero-copy generator into testpmd rxonly (reference) and into the engine with full analysis"
               " (both memif servers, --no-huge); 'ring full': share of the generator's bursts the receiver"
               " could not take whole")
         print("%-8s %13s %10s %13s %10s %10s %7s %13s" % ("frame", "testpmd rx", "ring full", "engine rx+an",
                                                           "ring full", "not count", "ratio", "testpmd pair"))
-        for size in (64, 1518):
-            refs, rxs, pairs, rfull, efull, lost = [], [], [], [], [], 0
-            for r in range(ROUNDS):
-                ref, f, _ = engine_to(d, hdir, size, "testpmd")
-                refs.append(ref)
-                rfull.append(f)
-                rx, f, n = engine_to(d, hdir, size, "engine")
-                rxs.append(rx)
-                efull.append(f)
-                lost += n
-                pairs.append(testpmd_pair(os.path.join(d, "t%d-%d.sock" % (size, r)), size))
-            ref, rx = median(refs), median(rxs)
+        for size in SIZES:
+            refs, rxs, ratios, full_ratios, rfull, efull, lost = [], [], [], [], [], [], 0
+            turns = Turns(d, hdir, size)
+            try:
+                for r in range(ROUNDS):
+                    order = (0, 1) if r % 2 == 0 else (1, 0)
+                    got = {k: turns.turn(k) for k in order}
+                    (ref, rf, _), (rx, ef, n) = got[0], got[1]
+                    refs.append(ref)
+                    rxs.append(rx)
+                    rfull.append(rf)
+                    efull.append(ef)
+                    lost += n
+                    ratios.append(rx / ref)
+                    if min(rf, ef) >= 0.5:
+                        full_ratios.append(rx / ref)
+            finally:
+                turns.close()
+            pair = testpmd_pair(os.path.join(d, "t%d.sock" % size), size)
             print("%-8s %8.2f Mpps %9.0f%% %8.2f Mpps %9.0f%% %10d %7.2f %8.2f Mpps" % (
-                "%d B" % size, ref, 100 * median(rfull), rx, 100 * median(efull), lost, rx / ref, median(pairs)))
-            print("%-8s testpmd rx %s, engine rx %s, testpmd pair %s" % (
-                "", " ".join("%.2f" % v for v in refs), " ".join("%.2f" % v for v in rxs),
-                " ".join("%.2f" % v for v in pairs)))
-            # the fastest round of each is the one the machine disturbed least
-            print("%-8s best rounds: testpmd rx %.2f, engine rx %.2f Mpps, ratio %.2f" % (
-                "", max(refs), max(rxs), max(rxs) / max(refs)))
+                "%d B" % size, median(refs), 100 * median(rfull), median(rxs), 100 * median(efull), lost,
+                median(ratios), pair))
+            print("%-8s per round (testpmd/engine): %s" % (
+                "", " ".join("%.1f/%.1f" % (a, b) for a, b in zip(refs, rxs))))
+            if full_ratios:
+                print("%-8s rounds where both rings were full at least half the time (both receivers the limit):"
+                      " %d, median ratio %.2f" % ("", len(full_ratios), median(full_ratios)))
             if min(median(rfull), median(efull)) < 0.05:
                 print("%-8s a receiver's ring was rarely full: the generator, not that receiver, was the limit" % "")
     finally:

@@ -1,6 +1,6 @@
 /* Unit tests of the engine's DPDK-linked parts that need no EAL and no ports: the reciprocal modulo RX
- * uses to find a frame's flow and IMIX cycle position from its sequence number, and the burst analysis of
- * received frames against the frame-by-frame one. */
+ * uses to find a frame's flow and IMIX cycle position from its sequence number, and the receiver's faster
+ * analysis paths (by bursts, and straight from a frame's bytes) against the frame-by-frame one. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,23 +101,95 @@ static int same_stream(const struct lr_stream *a, const struct lr_stream *b, uns
 	return what != NULL;
 }
 
-/* Random traffic with every case the analysis tells apart, received in random bursts: counted frame by
- * frame (lr_analyse_one) and by bursts (lr_analyse_burst), the counters must be the same after each burst. */
+static void put16(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+/* The frame that carries f's tag, as it could arrive: mostly untagged IPv4 (the receiver's fast path), also
+ * IPv6, VLAN-tagged, padded after the IP packet, or with one header or tag bit changed (which may make it
+ * foreign, or another frame). Returns its length; f's frame size is fixed up to it. */
+static uint32_t build_frame(uint8_t *buf, struct lr_rx_frame *f, uint64_t *x)
+{
+	uint64_t kind = xorshift(x) % 100;
+	bool ip6 = kind < 6, vlan = kind >= 6 && kind < 9;
+	uint32_t pad = kind >= 9 && kind < 12 ? 1 + (uint32_t)(xorshift(x) % 20) : 0;
+	uint32_t len = f->frame_size - LR_FCS_LEN;
+	if (ip6 && len < 14 + 40 + 8 + LR_TAG_LEN)
+		len = 14 + 40 + 8 + LR_TAG_LEN;
+	len += vlan ? 4 : 0;
+	memset(buf, 0, len);
+	for (int i = 0; i < 12; i++)
+		buf[i] = (uint8_t)xorshift(x);
+	uint32_t off = 12;
+	if (vlan) {
+		put16(buf + 12, 0x8100);
+		put16(buf + 14, 100);
+		off = 16;
+	}
+	uint8_t *ip = buf + off + 2, *udp;
+	uint32_t l3 = len - off - 2 - pad;
+	if (ip6) {
+		put16(buf + off, 0x86dd);
+		ip[0] = 0x60;
+		put16(ip + 4, l3 - 40);
+		ip[6] = 17;
+		ip[7] = 64;
+		udp = ip + 40;
+		put16(udp + 4, l3 - 40);
+	} else {
+		put16(buf + off, 0x0800);
+		ip[0] = 0x45;
+		put16(ip + 2, l3);
+		ip[6] = 0x40; /* don't fragment: not a fragment */
+		ip[8] = 64;
+		ip[9] = 17;
+		udp = ip + 20;
+		put16(udp + 4, l3 - 20);
+	}
+	struct lr_tag tag = {.flags = f->flags, .stream = f->stream, .seq = f->seq, .ts_ns = f->ts_ns, .flow = f->flow};
+	lr_tag_put(udp + 8, &tag);
+	if (xorshift(x) % 100 < 6) {
+		/* one bit of the headers or the tag changed, but not in the stream id or the sequence number:
+		 * a number far ahead would leave every later frame of its stream beyond the window, and the rest
+		 * of the test without its common case */
+		uint32_t tag_off = (uint32_t)(udp + 8 - buf), at = 12 + (uint32_t)(xorshift(x) % (tag_off + 3 + 6 - 12));
+		buf[at < tag_off + 3 ? at : at + 9] ^= (uint8_t)(1u << (xorshift(x) % 8));
+	}
+	f->frame_size = len + LR_FCS_LEN;
+	return len;
+}
+
+static void use_streams(struct lr_stream **set)
+{
+	for (int i = 0; i < NSTREAMS; i++)
+		lr.streams[i] = set[i];
+}
+
+/* Random traffic with every case the analysis tells apart, as frames received in random bursts, counted
+ * three ways: the reference (each frame through the full parser, then lr_analyse_one); lr_analyse_burst
+ * on the burst's parsed frames; and the worker's path (the open run extended straight from the frame's
+ * bytes where it can, lr_parse_tag and lr_analyse_next otherwise, as rx_port does). The counters must be
+ * the same after each burst. */
 static int test_burst_analysis(void)
 {
-	struct lr_stream *one[NSTREAMS], *burst[NSTREAMS];
-	struct lr_port p_one = {.id = 0}, p_burst = {.id = 0};
+	struct lr_stream *one[NSTREAMS], *burst[NSTREAMS], *raw[NSTREAMS];
+	struct lr_port p_one = {.id = 0}, p_burst = {.id = 0}, p_raw = {.id = 0};
 	for (int i = 0; i < NSTREAMS; i++) {
 		one[i] = new_stream(i);
 		burst[i] = new_stream(i);
+		raw[i] = new_stream(i);
 	}
 	lr.trial.id = 9;
-	uint64_t x = 0x2545f4914f6cdd1dull, next[NSTREAMS] = {0}, now = 1000000, frames = 0;
+	uint64_t x = 0x2545f4914f6cdd1dull, next[NSTREAMS] = {0}, now = 1000000, frames = 0, fast = 0, foreign = 0;
 	uint32_t ts = 5000;
 	int cur = 0, bad = 0;
+	static uint8_t bytes[LR_BURST][600];
 	for (unsigned b = 0; b < 40000 && !bad; b++) {
-		struct lr_rx_frame f[LR_BURST];
-		unsigned n = 1 + (unsigned)(xorshift(&x) % LR_BURST);
+		struct lr_rx_frame f[LR_BURST], parsed[LR_BURST];
+		uint32_t len[LR_BURST];
+		unsigned n = 1 + (unsigned)(xorshift(&x) % LR_BURST), np = 0;
 		uint64_t r = xorshift(&x) % 100;
 		int st = r < 5 ? LR_WARMUP : r < 90 ? LR_RUNNING : r < 97 ? LR_DRAINING : LR_IDLE;
 		now += 1000 + xorshift(&x) % 5000;
@@ -148,49 +220,84 @@ static int test_burst_analysis(void)
 			f[i] = (struct lr_rx_frame){
 				.seq = seq, .ts_ns = ts, .frame_size = 64 + (uint32_t)(seq % 3) * 100, .flow = flow,
 				.stream = (uint8_t)id, .flags = flags};
+			len[i] = build_frame(bytes[i], &f[i], &x);
 		}
 		frames += n;
-		for (int i = 0; i < NSTREAMS; i++)
-			lr.streams[i] = one[i];
-		for (unsigned i = 0; i < n; i++)
-			lr_analyse_one(&p_one, &f[i], st, now_ns32, now);
-		for (int i = 0; i < NSTREAMS; i++)
-			lr.streams[i] = burst[i];
-		lr_analyse_burst(&p_burst, f, n, st, now_ns32, now);
+		/* the reference, and the parsed frames for lr_analyse_burst */
+		use_streams(one);
+		for (unsigned i = 0; i < n; i++) {
+			struct lr_parsed ps;
+			if (lr_parse(bytes[i], len[i], &ps) != LR_KIND_TAGGED) {
+				foreign++;
+				continue;
+			}
+			parsed[np] = (struct lr_rx_frame){.seq = ps.tag.seq, .ts_ns = ps.tag.ts_ns,
+							  .frame_size = ps.frame_size, .flow = ps.tag.flow,
+							  .stream = ps.tag.stream, .flags = ps.tag.flags};
+			lr_analyse_one(&p_one, &parsed[np++], st, now_ns32, now);
+		}
+		use_streams(burst);
+		lr_analyse_burst(&p_burst, parsed, np, st, now_ns32, now);
+		/* the worker's path */
+		use_streams(raw);
+		struct lr_run run = {.s = NULL};
+		for (unsigned i = 0; i < n; i++) {
+			struct lr_tag tag;
+			struct lr_parsed ps;
+			if (lr_run_extend_ip4(&run, bytes[i], len[i], len[i] + LR_FCS_LEN, now_ns32)) {
+				fast++;
+				continue;
+			}
+			if (!lr_parse_tag(bytes[i], len[i], &tag)) {
+				if (lr_parse(bytes[i], len[i], &ps) != LR_KIND_TAGGED)
+					continue;
+				tag = ps.tag;
+			}
+			struct lr_rx_frame fr = {.seq = tag.seq, .ts_ns = tag.ts_ns, .frame_size = len[i] + LR_FCS_LEN,
+						 .flow = tag.flow, .stream = tag.stream, .flags = tag.flags};
+			lr_analyse_next(&run, &p_raw, &fr, st, now_ns32, now);
+		}
+		lr_run_close(&run, now_ns32, now);
 		for (int i = 0; i < NSTREAMS && !bad; i++)
-			bad = same_stream(burst[i], one[i], b);
-		if (!bad && (p_one.rx_warmup != p_burst.rx_warmup || p_one.rx_stale != p_burst.rx_stale)) {
+			bad = same_stream(burst[i], one[i], b) || same_stream(raw[i], one[i], b);
+		if (!bad && (p_one.rx_warmup != p_burst.rx_warmup || p_one.rx_stale != p_burst.rx_stale ||
+			     p_one.rx_warmup != p_raw.rx_warmup || p_one.rx_stale != p_raw.rx_stale)) {
 			fprintf(stderr, "burst analysis: port counters differ after burst %u\n", b);
 			bad = 1;
 		}
 	}
-	uint64_t dup = 0, reord = 0, beyond = 0, bad_flow = 0, late = 0;
+	uint64_t dup = 0, reord = 0, beyond = 0, bad_flow = 0, late = 0, counted = 0;
 	for (int i = 0; i < NSTREAMS; i++) {
+		counted += one[i]->win.rx;
 		dup += one[i]->win.dup;
 		reord += one[i]->win.reordered;
 		beyond += one[i]->win.beyond;
 		bad_flow += one[i]->bad_flow;
 		late += one[i]->late;
 	}
-	/* the cases must all have happened, or the comparison proves little */
-	if (!bad && (!dup || !reord || !beyond || !bad_flow || !late || !p_one.rx_warmup || !p_one.rx_stale)) {
+	/* the cases must all have happened, and most counted frames taken the fast path, or the comparison
+	 * proves little */
+	if (!bad && (!dup || !reord || !beyond || !bad_flow || !late || !p_one.rx_warmup || !p_one.rx_stale ||
+		     !foreign || fast < counted / 2)) {
 		fprintf(stderr, "burst analysis: a case never happened (dup %" PRIu64 " reordered %" PRIu64
-				" beyond %" PRIu64 " bad_flow %" PRIu64 " late %" PRIu64 ")\n",
-			dup, reord, beyond, bad_flow, late);
+				" beyond %" PRIu64 " bad_flow %" PRIu64 " late %" PRIu64 " foreign %" PRIu64
+				" fast %" PRIu64 " of %" PRIu64 ")\n",
+			dup, reord, beyond, bad_flow, late, foreign, fast, frames);
 		bad = 1;
 	}
 	if (!bad)
-		printf("engine unit tests: burst analysis = frame-by-frame analysis on %" PRIu64
-		       " frames (%" PRIu64 " counted, %" PRIu64 " duplicates, %" PRIu64 " reordered, %" PRIu64
-		       " beyond the window, %" PRIu64 " wrong flow, %" PRIu64 " late, %" PRIu64 " warm-up, %" PRIu64
-		       " stale)\n",
-		       frames, one[0]->win.rx + one[1]->win.rx + one[2]->win.rx, dup, reord, beyond, bad_flow, late,
-		       p_one.rx_warmup, p_one.rx_stale);
+		printf("engine unit tests: burst analysis and the receiver's one-pass path = frame-by-frame analysis on "
+		       "%" PRIu64 " frames (%" PRIu64 " counted, %" PRIu64 " straight from the bytes, %" PRIu64
+		       " duplicates, %" PRIu64 " reordered, %" PRIu64 " beyond the window, %" PRIu64 " wrong flow, %" PRIu64
+		       " late, %" PRIu64 " warm-up, %" PRIu64 " stale, %" PRIu64 " foreign)\n",
+		       frames, counted, fast, dup, reord, beyond, bad_flow, late,
+		       p_one.rx_warmup, p_one.rx_stale, foreign);
 	for (int i = 0; i < NSTREAMS; i++) {
-		free(one[i]->win_bits);
-		free(burst[i]->win_bits);
-		free(one[i]);
-		free(burst[i]);
+		struct lr_stream *all[3] = {one[i], burst[i], raw[i]};
+		for (int k = 0; k < 3; k++) {
+			free(all[k]->win_bits);
+			free(all[k]);
+		}
 	}
 	return bad;
 }
