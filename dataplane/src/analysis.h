@@ -88,16 +88,16 @@ static inline void lr_run_add(struct lr_run *r, uint32_t frame_size, uint32_t ts
 	}
 }
 
-/* The receiver's common case, straight from the frame's bytes: an untagged IPv4 (no options) UDP test
- * frame that continues the open run. True: counted (as lr_parse_tag, then lr_analyse_next, would count
- * it). False: nothing done, the frame takes the general path. Checking the frame against the tag the run
- * expects (lr_is_next_ip4) instead of decoding it, and counting it in the same pass, is what lets one core
+/* The receiver's common case, straight from the frame's bytes: an untagged IPv4 (no options) or IPv6 UDP
+ * test frame that continues the open run. True: counted (as lr_parse_tag, then lr_analyse_next, would
+ * count it). False: nothing done, the frame takes the general path. Checking the frame against the tag the
+ * run expects (lr_is_next) instead of decoding it, and counting it in the same pass, is what lets one core
  * analyse every frame at nearly the rate another only frees them. len: bytes in the first segment. */
-static inline bool lr_run_extend_ip4(struct lr_run *r, const uint8_t *p, uint32_t len, uint32_t frame_size,
-				     uint32_t now_ns32)
+static inline bool lr_run_extend(struct lr_run *r, const uint8_t *p, uint32_t len, uint32_t frame_size,
+				 uint32_t now_ns32)
 {
 	uint32_t ts_ns;
-	if (r->s == NULL || !lr_is_next_ip4(p, len, r->tag_head, r->next, (uint16_t)r->flow, &ts_ns))
+	if (r->s == NULL || !lr_is_next(p, len, r->tag_head, r->next, (uint16_t)r->flow, &ts_ns))
 		return false;
 	lr_run_add(r, frame_size, ts_ns, now_ns32);
 	return true;

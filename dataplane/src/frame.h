@@ -267,11 +267,20 @@ static inline uint32_t lr_tag_head(uint8_t flags, uint8_t stream)
 	return (uint32_t)lr_bswap16(LR_TAG_MAGIC) | (uint32_t)flags << 16 | (uint32_t)stream << 24;
 }
 
+/* The tag at t (inside the frame) is the one the receiver expects: its head (lr_tag_head), sequence
+ * number seq and flow index flow; *ts_ns is then its timestamp. */
+static inline bool lr_tag_is(const uint8_t *t, uint32_t head, uint64_t seq, uint16_t flow, uint32_t *ts_ns)
+{
+	if (lr_load32(t) != head || __builtin_bswap64(lr_load64(t + 4)) != seq || lr_load16(t + 16) != lr_bswap16(flow))
+		return false;
+	*ts_ns = __builtin_bswap32(lr_load32(t + 12));
+	return true;
+}
+
 /* The receiver's most common case, checked against the tag it expects rather than decoded: true when p is
- * an untagged IPv4 (no options) UDP test frame that lr_parse would read as TAGGED with the tag whose head
- * is head (lr_tag_head), sequence number seq and flow index flow; *ts_ns is then its timestamp. False:
- * anything else, lr_parse_tag or lr_parse decide (the fuzz target checks that this never accepts a frame
- * they would read otherwise). A few wide loads and compares, no decoding of what is known. */
+ * an untagged IPv4 (no options) UDP test frame that lr_parse would read as TAGGED with the expected tag (see
+ * lr_tag_is). False: anything else, lr_parse_tag or lr_parse decide (the fuzz target checks that this never
+ * accepts a frame they would read otherwise). A few wide loads and compares, no decoding of what is known. */
 static inline bool lr_is_next_ip4(const uint8_t *p, size_t len, uint32_t head, uint64_t seq, uint16_t flow,
 				  uint32_t *ts_ns)
 {
@@ -285,11 +294,28 @@ static inline bool lr_is_next_ip4(const uint8_t *p, size_t len, uint32_t head, u
 	/* the IP packet within the frame, the UDP datagram within the packet and long enough for a tag */
 	if (tot > len - 14 || ulen < 8 + LR_TAG_LEN || ulen + 20 > tot)
 		return false;
-	const uint8_t *tag = p + 14 + 20 + 8;
-	if (lr_load32(tag) != head || __builtin_bswap64(lr_load64(tag + 4)) != seq || lr_load16(tag + 16) != lr_bswap16(flow))
+	return lr_tag_is(p + 14 + 20 + 8, head, seq, flow, ts_ns);
+}
+
+/* The same for an untagged IPv6 UDP test frame (UDP the first next header). */
+static inline bool lr_is_next_ip6(const uint8_t *p, size_t len, uint32_t head, uint64_t seq, uint16_t flow,
+				  uint32_t *ts_ns)
+{
+	if (len < 14 + 40 + 8 + LR_TAG_LEN)
 		return false;
-	*ts_ns = __builtin_bswap32(lr_load32(tag + 12));
-	return true;
+	/* EtherType 0x86dd and version 6; next header UDP */
+	if ((lr_load32(p + 12) & 0xf0ffffu) != 0x60dd86u || p[20] != 17)
+		return false;
+	size_t plen = lr_bswap16(lr_load16(p + 18)), ulen = lr_bswap16(lr_load16(p + 14 + 40 + 4));
+	if (plen > len - 14 - 40 || ulen < 8 + LR_TAG_LEN || ulen > plen)
+		return false;
+	return lr_tag_is(p + 14 + 40 + 8, head, seq, flow, ts_ns);
+}
+
+static inline bool lr_is_next(const uint8_t *p, size_t len, uint32_t head, uint64_t seq, uint16_t flow,
+			      uint32_t *ts_ns)
+{
+	return lr_is_next_ip4(p, len, head, seq, flow, ts_ns) || lr_is_next_ip6(p, len, head, seq, flow, ts_ns);
 }
 
 /* Classifies a received frame. Never reads outside [p, p+len). Frames too short or inconsistent in

@@ -130,7 +130,7 @@ static inline uint16_t rx_run(struct lr_run *run, struct rte_mbuf **pkts, uint16
 		struct rte_mbuf *m = pkts[i];
 		if (i + RX_PREFETCH < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + RX_PREFETCH], void *));
-		if (!lr_run_extend_ip4(&r, rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, m->pkt_len + LR_FCS_LEN,
+		if (!lr_run_extend(&r, rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, m->pkt_len + LR_FCS_LEN,
 				       now_ns32))
 			break;
 		release(m, done, ndone);

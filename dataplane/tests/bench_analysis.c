@@ -71,7 +71,7 @@ static inline unsigned extend(struct lr_run *run, unsigned i, unsigned end, uint
 	struct lr_run r = *run;
 	for (; i < end; i++) {
 		stamp(i, tag_off, seq);
-		if (!lr_run_extend_ip4(&r, frames[i], 60, 64, now_ns32))
+		if (!lr_run_extend(&r, frames[i], 60, 64, now_ns32))
 			break;
 	}
 	*run = r;

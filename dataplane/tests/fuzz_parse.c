@@ -1,8 +1,9 @@
 /* libFuzzer target: the RX path must handle any byte string without reading outside it, and its shortcuts
- * for test frames (lr_parse_tag, and lr_is_next_ip4 against an expected tag) must agree with the full
+ * for test frames (lr_parse_tag, and lr_is_next against an expected tag) must agree with the full
  * parser. Besides the
  * classification it touches every pointer the parser hands out and builds the ARP/ND answers the worker
  * would send from them, so the data-dependent part of the RX path runs under AddressSanitizer. */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -37,18 +38,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * expected as the parser read it, and as the bytes at the IPv4 tag's place say */
 	uint32_t ts;
 	if (kind == LR_KIND_TAGGED &&
-	    lr_is_next_ip4(data, size, lr_tag_head(ps.tag.flags, ps.tag.stream), ps.tag.seq, ps.tag.flow, &ts) &&
+	    lr_is_next(data, size, lr_tag_head(ps.tag.flags, ps.tag.stream), ps.tag.seq, ps.tag.flow, &ts) &&
 	    ts != ps.tag.ts_ns)
 		__builtin_trap();
 	/* any input, however short: read only inside it (AddressSanitizer) */
-	sink ^= (uint8_t)lr_is_next_ip4(data, size, 0, 0, 0, &ts);
-	if (size >= 14 + 20 + 8 + LR_TAG_LEN) {
-		/* read where an untagged IPv4 frame has its tag: whether it is accepted then depends on the
-		 * headers alone, which is what the fuzzer varies */
-		const uint8_t *e = data + 14 + 20 + 8 + 2;
+	sink ^= (uint8_t)lr_is_next(data, size, 0, 0, 0, &ts);
+	/* read where an untagged IPv4 or IPv6 frame has its tag: whether it is accepted then depends on the
+	 * headers alone, which is what the fuzzer varies */
+	for (int v6 = 0; v6 < 2; v6++) {
+		size_t tag_off = 14 + (v6 ? 40 : 20) + 8;
+		if (size < tag_off + LR_TAG_LEN)
+			break;
+		const uint8_t *e = data + tag_off + 2;
 		uint64_t seq = ((uint64_t)lr_get32(e + 2) << 32) | lr_get32(e + 6);
 		uint16_t flow = lr_get16(e + 14);
-		if (lr_is_next_ip4(data, size, lr_tag_head(e[0], e[1]), seq, flow, &ts) &&
+		uint32_t head = lr_tag_head(e[0], e[1]);
+		bool next = v6 ? lr_is_next_ip6(data, size, head, seq, flow, &ts)
+			       : lr_is_next_ip4(data, size, head, seq, flow, &ts);
+		if (next &&
 		    (kind != LR_KIND_TAGGED || ps.tag.flags != e[0] || ps.tag.stream != e[1] || ps.tag.seq != seq ||
 		     ps.tag.flow != flow || ps.tag.ts_ns != ts))
 			__builtin_trap();
