@@ -159,7 +159,12 @@ func mergeHalves(ids []int, a, b *TrialResult) *TrialResult {
 		}
 		out.Streams = append(out.Streams, m)
 	}
-	out.Ports = append(append(out.Ports, a.Ports...), b.Ports...)
+	// each engine numbers its own port 0: the remote engine's ports are the pair's from 1 on
+	out.Ports = append(out.Ports, a.Ports...)
+	for _, pc := range b.Ports {
+		pc.ID++
+		out.Ports = append(out.Ports, pc)
+	}
 	return out
 }
 

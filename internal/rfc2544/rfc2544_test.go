@@ -250,25 +250,33 @@ func TestStalledDUTAbortsAndKeepsWhatWasMeasured(t *testing.T) {
 
 func TestSaturatedTesterIsNotBlamedOnTheDUT(t *testing.T) {
 	// the DUT forwards line rate; the tester only reaches 40 %, held back by its CPU or by a port whose
-	// link is slower than the plan's 10 GbE; the notes must say which
+	// link is slower than the plan's 10 GbE; the notes must say which (and which port)
 	forty := 0.4 * 10e9 / (84 * 8)
 	for _, c := range []struct {
 		name       string
 		dut        sim.DUT
+		bidir      bool
 		blame, not string
 	}{
-		{"cpu", sim.DUT{TesterMaxFPS: forty}, "CPU was the limit", "port was full"},
-		{"port", sim.DUT{TesterPortMaxFPS: forty}, "port was full", "CPU was the limit"},
+		{"cpu", sim.DUT{TesterMaxFPS: forty}, false, "CPU was the limit", "was full"},
+		{"port", sim.DUT{TesterPortMaxFPS: forty}, false, "port west was full", "CPU was the limit"},
+		// both directions, only east's link slow: the note names east, and west->east is not limited
+		{"one port", sim.DUT{TesterPortMaxFPS: forty, TesterSlowPorts: []int{1}}, true, "port east was full", "port west was full"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := planFor(t, v1alpha1.TestThroughput)
 			p.FrameSizes = []int{64}
+			if c.bidir {
+				p.Traffic.Direction = v1alpha1.Bidirectional
+			}
 			res, rec, _, err := run(t, p, c.dut)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if row := res.Throughput[0]; !row.TesterLimited {
-				t.Errorf("the result must be marked tester-limited: %+v", row)
+			for _, row := range res.Throughput {
+				if want := !c.bidir || row.Direction == "east->west"; row.TesterLimited != want {
+					t.Errorf("tester-limited must be %v: %+v", want, row)
+				}
 			}
 			limited := 0
 			for _, tr := range rec.trials {

@@ -234,15 +234,22 @@ func (r *Runner) stepDone() {
 	r.sink.OnResults(r.res)
 }
 
-// saturationNote says what kept the tester from offering the rate a trial asked for: its port (the TX queue
-// was full: the link carries less than the plan's line rate) or its CPU.
-func saturationNote(res *engine.TrialResult) string {
+// saturationNote says what kept the tester from offering the rate a trial asked for on its TX port tx: the
+// port (its TX queue was full: the link carries less than the plan's line rate) or the tester's CPU.
+func (r *Runner) saturationNote(res *engine.TrialResult, tx int) string {
 	for _, pc := range res.Ports {
-		if pc.TxFull > 0 {
-			return "in trials marked tester-limited the tester's port was full (its TX queue took bursts only in part): the link carries less than spec.traffic.lineRate says; set lineRate to the link's real speed"
+		if pc.ID == tx && pc.TxFull > 0 {
+			return fmt.Sprintf("in trials marked tester-limited the tester's port %s was full (its TX queue took bursts only in part): the link carries less than spec.traffic.lineRate says; set lineRate to the link's real speed", r.portName(tx))
 		}
 	}
 	return "in trials marked tester-limited the tester's CPU was the limit (its port was never full): give the tester dedicated, faster CPUs (spec.tester.cpus) or lower the rate"
+}
+
+func (r *Runner) portName(id int) string {
+	if id >= 0 && id < len(r.plan.Ports) {
+		return r.plan.Ports[id].Name
+	}
+	return fmt.Sprint(id)
 }
 
 func (r *Runner) note(n string) {
@@ -434,7 +441,7 @@ func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, 
 			MaxEarly: sr.MaxEarly, LossPercent: sr.LossPercent(),
 			TesterLimited: sr.Saturated, Latency: latencySummary(sr.Latency)}
 		if sr.Saturated {
-			r.note(saturationNote(res))
+			r.note(r.saturationNote(res, dirs[d].TX))
 		}
 		if time.Duration(sr.TxMaxLagNs) > r.opt.MaxLag {
 			// A tester that shares its CPU sends late, in bursts. Its loss is still measured against

@@ -39,6 +39,8 @@ type DUT struct {
 	// TesterPortMaxFPS is the most the tester's port carries per stream (0: line rate), as a link slower
 	// than the plan's line rate: frames above it fill the port's TX queue, which the port counts (TxFull).
 	TesterPortMaxFPS float64
+	// TesterSlowPorts are the ports TesterPortMaxFPS holds back (none listed: all).
+	TesterSlowPorts []int
 	// TesterHiccupTrials are trials (1-based) in which the tester was preempted, as on a shared host: it
 	// offers 3 % less than asked (the engine reports saturated) and the catch-up burst after the stall
 	// loses 2 % of the frames, whatever the DUT.
@@ -233,7 +235,7 @@ func (e *Engine) RunTrial(ctx context.Context, t engine.TrialConfig, progress fu
 		if d.TesterMaxFPS > 0 {
 			fps = math.Min(fps, d.TesterMaxFPS)
 		}
-		if d.TesterPortMaxFPS > 0 && fps > d.TesterPortMaxFPS {
+		if d.TesterPortMaxFPS > 0 && fps > d.TesterPortMaxFPS && (len(d.TesterSlowPorts) == 0 || slices.Contains(d.TesterSlowPorts, s.TX)) {
 			fps = d.TesterPortMaxFPS
 			res.Ports = append(res.Ports, engine.PortCounters{ID: s.TX, TxFull: 1})
 		}
