@@ -312,10 +312,17 @@ static inline bool lr_is_next_ip6(const uint8_t *p, size_t len, uint32_t head, u
 	return lr_tag_is(p + 14 + 40 + 8, head, seq, flow, ts_ns);
 }
 
+/* Either, untagged or behind one 802.1Q tag (as lr_parse, which reads one tag and counts the frame whatever
+ * its VLAN id): a tagged frame is an untagged one 4 bytes further on. */
 static inline bool lr_is_next(const uint8_t *p, size_t len, uint32_t head, uint64_t seq, uint16_t flow,
 			      uint32_t *ts_ns)
 {
-	return lr_is_next_ip4(p, len, head, seq, flow, ts_ns) || lr_is_next_ip6(p, len, head, seq, flow, ts_ns);
+	if (lr_is_next_ip4(p, len, head, seq, flow, ts_ns) || lr_is_next_ip6(p, len, head, seq, flow, ts_ns))
+		return true;
+	if (len < 18 || lr_load16(p + 12) != 0x0081) /* 0x8100 */
+		return false;
+	return lr_is_next_ip4(p + 4, len - 4, head, seq, flow, ts_ns) ||
+	       lr_is_next_ip6(p + 4, len - 4, head, seq, flow, ts_ns);
 }
 
 /* Classifies a received frame. Never reads outside [p, p+len). Frames too short or inconsistent in

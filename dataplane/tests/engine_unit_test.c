@@ -107,8 +107,8 @@ static void put16(uint8_t *p, uint32_t v)
 	p[1] = (uint8_t)v;
 }
 
-/* The frame that carries f's tag, as it could arrive: mostly untagged IPv4, also IPv6 (both the receiver's
- * fast path), VLAN-tagged (not), padded after the IP packet, or with one header or tag bit changed (which may make it
+/* The frame that carries f's tag, as it could arrive: mostly untagged IPv4, also IPv6, VLAN-tagged, padded
+ * after the IP packet (all the receiver's fast path), or with one header or tag bit changed (which may make it
  * foreign, or another frame). Returns its length; f's frame size is fixed up to it. */
 static uint32_t build_frame(uint8_t *buf, struct lr_rx_frame *f, uint64_t *x)
 {

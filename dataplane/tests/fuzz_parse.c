@@ -35,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	     tag.stream != ps.tag.stream || tag.flags != ps.tag.flags))
 		__builtin_trap();
 	/* the receiver's check against an expected tag accepts only what the full parser reads as that tag:
-	 * expected as the parser read it, and as the bytes at the IPv4 tag's place say */
+	 * expected as the parser read it, and as the bytes at a tag's place say */
 	uint32_t ts;
 	if (kind == LR_KIND_TAGGED &&
 	    lr_is_next(data, size, lr_tag_head(ps.tag.flags, ps.tag.stream), ps.tag.seq, ps.tag.flow, &ts) &&
@@ -43,18 +43,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		__builtin_trap();
 	/* any input, however short: read only inside it (AddressSanitizer) */
 	sink ^= (uint8_t)lr_is_next(data, size, 0, 0, 0, &ts);
-	/* read where an untagged IPv4 or IPv6 frame has its tag: whether it is accepted then depends on the
-	 * headers alone, which is what the fuzzer varies */
-	for (int v6 = 0; v6 < 2; v6++) {
-		size_t tag_off = 14 + (v6 ? 40 : 20) + 8;
+	/* read where an IPv4 or IPv6 frame, untagged or behind a VLAN tag, has its tag: whether it is accepted
+	 * then depends on the headers alone, which is what the fuzzer varies */
+	for (int k = 0; k < 4; k++) {
+		bool v6 = k & 1, vlan = k & 2;
+		size_t tag_off = 14 + (vlan ? 4 : 0) + (v6 ? 40 : 20) + 8;
 		if (size < tag_off + LR_TAG_LEN)
-			break;
+			continue;
 		const uint8_t *e = data + tag_off + 2;
 		uint64_t seq = ((uint64_t)lr_get32(e + 2) << 32) | lr_get32(e + 6);
 		uint16_t flow = lr_get16(e + 14);
 		uint32_t head = lr_tag_head(e[0], e[1]);
-		bool next = v6 ? lr_is_next_ip6(data, size, head, seq, flow, &ts)
-			       : lr_is_next_ip4(data, size, head, seq, flow, &ts);
+		bool next = vlan ? lr_is_next(data, size, head, seq, flow, &ts)
+			    : v6 ? lr_is_next_ip6(data, size, head, seq, flow, &ts)
+				 : lr_is_next_ip4(data, size, head, seq, flow, &ts);
 		if (next &&
 		    (kind != LR_KIND_TAGGED || ps.tag.flags != e[0] || ps.tag.stream != e[1] || ps.tag.seq != seq ||
 		     ps.tag.flow != flow || ps.tag.ts_ns != ts))
