@@ -47,8 +47,6 @@ static inline bool run_open(struct lr_run *r, struct lr_port *p, const struct lr
 	if (f->seq != s->win.next || f->flow != (uint16_t)lr_mod(f->seq, s->flows, &s->flows_div))
 		return false;
 	*r = (struct lr_run){.s = s,
-			     .stream = f->stream,
-			     .flags = f->flags,
 			     .tag_head = lr_tag_head(f->flags, f->stream),
 			     .bits = s->win.bits,
 			     .nbits_mask = s->win.nbits - 1,
@@ -64,7 +62,7 @@ static inline bool run_open(struct lr_run *r, struct lr_port *p, const struct lr
 
 static inline bool run_continues(const struct lr_run *r, const struct lr_rx_frame *f)
 {
-	return r->s != NULL && f->seq == r->next && f->stream == r->stream && f->flags == r->flags &&
+	return r->s != NULL && f->seq == r->next && lr_tag_head(f->flags, f->stream) == r->tag_head &&
 	       f->flow == (uint16_t)r->flow;
 }
 

@@ -29,8 +29,7 @@ void lr_analyse_one(struct lr_port *p, const struct lr_rx_frame *f, int st, uint
  * one TX burst, and they go into the histogram together. A run never outlives its RX burst. */
 struct lr_run {
 	struct lr_stream *s; /* NULL: no run */
-	uint8_t stream, flags;
-	uint32_t tag_head; /* lr_tag_head(flags, stream) */
+	uint32_t tag_head;   /* lr_tag_head(flags, stream) of its frames */
 	/* the stream's constants, copied: a store into the stream (a class count) could alias them */
 	uint64_t *bits, nbits_mask;
 	uint32_t flows, cycle_len;

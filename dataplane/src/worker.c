@@ -119,6 +119,15 @@ static inline void release(struct rte_mbuf *m, void **done, unsigned *ndone)
 
 #define RX_PREFETCH 4
 
+/* A NIC's frames arrive by DMA (at best into the last-level cache), and memif copies the whole burst (32 x
+ * 1518 B is more than L1) before the first one is parsed: headers are fetched a few frames ahead of the
+ * parser, as DPDK's l3fwd does. Called once per frame i. */
+static inline void prefetch_ahead(struct rte_mbuf **pkts, uint16_t i, uint16_t n)
+{
+	if (i + RX_PREFETCH < n)
+		rte_prefetch0(rte_pktmbuf_mtod(pkts[i + RX_PREFETCH], void *));
+}
+
 /* Frames from i on that continue the open run (analysis.h), counted and released in one pass; returns the
  * first that does not. The run is copied into a local whose address never escapes, so its counters stay
  * in registers for the whole stretch. */
@@ -128,11 +137,10 @@ static inline uint16_t rx_run(struct lr_run *run, struct rte_mbuf **pkts, uint16
 	struct lr_run r = *run;
 	for (; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
-		if (i + RX_PREFETCH < n)
-			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + RX_PREFETCH], void *));
 		if (!lr_run_extend(&r, rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, m->pkt_len + LR_FCS_LEN,
 				       now_ns32))
-			break;
+			break; /* the general path takes it, and fetches ahead for it */
+		prefetch_ahead(pkts, i, n);
 		release(m, done, ndone);
 	}
 	*run = r;
@@ -157,10 +165,7 @@ static unsigned rx_port(struct lr_port *p, bool counting, struct rte_mempool_cac
 	void *done[LR_BURST];
 	unsigned ndone = 0;
 	/* Frames are parsed and analysed in the order they arrived, in one pass: the common one (the next
-	 * frame of the run the one before it opened) straight from its bytes, any other by the parser. A NIC's
-	 * frames arrive by DMA (at best into the last-level cache), and memif copies the whole burst (32 x 1518
-	 * B is more than L1) before the first one is parsed: headers are fetched a few frames ahead of the
-	 * parser, as DPDK's l3fwd does. */
+	 * frame of the run the one before it opened) straight from its bytes, any other by the parser. */
 	for (uint16_t i = 0; i < n && i < RX_PREFETCH; i++)
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
 	struct lr_run run = {.s = NULL};
@@ -172,8 +177,7 @@ static unsigned rx_port(struct lr_port *p, bool counting, struct rte_mempool_cac
 		}
 		struct rte_mbuf *m = pkts[i];
 		struct lr_parsed ps;
-		if (i + RX_PREFETCH < n)
-			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + RX_PREFETCH], void *));
+		prefetch_ahead(pkts, i, n);
 		/* only the first segment is parsed: headers and tag always fit in it */
 		const uint8_t *data = rte_pktmbuf_mtod(m, const uint8_t *);
 		struct lr_tag tag;
