@@ -48,8 +48,6 @@ static inline bool run_open(struct lr_run *r, struct lr_port *p, const struct lr
 		return false;
 	*r = (struct lr_run){.s = s,
 			     .tag_head = lr_tag_head(f->flags, f->stream),
-			     .bits = s->win.bits,
-			     .nbits_mask = s->win.nbits - 1,
 			     .flows = s->flows,
 			     .cycle_len = s->cycle_len,
 			     .first = f->seq,
@@ -71,8 +69,7 @@ void lr_run_close(struct lr_run *r, uint32_t now_ns32, uint64_t now)
 	struct lr_stream *s = r->s;
 	if (s == NULL)
 		return;
-	if (r->mask) /* the word of the last frame, unless lr_run_add stored it (its last bit was set) */
-		r->bits[((r->next - 1) & r->nbits_mask) >> 6] |= r->mask;
+	lr_seqwin_set_range(s->win.bits, s->win.nbits - 1, r->first, r->next);
 	uint64_t frames = r->next - r->first;
 	s->win.next = r->next;
 	s->win.rx += frames;

@@ -31,14 +31,12 @@ struct lr_run {
 	struct lr_stream *s; /* NULL: no run */
 	uint32_t tag_head;   /* lr_tag_head(flags, stream) of its frames */
 	/* the stream's constants, copied: a store into the stream (a class count) could alias them */
-	uint64_t *bits, nbits_mask;
 	uint32_t flows, cycle_len;
 	uint64_t first, next; /* the run's first sequence number, and the one that continues it */
 	uint32_t flow;	      /* the flow of next */
 	uint32_t pos;	      /* next's position in the size cycle */
 	uint64_t bytes;
-	uint64_t mask;	   /* the bits of the window word of next - 1 set by the run and not yet stored */
-	uint32_t lat;	   /* the latency of the frames from lat_from to next - 1 */
+	uint32_t lat; /* the latency of the frames from lat_from to next - 1 */
 	uint64_t lat_from;
 };
 
@@ -58,19 +56,13 @@ static inline void lr_add_latency(struct lr_stream *s, uint32_t ts, uint32_t v, 
 
 /* The frame that continues the run (its sequence number, stream, flags and flow checked). The fewer
  * fields it updates, the more of the run stays in registers: the frame count is next - first, the frames of
- * one latency next - lat_from, and the window word is stored when its last bit is set (and when the run
- * ends), with no word index kept. */
+ * one latency next - lat_from, and the window's bits first .. next - 1 are set a word at a time when the
+ * run ends (lr_run_close): a per-frame bit kept a value in memory from frame to frame, a fifth of the
+ * receiver's own time per frame. */
 static inline void lr_run_add(struct lr_run *r, uint32_t frame_size, uint32_t ts_ns, uint32_t now_ns32)
 {
 	struct lr_stream *s = r->s;
 	uint64_t seq = r->next++;
-	/* in order, a bit's position still holds the number nbits before it: setting it is clearing that and
-	 * setting this one (as lr_seqwin_add) */
-	r->mask |= 1ull << (seq & 63);
-	if ((seq & 63) == 63) {
-		r->bits[(seq & r->nbits_mask) >> 6] |= r->mask;
-		r->mask = 0;
-	}
 	if (++r->flow == r->flows)
 		r->flow = 0;
 	r->bytes += frame_size;

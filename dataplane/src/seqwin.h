@@ -21,6 +21,21 @@ struct lr_seqwin {
 
 enum lr_seq_class { LR_SEQ_IN_ORDER, LR_SEQ_REORDERED, LR_SEQ_DUPLICATE, LR_SEQ_BEYOND };
 
+/* Sets the bits of the numbers from .. to - 1 (nbits_mask: nbits - 1) as lr_seqwin_add sets an in-order
+ * number's (each position still holds the number nbits before it: setting it is clearing that and setting
+ * this one), a word at a time: a run of in-order frames then costs its receiver nothing per frame here.
+ * The window's next and rx are the caller's to move. */
+static inline void lr_seqwin_set_range(uint64_t *bits, uint64_t nbits_mask, uint64_t from, uint64_t to)
+{
+	while (from < to) {
+		uint64_t i = from & nbits_mask, take = 64 - (i & 63);
+		if (to - from < take)
+			take = to - from;
+		bits[i >> 6] |= (take == 64 ? ~0ull : (1ull << take) - 1) << (i & 63);
+		from += take;
+	}
+}
+
 /* bits must hold nbits bits (nbits a power of two, at least 64), all zero. */
 void lr_seqwin_init(struct lr_seqwin *w, uint64_t *bits, uint64_t nbits);
 /* Clears the window for a new trial. Only the words this trial can have set are cleared, and large

@@ -257,6 +257,33 @@ static void test_seqwin_model(void)
 	}
 }
 
+/* A range set a word at a time is the same as its numbers set one by one, as lr_seqwin_add sets an
+ * in-order number: from any bit pattern, at any place in the window, across its end, for any length. */
+static void test_seqwin_set_range(void)
+{
+	enum { NBITS = 1024 };
+	static uint64_t got[NBITS / 64], want[NBITS / 64];
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	for (unsigned k = 0; k < 20000; k++) {
+		for (unsigned i = 0; i < NBITS / 64; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			got[i] = want[i] = k % 3 ? x : 0;
+		}
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		/* lengths 0..200 mostly, and now and then longer than the whole window */
+		uint64_t from = (x >> 8) % (1ull << 40), len = k % 97 ? x % 201 : x % (3 * NBITS);
+		if (k % 5 == 0)
+			from = from / NBITS * NBITS + NBITS - x % 70; /* ending across the window's end */
+		for (uint64_t s = from; s < from + len; s++)
+			want[(s & (NBITS - 1)) >> 6] |= 1ull << (s & 63);
+		lr_seqwin_set_range(got, NBITS - 1, from, from + len);
+		if (memcmp(got, want, sizeof(got))) {
+			CHECK(0, "set range %lu + %lu", (unsigned long)from, (unsigned long)len);
+			return;
+		}
+	}
+}
+
 static long resident_kib(void)
 {
 	long pages = 0, rss = 0;
@@ -346,6 +373,7 @@ int main(void)
 	test_arp_nd();
 	test_seqwin();
 	test_seqwin_model();
+	test_seqwin_set_range();
 	test_seqwin_large();
 	test_hist();
 	if (failures) {
