@@ -254,8 +254,12 @@ static int do_port(struct args *a, struct out *o)
 	memset(&link, 0, sizeof(link));
 	rte_eth_link_get_nowait(p->id, &link);
 	char m[32];
-	put(o, "{\"ok\":true,\"id\":%d,\"mac\":\"%s\",\"driver\":\"%s\",\"link_up\":%s,\"speed_mbps\":%u,\"max_frame\":%u}",
-	    id, mac_str(p->mac, m), p->driver, link.link_status ? "true" : "false", link.link_speed, p->max_frame);
+	bool ck4 = p->rx_cksum & RTE_ETH_RX_OFFLOAD_IPV4_CKSUM, cku = p->rx_cksum & RTE_ETH_RX_OFFLOAD_UDP_CKSUM;
+	put(o,
+	    "{\"ok\":true,\"id\":%d,\"mac\":\"%s\",\"driver\":\"%s\",\"link_up\":%s,\"speed_mbps\":%u,\"max_frame\":%u,"
+	    "\"rx_checksums\":\"%s%s%s\"}",
+	    id, mac_str(p->mac, m), p->driver, link.link_status ? "true" : "false", link.link_speed, p->max_frame,
+	    ck4 ? "ipv4" : "", ck4 && cku ? "," : "", cku ? "udp" : "");
 	return 0;
 }
 
@@ -516,7 +520,7 @@ static void reset_counters(struct lr_stream *s)
 	s->n_pending = s->pending_off = 0;
 	s->tx_first_tsc = s->tx_last_tsc = 0;
 	lr_seqwin_reset(&s->win);
-	s->rx_bytes = s->late = s->bad_flow = 0;
+	s->rx_bytes = s->late = s->bad_flow = s->corrupted = 0;
 	memset(s->class_rx, 0, sizeof(s->class_rx));
 	lr_hist_reset(&s->lat);
 }
@@ -591,7 +595,8 @@ static int do_trial(struct args *a, struct out *o)
 	}
 	for (unsigned i = 0; i < lr.nports; i++)
 		lr.ports[i].rx_foreign = lr.ports[i].rx_arp = lr.ports[i].tx_arp = lr.ports[i].rx_stale =
-			lr.ports[i].rx_warmup = lr.ports[i].rx_total = lr.ports[i].tx_alloc_fail = lr.ports[i].tx_full = 0;
+			lr.ports[i].rx_warmup = lr.ports[i].rx_total = lr.ports[i].tx_alloc_fail = lr.ports[i].tx_full =
+				lr.ports[i].rx_bad_cksum = 0;
 	for (unsigned i = 0; i < lr.nports; i++)
 		rte_eth_stats_reset(lr.ports[i].id);
 	t->id = id ? (uint32_t)id : t->id + 1;
@@ -731,14 +736,14 @@ static int do_result(struct args *a, struct out *o)
 		    "\"tx_bytes\":%llu,\"rx_frames\":%llu,\"rx_bytes\":%llu,\"lost\":%llu,\"duplicates\":%llu,"
 		    "\"reordered\":%llu,\"early\":%llu,\"late\":%llu,\"beyond_window\":%llu,\"max_late\":%llu,"
 		    "\"max_early\":%llu,"
-		    "\"bad_flow\":%llu,\"tx_max_lag_ns\":%llu,",
+		    "\"bad_flow\":%llu,\"corrupted\":%llu,\"tx_max_lag_ns\":%llu,",
 		    i ? "," : "", s->id, t->burst ? 0.0 : s->fps, achieved, saturated ? "true" : "false",
 		    (unsigned long long)s->tx_frames, (unsigned long long)s->tx_bytes, (unsigned long long)rx,
 		    (unsigned long long)s->rx_bytes, (unsigned long long)lost, (unsigned long long)dup,
 		    (unsigned long long)s->win.reordered, (unsigned long long)s->win.early, (unsigned long long)s->late,
 		    (unsigned long long)s->win.beyond, (unsigned long long)s->win.max_late,
 		    (unsigned long long)s->win.max_early,
-		    (unsigned long long)s->bad_flow,
+		    (unsigned long long)s->bad_flow, (unsigned long long)s->corrupted,
 		    (unsigned long long)(s->fps > 0 && s->max_backlog > 1 ? (double)(s->max_backlog - 1) * 1e9 / s->fps : 0));
 		put_latency(o, s);
 		put(o, ",\"classes\":[");
@@ -761,12 +766,12 @@ static int do_result(struct args *a, struct out *o)
 		put(o,
 		    "%s{\"id\":%u,\"rx_foreign\":%llu,\"rx_arp\":%llu,\"tx_arp\":%llu,\"rx_stale\":%llu,"
 		    "\"rx_warmup\":%llu,\"imissed\":%llu,\"ierrors\":%llu,\"oerrors\":%llu,\"rx_nombuf\":%llu,"
-		    "\"tx_alloc_fail\":%llu,\"tx_full\":%llu}",
+		    "\"tx_alloc_fail\":%llu,\"tx_full\":%llu,\"rx_bad_checksum\":%llu}",
 		    i ? "," : "", i, (unsigned long long)p->rx_foreign, (unsigned long long)p->rx_arp,
 		    (unsigned long long)p->tx_arp, (unsigned long long)p->rx_stale, (unsigned long long)p->rx_warmup,
 		    (unsigned long long)es.imissed, (unsigned long long)es.ierrors, (unsigned long long)es.oerrors,
 		    (unsigned long long)es.rx_nombuf, (unsigned long long)p->tx_alloc_fail,
-		    (unsigned long long)p->tx_full);
+		    (unsigned long long)p->tx_full, (unsigned long long)p->rx_bad_cksum);
 	}
 	put(o, "]}");
 	return 0;

@@ -51,8 +51,11 @@ struct lr_port {
 	struct rte_ring *ctl_tx;
 	/* ARP/ND answers the RX lcore hands to the TX lcore when they are split (see worker.c) */
 	struct rte_ring *ans_tx;
-	/* worker counters; tx_full: test-frame bursts the PMD took only in part (its TX queue was full) */
-	uint64_t rx_foreign, rx_arp, tx_arp, rx_stale, rx_warmup, rx_total, tx_alloc_fail, tx_full;
+	/* the checksums the port verifies on receipt (RTE_ETH_RX_OFFLOAD_IPV4_CKSUM, _UDP_CKSUM), 0: none */
+	uint64_t rx_cksum;
+	/* worker counters; tx_full: test-frame bursts the PMD took only in part (its TX queue was full);
+	 * rx_bad_cksum: frames the port found with a bad IPv4 header or UDP checksum */
+	uint64_t rx_foreign, rx_arp, tx_arp, rx_stale, rx_warmup, rx_total, tx_alloc_fail, tx_full, rx_bad_cksum;
 };
 
 /* a mod d with a precomputed reciprocal of d (a 64-bit division costs tens of cycles per frame) */
@@ -103,6 +106,7 @@ struct lr_stream {
 	struct lr_seqwin win;
 	uint64_t *win_bits;
 	uint64_t rx_bytes, late, bad_flow;
+	uint64_t corrupted; /* measured frames with a bad checksum: not counted as received, so lost */
 	uint64_t class_rx[LR_MAX_CLASSES];
 	uint64_t last_rx_tsc;
 	struct lr_hist lat;

@@ -119,6 +119,35 @@ static inline void release(struct rte_mbuf *m, void **done, unsigned *ndone)
 
 #define RX_PREFETCH 4
 
+/* The flags a port that verifies checksums (lr_port.rx_cksum) sets on a frame whose IPv4 header or UDP
+ * checksum is wrong; either bit sends the frame to the general path, which tells BAD from NONE (both). */
+#define RX_CKSUM_BAD_BITS (RTE_MBUF_F_RX_IP_CKSUM_BAD | RTE_MBUF_F_RX_L4_CKSUM_BAD)
+
+static inline bool rx_cksum_bad(const struct rte_mbuf *m)
+{
+	return (m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) == RTE_MBUF_F_RX_IP_CKSUM_BAD ||
+	       (m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) == RTE_MBUF_F_RX_L4_CKSUM_BAD;
+}
+
+/* A frame the port found corrupted is never counted as received: a measured frame of this trial among
+ * them is lost (lost = sent - received), and counted as corrupted so that the loss has its reason. */
+static void count_corrupted(struct lr_port *p, const uint8_t *data, uint32_t len)
+{
+	p->rx_bad_cksum++;
+	struct lr_tag tag;
+	struct lr_parsed ps;
+	const struct lr_tag *t = NULL;
+	if (lr_parse_tag(data, len, &tag))
+		t = &tag;
+	else if (lr_parse(data, len, &ps) == LR_KIND_TAGGED)
+		t = &ps.tag;
+	if (t == NULL)
+		return;
+	struct lr_stream *s = lr.streams[t->stream];
+	if (s != NULL && s->in_trial && s->rx_port == p->id && t->flags == LR_TRIAL_BITS(lr.trial.id))
+		s->corrupted++;
+}
+
 /* A NIC's frames arrive by DMA (at best into the last-level cache), and memif copies the whole burst (32 x
  * 1518 B is more than L1) before the first one is parsed: headers are fetched a few frames ahead of the
  * parser, as DPDK's l3fwd does. Called once per frame i. */
@@ -137,8 +166,9 @@ static inline uint16_t rx_run(struct lr_run *run, struct rte_mbuf **pkts, uint16
 	struct lr_run r = *run;
 	for (; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
-		if (!lr_run_extend(&r, rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, m->pkt_len + LR_FCS_LEN,
-				       now_ns32))
+		if ((m->ol_flags & RX_CKSUM_BAD_BITS) ||
+		    !lr_run_extend(&r, rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, m->pkt_len + LR_FCS_LEN,
+				   now_ns32))
 			break; /* the general path takes it, and fetches ahead for it */
 		prefetch_ahead(pkts, i, n);
 		release(m, done, ndone);
@@ -181,7 +211,9 @@ static unsigned rx_port(struct lr_port *p, bool counting, struct rte_mempool_cac
 		/* only the first segment is parsed: headers and tag always fit in it */
 		const uint8_t *data = rte_pktmbuf_mtod(m, const uint8_t *);
 		struct lr_tag tag;
-		if (lr_parse_tag(data, m->data_len, &tag)) {
+		if (unlikely(rx_cksum_bad(m))) {
+			count_corrupted(p, data, m->data_len);
+		} else if (lr_parse_tag(data, m->data_len, &tag)) {
 			analyse_tag(&run, p, &tag, m, st, now_ns32, now);
 		} else {
 			switch (lr_parse(data, m->data_len, &ps)) {

@@ -13,29 +13,13 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lrtest import Engine, EngineError, Netns, sh  # noqa: E402
+from lrtest import Engine, EngineError, Netns, inject, sh  # noqa: E402
 
 RATE = 20000
 # A trial that fell behind its schedule sends the frames it owes in a burst when it runs again. Up to 15 ms
 # at RATE that is 300 frames: it fits the af_packet RX ring (512 frames) and the kernel's per-CPU backlog
 # (netdev_max_backlog, 1000), so counts stay exact. This VM's host takes the CPU for ~8 ms at a time.
 MAX_LAG_NS = 15_000_000
-
-INJECT = """
-import socket, sys
-s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-s.bind((sys.argv[1], 0))
-for line in sys.stdin:
-    s.send(bytes.fromhex(line.strip()))
-"""
-
-
-def inject(ns, ifname, frames):
-    """Sends raw frames from inside the namespace, in order."""
-    import subprocess
-    subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c", INJECT, ifname],
-                   input="\n".join(f.hex() for f in frames), text=True, check=True)  # frames/s: far below what af_packet through a namespace forwards (~200 kpps)
-
 
 class Base(unittest.TestCase):
     def setUp(self):

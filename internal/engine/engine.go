@@ -59,6 +59,9 @@ type PortInfo struct {
 	LinkUp    bool   `json:"link_up"`
 	SpeedMbps int64  `json:"speed_mbps"`
 	MaxFrame  int    `json:"max_frame"`
+	// RxChecksums lists the checksums the port verifies on receipt ("ipv4,udp"; empty: none). Only on
+	// such a port are frames the DUT corrupted told apart (StreamResult.Corrupted).
+	RxChecksums string `json:"rx_checksums"`
 }
 
 // StreamConfig defines a stream: frames leave port TX and are expected on port RX; a negative TX or RX
@@ -172,6 +175,9 @@ type StreamResult struct {
 	BeyondWindow int64   `json:"beyond_window"`
 	MaxLate      int64   `json:"max_late"`
 	MaxEarly     int64   `json:"max_early"`
+	// Corrupted frames arrived with a bad IPv4 header or UDP checksum (on ports that verify them): they
+	// are not counted as received, so they are part of Lost.
+	Corrupted int64 `json:"corrupted"`
 	// TxMaxLagNs is how far the stream fell behind its TX schedule (a preempted worker sends late, in
 	// bursts): a trial with a large lag did not offer the paced rate.
 	TxMaxLagNs int64         `json:"tx_max_lag_ns"`
@@ -226,6 +232,8 @@ type PortCounters struct {
 	// TxFull counts the bursts of test frames the port's TX queue took only in part: a saturated
 	// stream on a port that was full was limited by the port, not by the engine's CPU.
 	TxFull int64 `json:"tx_full"`
+	// RxBadChecksum counts every frame the port found with a bad checksum, test frame or not.
+	RxBadChecksum int64 `json:"rx_bad_checksum"`
 }
 
 // Error is an error response of the engine.

@@ -78,9 +78,11 @@ type Trial struct {
 	Reordered      int64   `json:"reord,omitempty"`
 	// Early frames arrived with a gap before them; MaxLate and MaxEarly are the longest distances (in
 	// sequence numbers) a frame arrived behind or ahead of its place.
-	Early       int64   `json:"early,omitempty"`
-	MaxLate     int64   `json:"maxLate,omitempty"`
-	MaxEarly    int64   `json:"maxEarly,omitempty"`
+	Early    int64 `json:"early,omitempty"`
+	MaxLate  int64 `json:"maxLate,omitempty"`
+	MaxEarly int64 `json:"maxEarly,omitempty"`
+	// Corrupted frames arrived with a bad IPv4 header or UDP checksum; they are counted in Lost.
+	Corrupted   int64   `json:"corrupt,omitempty"`
 	LossPercent float64 `json:"lossPercent"`
 	// Pass says the trial met the loss tolerance.
 	Pass bool `json:"pass"`

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/engine"
 	"linerate.dev/linerate/internal/engine/sim"
 	"linerate.dev/linerate/internal/plan"
 	"linerate.dev/linerate/internal/results"
@@ -324,4 +325,49 @@ func contains(s, sub string) bool {
 		}
 	}
 	return false
+}
+
+// noChecksums is a tester whose ports do not verify checksums on receipt (as af_packet or memif).
+type noChecksums struct{ *sim.Engine }
+
+func (n noChecksums) Port(ctx context.Context, cfg engine.PortConfig) (*engine.PortInfo, error) {
+	info, err := n.Engine.Port(ctx, cfg)
+	if info != nil {
+		info.RxChecksums = ""
+	}
+	return info, err
+}
+
+func TestCorruptedFramesAreLostAndNamed(t *testing.T) {
+	// a DUT that corrupts 1 frame in 1000: every trial loses them, and says why
+	p := planFor(t, v1alpha1.TestFrameLoss)
+	p.FrameSizes = []int{64}
+	res, rec, _, err := run(t, p, sim.DUT{CorruptEvery: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.trials) == 0 {
+		t.Fatal("no trial")
+	}
+	for _, tr := range rec.trials {
+		if tr.Corrupted == 0 || tr.Lost < tr.Corrupted || tr.Pass {
+			t.Errorf("corrupted frames must be recorded and counted as lost: %+v", tr)
+		}
+	}
+	has := func(notes []string, s string) bool {
+		return slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, s) })
+	}
+	if !has(res.Notes, "the DUT corrupted frames") || has(res.Notes, "does not verify checksums") {
+		t.Errorf("the notes must name the corruption, and only it: %q", res.Notes)
+	}
+
+	// the same test on ports that cannot tell corrupted frames apart says so
+	e := noChecksums{sim.New(sim.DUT{})}
+	res, err = rfc2544.New(p, e, &recorder{}, rfc2544.Options{Sleep: e.Sleep}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !has(res.Notes, "port west (simulated) does not verify checksums") || has(res.Notes, "the DUT corrupted") {
+		t.Errorf("the notes must say the ports do not verify checksums: %q", res.Notes)
+	}
 }

@@ -280,6 +280,9 @@ func (r *Runner) setup(ctx context.Context) error {
 		if !info.LinkUp {
 			r.note(fmt.Sprintf("port %s reported its link down at start", port.Name))
 		}
+		if info.RxChecksums == "" {
+			r.note(fmt.Sprintf("port %s (%s) does not verify checksums on receipt: a frame the DUT corrupts behind the test tag counts as received", port.Name, info.Driver))
+		}
 		if info.SpeedMbps > 0 && info.SpeedMbps*1_000_000 < r.plan.Traffic.LineRateBps {
 			r.note(fmt.Sprintf("port %s runs at %d Mbit/s, below traffic.lineRate %s: rates above the port speed are tester-limited",
 				port.Name, info.SpeedMbps, FormatBps(float64(r.plan.Traffic.LineRateBps))))
@@ -438,10 +441,13 @@ func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, 
 			Purpose: ts.purposes[i], Repetition: ts.rep, DurationS: dur.Seconds(),
 			TargetFPS: sr.TargetFPS, AchievedFPS: sr.AchievedFPS, TxFrames: sr.TxFrames, RxFrames: sr.RxFrames,
 			Lost: sr.Lost, Duplicates: sr.Duplicates, Reordered: sr.Reordered, Early: sr.Early, MaxLate: sr.MaxLate,
-			MaxEarly: sr.MaxEarly, LossPercent: sr.LossPercent(),
+			MaxEarly: sr.MaxEarly, Corrupted: sr.Corrupted, LossPercent: sr.LossPercent(),
 			TesterLimited: sr.Saturated, Latency: latencySummary(sr.Latency)}
 		if sr.Saturated {
 			r.note(r.saturationNote(res, dirs[d].TX))
+		}
+		if sr.Corrupted > 0 {
+			r.note("the DUT corrupted frames: some arrived with a bad IPv4 header or UDP checksum; they count as lost (the trial records give how many: corrupt)")
 		}
 		if time.Duration(sr.TxMaxLagNs) > r.opt.MaxLag {
 			// A tester that shares its CPU sends late, in bursts. Its loss is still measured against

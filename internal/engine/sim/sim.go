@@ -49,6 +49,9 @@ type DUT struct {
 	BufferFrames int64
 	// DropEvery drops every Nth frame whatever the rate (like nft "numgen inc mod N == 0 drop").
 	DropEvery int64
+	// CorruptEvery corrupts every Nth forwarded frame (its checksum no longer matches): the tester
+	// counts it as corrupted and lost.
+	CorruptEvery int64
 	// LatencyNs is the latency of an idle DUT.
 	LatencyNs float64
 	// Seed of the noise.
@@ -149,7 +152,7 @@ func (e *Engine) Port(_ context.Context, p engine.PortConfig) (*engine.PortInfo,
 	if p.ID < 0 || p.ID > 1 {
 		return nil, &engine.Error{Verb: "PORT", Code: "bad-port", Message: fmt.Sprintf("id=%d: the simulation has ports 0 and 1", p.ID)}
 	}
-	return &engine.PortInfo{ID: p.ID, MAC: fmt.Sprintf("02:00:00:00:00:%02x", p.ID+1), Driver: "simulated", LinkUp: true,
+	return &engine.PortInfo{ID: p.ID, MAC: fmt.Sprintf("02:00:00:00:00:%02x", p.ID+1), Driver: "simulated", LinkUp: true, RxChecksums: "ipv4,udp",
 		SpeedMbps: int64(e.DUT.LineRateBps / 1e6), MaxFrame: 9216}, nil
 }
 
@@ -278,10 +281,15 @@ func (e *Engine) RunTrial(ctx context.Context, t engine.TrialConfig, progress fu
 		if hiccup {
 			lost += (tx - lost) / 50
 		}
+		var corrupted int64
+		if d.CorruptEvery > 0 && !stalled {
+			corrupted = (tx - min(lost, tx)) / d.CorruptEvery
+			lost += corrupted
+		}
 		lost = min(lost, tx)
 		rx := tx - lost
 		sr := engine.StreamResult{ID: t.Streams[i], TargetFPS: l.target, AchievedFPS: l.fps,
-			Saturated: l.fps < l.target*0.995, TxFrames: tx, RxFrames: rx, Lost: lost,
+			Saturated: l.fps < l.target*0.995, TxFrames: tx, RxFrames: rx, Lost: lost, Corrupted: corrupted,
 			TxBytes: int64(float64(tx) * l.mean), RxBytes: int64(float64(rx) * l.mean)}
 		if rx > 0 {
 			sr.Latency = e.latency(l.fps/c, rx, l.mean)
