@@ -16,6 +16,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fuzz_seeds import csum  # noqa: E402
 from lrtest import ENGINE, Engine, Netns, inject, sh  # noqa: E402
 
 RATE = 10000
@@ -519,15 +520,6 @@ class AfXdp(Base):
         self.check_exact(res["streams"][0], RATE)
 
 
-def inet_csum(b):
-    if len(b) % 2:
-        b += b"\0"
-    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
-    while s >> 16:
-        s = (s & 0xFFFF) + (s >> 16)
-    return ~s & 0xFFFF
-
-
 class Checksums(Base):
     def test_frames_with_bad_checksums_are_corrupted_and_lost(self):
         """A port that verifies checksums on receipt (an 82599 VF does; here net_tap, which verifies them
@@ -552,10 +544,10 @@ class Checksums(Base):
         def frame(seq, bad_ip=False, bad_udp=False, tag=True):
             payload = struct.pack("!HBBQIH", 0x4C52, bits, 0, seq, 0, 0) if tag else bytes(18)
             udp = struct.pack("!HHHH", 1024, 1024, 8 + len(payload), 0) + payload
-            ck = inet_csum(sip + dip + struct.pack("!BBH", 0, 17, len(udp)) + udp) or 0xFFFF
+            ck = csum(sip + dip + struct.pack("!BBH", 0, 17, len(udp)) + udp) or 0xFFFF
             udp = udp[:6] + struct.pack("!H", ck ^ (0x0101 if bad_udp else 0)) + udp[8:]
             ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0x4000, 64, 17, 0, sip, dip)
-            ip = ip[:10] + struct.pack("!H", inet_csum(ip) ^ (0x0101 if bad_ip else 0)) + ip[12:]
+            ip = ip[:10] + struct.pack("!H", csum(ip) ^ (0x0101 if bad_ip else 0)) + ip[12:]
             return dst + src + b"\x08\x00" + ip + udp
 
         frames = [frame(q) for q in range(10)]
