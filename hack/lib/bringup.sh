@@ -216,7 +216,13 @@ lr_results() {
 				awk '{ for (i = 4; i <= 7; i++) $i = ($i == "" ? "-" : sprintf("%.1f", $i / 1000)); print }'
 		} | column -t
 	fi
-	local verdict failures
+	local notes verdict failures
+	notes=$(kubectl get traffictest "$name" -n "$ns" -o jsonpath='{range .status.results.notes[*]}{"- "}{@}{"\n"}{end}')
+	if [ -n "$notes" ]; then
+		echo
+		echo "What the tester wants you to know — status.results.notes"
+		echo "$notes"
+	fi
 	verdict=$(kubectl get traffictest "$name" -n "$ns" -o jsonpath='{.status.verdict}')
 	failures=$(kubectl get traffictest "$name" -n "$ns" -o jsonpath='{.status.failures}')
 	echo
