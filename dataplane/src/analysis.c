@@ -4,12 +4,7 @@
 void lr_analyse_one(struct lr_port *p, const struct lr_rx_frame *f, int st, uint32_t now_ns32, uint64_t now)
 {
 	struct lr_stream *s = lr.streams[f->stream];
-	/* A measured frame of a stream another engine sends counts from WARMUP on: this receiving half can
-	 * still be in WARMUP, its first iteration, when the sender's first frames arrive. A stream this
-	 * engine sends has no measured frame of this trial before RUNNING. */
-	int first = s != NULL && s->tx_port < 0 ? LR_WARMUP : LR_RUNNING;
-	if (st < first || st > LR_DRAINING || s == NULL || !s->in_trial || s->rx_port != p->id ||
-	    (f->flags & 0xfe) != LR_TRIAL_BITS(lr.trial.id)) {
+	if (!lr_measured(s, p, f->flags & ~LR_FLAG_WARMUP, st)) {
 		if (f->flags & LR_FLAG_WARMUP)
 			p->rx_warmup++;
 		else

@@ -40,6 +40,18 @@ struct lr_run {
 	uint64_t lat_from;
 };
 
+/* Whether a frame of stream s with these tag flags, arriving on port p in state st, belongs to the
+ * measurement: a stream of this trial received on p, the trial's bits in flags, a state in which it counts.
+ * A measured frame of a stream another engine sends counts from WARMUP on: this receiving half can still
+ * be in WARMUP, its first iteration, when the sender's first frames arrive. A stream this engine sends has
+ * no measured frame of this trial before RUNNING. Warm-up frames (LR_FLAG_WARMUP set) are never measured. */
+static inline bool lr_measured(const struct lr_stream *s, const struct lr_port *p, uint8_t flags, int st)
+{
+	if (s == NULL || !s->in_trial || s->rx_port != p->id || flags != LR_TRIAL_BITS(lr.trial.id))
+		return false;
+	return st >= (s->tx_port < 0 ? LR_WARMUP : LR_RUNNING) && st <= LR_DRAINING;
+}
+
 /* n frames of one TX timestamp and one latency into the histogram: the first is a jitter sample unless
  * the frame before it carried the same timestamp (a TX burst split across two RX bursts). */
 static inline void lr_add_latency(struct lr_stream *s, uint32_t ts, uint32_t v, uint64_t n)

@@ -84,8 +84,9 @@ static int setup_port(uint16_t pid, uint16_t idx, unsigned max_frame)
 	uint16_t mtu;
 	if (rte_eth_dev_get_mtu(pid, &mtu) == 0 && (unsigned)mtu + 18 < p->max_frame)
 		p->max_frame = (unsigned)mtu + 18; /* Ethernet header + FCS around the MTU */
-	/* Checksums the port verifies on receipt cost nothing per frame (a flag in the mbuf the receiver
-	 * reads anyway): a frame the DUT corrupted is then counted as corrupted and lost, not as received. */
+	/* Checksums a NIC verifies on receipt cost the receiver nothing per frame (a flag in the mbuf it reads
+	 * anyway): a frame the DUT corrupted is then counted as corrupted, not as received. What the driver
+	 * offers is taken; a driver that never flags a frame BAD (some virtual ones) tells nothing apart. */
 	p->rx_cksum = info.rx_offload_capa & (RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM);
 	conf.rxmode.offloads = p->rx_cksum;
 	int rc = rte_eth_dev_configure(pid, 1, 1, &conf);

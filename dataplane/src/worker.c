@@ -120,7 +120,7 @@ static inline void release(struct rte_mbuf *m, void **done, unsigned *ndone)
 #define RX_PREFETCH 4
 
 /* The flags a port that verifies checksums (lr_port.rx_cksum) sets on a frame whose IPv4 header or UDP
- * checksum is wrong; either bit sends the frame to the general path, which tells BAD from NONE (both). */
+ * checksum is wrong (BAD); NONE (both bits: not checked in the data, but known intact) is not wrong. */
 #define RX_CKSUM_BAD_BITS (RTE_MBUF_F_RX_IP_CKSUM_BAD | RTE_MBUF_F_RX_L4_CKSUM_BAD)
 
 static inline bool rx_cksum_bad(const struct rte_mbuf *m)
@@ -129,9 +129,10 @@ static inline bool rx_cksum_bad(const struct rte_mbuf *m)
 	       (m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) == RTE_MBUF_F_RX_L4_CKSUM_BAD;
 }
 
-/* A frame the port found corrupted is never counted as received: a measured frame of this trial among
- * them is lost (lost = sent - received), and counted as corrupted so that the loss has its reason. */
-static void count_corrupted(struct lr_port *p, const uint8_t *data, uint32_t len)
+/* A frame the port found corrupted is never counted as received: a measured frame among them is missing
+ * from the stream (lost, unless an intact copy of it arrives too) and counted as corrupted, so that the loss
+ * has its reason. It still shows that the DUT forwards: no stall. */
+static void count_corrupted(struct lr_port *p, const uint8_t *data, uint32_t len, int st, uint64_t now)
 {
 	p->rx_bad_cksum++;
 	struct lr_tag tag;
@@ -144,8 +145,10 @@ static void count_corrupted(struct lr_port *p, const uint8_t *data, uint32_t len
 	if (t == NULL)
 		return;
 	struct lr_stream *s = lr.streams[t->stream];
-	if (s != NULL && s->in_trial && s->rx_port == p->id && t->flags == LR_TRIAL_BITS(lr.trial.id))
+	if (lr_measured(s, p, t->flags, st)) {
 		s->corrupted++;
+		s->last_rx_tsc = now;
+	}
 }
 
 /* A NIC's frames arrive by DMA (at best into the last-level cache), and memif copies the whole burst (32 x
@@ -166,7 +169,7 @@ static inline uint16_t rx_run(struct lr_run *run, struct rte_mbuf **pkts, uint16
 	struct lr_run r = *run;
 	for (; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
-		if ((m->ol_flags & RX_CKSUM_BAD_BITS) ||
+		if (((m->ol_flags & RX_CKSUM_BAD_BITS) && rx_cksum_bad(m)) ||
 		    !lr_run_extend(&r, rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, m->pkt_len + LR_FCS_LEN,
 				   now_ns32))
 			break; /* the general path takes it, and fetches ahead for it */
@@ -212,7 +215,7 @@ static unsigned rx_port(struct lr_port *p, bool counting, struct rte_mempool_cac
 		const uint8_t *data = rte_pktmbuf_mtod(m, const uint8_t *);
 		struct lr_tag tag;
 		if (unlikely(rx_cksum_bad(m))) {
-			count_corrupted(p, data, m->data_len);
+			count_corrupted(p, data, m->data_len, st, now);
 		} else if (lr_parse_tag(data, m->data_len, &tag)) {
 			analyse_tag(&run, p, &tag, m, st, now_ns32, now);
 		} else {

@@ -176,7 +176,7 @@ type StreamResult struct {
 	MaxLate      int64   `json:"max_late"`
 	MaxEarly     int64   `json:"max_early"`
 	// Corrupted frames arrived with a bad IPv4 header or UDP checksum (on ports that verify them): they
-	// are not counted as received, so they are part of Lost.
+	// are not counted as received, so each is lost unless an intact copy of it arrived too.
 	Corrupted int64 `json:"corrupted"`
 	// TxMaxLagNs is how far the stream fell behind its TX schedule (a preempted worker sends late, in
 	// bursts): a trial with a large lag did not offer the paced rate.

@@ -81,7 +81,8 @@ type Trial struct {
 	Early    int64 `json:"early,omitempty"`
 	MaxLate  int64 `json:"maxLate,omitempty"`
 	MaxEarly int64 `json:"maxEarly,omitempty"`
-	// Corrupted frames arrived with a bad IPv4 header or UDP checksum; they are counted in Lost.
+	// Corrupted frames arrived with a bad IPv4 header or UDP checksum and were not counted as received
+	// (each is in Lost unless an intact copy of it arrived too).
 	Corrupted   int64   `json:"corrupt,omitempty"`
 	LossPercent float64 `json:"lossPercent"`
 	// Pass says the trial met the loss tolerance.

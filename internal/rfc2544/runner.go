@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -261,6 +262,23 @@ func (r *Runner) note(n string) {
 	r.res.Notes = append(r.res.Notes, n)
 }
 
+// uncheckedChecksums names the checksums of the test frames that port i receives and does not verify
+// (rxChecksums: the engine's list, "ipv4,udp"), "" when it verifies them all or receives nothing.
+func (r *Runner) uncheckedChecksums(i int, rxChecksums string) string {
+	if !slices.ContainsFunc(r.plan.Directions(), func(d plan.Direction) bool { return d.RX == i }) {
+		return ""
+	}
+	checked := strings.Split(rxChecksums, ",")
+	var missing []string
+	if r.plan.Traffic.IPVersion != 6 && !slices.Contains(checked, "ipv4") {
+		missing = append(missing, "IPv4 header")
+	}
+	if !slices.Contains(checked, "udp") {
+		missing = append(missing, "UDP")
+	}
+	return strings.Join(missing, " and ")
+}
+
 // setup addresses the ports and resolves their next hops.
 func (r *Runner) setup(ctx context.Context) error {
 	if _, err := r.eng.Hello(ctx); err != nil {
@@ -280,8 +298,8 @@ func (r *Runner) setup(ctx context.Context) error {
 		if !info.LinkUp {
 			r.note(fmt.Sprintf("port %s reported its link down at start", port.Name))
 		}
-		if info.RxChecksums == "" {
-			r.note(fmt.Sprintf("port %s (%s) does not verify checksums on receipt: a frame the DUT corrupts behind the test tag counts as received", port.Name, info.Driver))
+		if missing := r.uncheckedChecksums(i, info.RxChecksums); missing != "" {
+			r.note(fmt.Sprintf("port %s (%s) does not verify %s checksums on receipt: a frame the DUT corrupts there counts as received", port.Name, info.Driver, missing))
 		}
 		if info.SpeedMbps > 0 && info.SpeedMbps*1_000_000 < r.plan.Traffic.LineRateBps {
 			r.note(fmt.Sprintf("port %s runs at %d Mbit/s, below traffic.lineRate %s: rates above the port speed are tester-limited",
@@ -447,7 +465,7 @@ func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, 
 			r.note(r.saturationNote(res, dirs[d].TX))
 		}
 		if sr.Corrupted > 0 {
-			r.note("the DUT corrupted frames: some arrived with a bad IPv4 header or UDP checksum; they count as lost (the trial records give how many: corrupt)")
+			r.note("the DUT corrupted frames: some arrived with a bad IPv4 header or UDP checksum and were not counted as received, so they show as loss (the trial records give how many: corrupt)")
 		}
 		if time.Duration(sr.TxMaxLagNs) > r.opt.MaxLag {
 			// A tester that shares its CPU sends late, in bursts. Its loss is still measured against
