@@ -34,10 +34,8 @@ void lr_analyse_one(struct lr_port *p, const struct lr_rx_frame *f, int st, uint
 static inline bool run_open(struct lr_run *r, struct lr_port *p, const struct lr_rx_frame *f, int st)
 {
 	struct lr_stream *s = lr.streams[f->stream];
-	if (s == NULL || !s->in_trial || s->rx_port != p->id || f->flags != LR_TRIAL_BITS(lr.trial.id))
-		return false;
-	/* measured and not late (lr_analyse_one's rule without DRAINING, which counts late frames) */
-	if (st != LR_RUNNING && !(st == LR_WARMUP && s->tx_port < 0))
+	/* measured and not late (lr_analyse_one counts a frame that arrives while DRAINING as late) */
+	if (!lr_measured(s, p, f->flags, st) || st == LR_DRAINING)
 		return false;
 	if (f->seq != s->win.next || f->flow != (uint16_t)lr_mod(f->seq, s->flows, &s->flows_div))
 		return false;

@@ -106,7 +106,7 @@ struct lr_stream {
 	struct lr_seqwin win;
 	uint64_t *win_bits;
 	uint64_t rx_bytes, late, bad_flow;
-	uint64_t corrupted; /* measured frames with a bad checksum: not counted as received, so lost */
+	uint64_t corrupted; /* measured frames with a bad checksum: not counted as received */
 	uint64_t class_rx[LR_MAX_CLASSES];
 	uint64_t last_rx_tsc;
 	struct lr_hist lat;

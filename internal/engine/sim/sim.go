@@ -281,12 +281,12 @@ func (e *Engine) RunTrial(ctx context.Context, t engine.TrialConfig, progress fu
 		if hiccup {
 			lost += (tx - lost) / 50
 		}
+		lost = min(lost, tx)
 		var corrupted int64
 		if d.CorruptEvery > 0 && !stalled {
-			corrupted = (tx - min(lost, tx)) / d.CorruptEvery
+			corrupted = (tx - lost) / d.CorruptEvery
 			lost += corrupted
 		}
-		lost = min(lost, tx)
 		rx := tx - lost
 		sr := engine.StreamResult{ID: t.Streams[i], TargetFPS: l.target, AchievedFPS: l.fps,
 			Saturated: l.fps < l.target*0.995, TxFrames: tx, RxFrames: rx, Lost: lost, Corrupted: corrupted,
