@@ -10,7 +10,10 @@ set -uo pipefail
 ST=$(realpath -m "${1:?usage: hack/cluster-down.sh STATE_DIR}")
 [ -d "$ST/pids" ] || { echo "cluster-down: $ST is not a cluster-up state directory (nothing to do)"; exit 0; }
 log() { printf 'cluster-down: %s\n' "$*"; }
+# shellcheck source=lib/netns-dir.sh
+. "$(dirname "$0")/lib/netns-dir.sh"
 t0=$(date +%s.%N)
+# shellcheck source=/dev/null # written by cluster-up.sh
 source "$ST/env" 2>/dev/null || true
 export KUBECONFIG="$ST/kubeconfig"
 
@@ -51,16 +54,25 @@ for pid in $(pgrep -f "containerd-shim-runc-v2 .*-address $ST/containerd/contain
   log "killing leftover shim $pid"; kill -9 "$pid" 2>/dev/null
 done
 # 3. mounts under STATE_DIR (pod volumes, hugetlbfs, rootfs overlays, sandbox netns), deepest first
-for m in $(awk -v s="$ST/" 'index($5, s) == 1 {print $5}' /proc/self/mountinfo | sort -r); do
+while read -r m; do
   umount "$m" 2>/dev/null || umount -l "$m"
-done
+done < <(awk -v s="$ST/" 'index($5, s) == 1 {print $5}' /proc/self/mountinfo | sort -r)
 # network namespaces of our sandboxes that CNI DEL / containerd did not remove: those named in our Multus
-# cache or our containerd's metadata (never another cluster's, which may run after ours is down)
-for ns in $(grep -rhoa 'cni-[0-9a-f]\{8\}-[0-9a-f]\{4\}-[0-9a-f]\{4\}-[0-9a-f]\{4\}-[0-9a-f]\{12\}' \
-              "$ST/cni/multus-cache" "$ST/containerd/root" 2>/dev/null | sort -u); do
+# cache or our containerd's metadata, and the sandbox namespaces (cni-*) made since cluster-up's first run that
+# no process uses any more: only one such cluster runs at a time, its processes are gone by now, and a live
+# sandbox of any other runtime holds its pause process. Never one that was there before us.
+ours_ns=$(grep -rhoa 'cni-[0-9a-f]\{8\}-[0-9a-f]\{4\}-[0-9a-f]\{4\}-[0-9a-f]\{4\}-[0-9a-f]\{12\}' \
+              "$ST/cni/multus-cache" "$ST/containerd/root" 2>/dev/null | sort -u)
+if [ -f "$ST/preexisting" ] && [ -d /run/netns ]; then
+  while read -r f; do
+    grep -qx "$f" "$ST/preexisting" && continue
+    [ -n "$(ip netns pids "${f##*/}" 2>/dev/null)" ] || ours_ns+=$'\n'"${f##*/}"
+  done < <(find /run/netns -maxdepth 1 -name 'cni-*' -newer "$ST/preexisting" 2>/dev/null)
+fi
+for ns in $(echo "$ours_ns" | sort -u); do
   [ -e "/run/netns/$ns" ] || continue
   log "removing leftover network namespace $ns"
-  umount "/run/netns/$ns" 2>/dev/null; rm -f "/run/netns/$ns"
+  umount "/run/netns/$ns" 2>/dev/null || umount -l "/run/netns/$ns" 2>/dev/null; rm -f "/run/netns/$ns"
 done
 # 4. the bridge, sysctls, hugepages
 if [ -f "$ST/bridge" ]; then ip link del "$(cat "$ST/bridge")" 2>/dev/null; fi
@@ -72,10 +84,17 @@ for c in /sys/fs/cgroup/*/kubepods; do
   grep -qx "$c" "$ST/preexisting" 2>/dev/null && continue
   find "$c" -depth -type d -exec rmdir {} \; 2>/dev/null
 done
-# (without the record of what existed before, remove nothing: cluster-up stopped before making it)
+# (without the record of what existed before, remove nothing: cluster-up stopped before making it).
+# What is mounted below such a directory goes first (rm -rf cannot remove a mount point, and would leave the
+# directory half-removed); /run/netns only when no namespace is left in it (the DUT's are removed after us).
 for d in /run/containerd /var/lib/kubelet /var/log/containers /var/log/pods /var/lib/cni /run/netns /etc/cni /opt/cni; do
   [ -e "$d" ] && [ -f "$ST/preexisting" ] || continue
-  grep -qx "$d" "$ST/preexisting" 2>/dev/null || rm -rf "$d"
+  grep -qx "$d" "$ST/preexisting" 2>/dev/null && continue
+  if [ "$d" = /run/netns ]; then lr_remove_netns_dir_if_empty; continue; fi
+  while read -r m; do
+    umount "$m" 2>/dev/null || umount -l "$m"
+  done < <(awk -v s="$d" '$5 == s || index($5, s "/") == 1 {print $5}' /proc/self/mountinfo | sort -r)
+  rm -rf "$d"
 done
 # 6. the state directory, unless something is still mounted below it
 if awk -v s="$ST/" 'index($5, s) == 1 {found=1} END {exit !found}' /proc/self/mountinfo; then

@@ -73,6 +73,8 @@ t0=$(date +%s.%N)
 if [ ! -f "$ST/preexisting" ]; then
   for d in "${HARDCODED[@]}"; do [ -e "$d" ] && echo "$d"; done > "$ST/preexisting.tmp" || true
   for c in /sys/fs/cgroup/*/kubepods; do [ -e "$c" ] && echo "$c"; done >> "$ST/preexisting.tmp" || true
+  # the namespaces already there are never taken for leftovers of ours
+  for n in /run/netns/*; do [ -e "$n" ] && echo "$n"; done >> "$ST/preexisting.tmp" || true
   mv "$ST/preexisting.tmp" "$ST/preexisting"
 fi
 [ -f "$ST/hugepages.prev" ] || cat /proc/sys/vm/nr_hugepages > "$ST/hugepages.prev"
@@ -83,14 +85,14 @@ need=()
 for c in etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl; do [ -x "$K8S_BIN/$c" ] || need+=("$c"); done
 [ ${#need[@]} -eq 0 ] || bash "$ROOT/hack/build-k8s.sh" "$K8S_BIN" kubelet kube-scheduler kube-controller-manager kubectl
 bash "$ROOT/hack/build-multus.sh" "$ST/cni/bin" >/dev/null
-DEBS="containerd runc containernetworking-plugins"
+DEBS=(containerd runc containernetworking-plugins)
 # the cache directory is named after the candidate versions, so a Debian point release extracts afresh
-DEBROOT=$CACHE/node-debs/$(apt-cache policy $DEBS 2>/dev/null | awk '/Candidate:/{print $2}' | paste -sd_ | sed 's/[~+:]/-/g')
+DEBROOT=$CACHE/node-debs/$(apt-cache policy "${DEBS[@]}" 2>/dev/null | awk '/Candidate:/{print $2}' | paste -sd_ | sed 's/[~+:]/-/g')
 if [ ! -x "$DEBROOT/root/usr/bin/containerd" ]; then
-  log "extracting $DEBS from Debian's packages into $DEBROOT"
+  log "extracting ${DEBS[*]} from Debian's packages into $DEBROOT"
   rm -rf "$DEBROOT" && mkdir -p "$DEBROOT/debs"
   # (as root, apt would warn that its _apt sandbox user cannot write here: download as root, quietly)
-  (cd "$DEBROOT/debs" && apt-get download -q -o APT::Sandbox::User=root $DEBS >/dev/null)
+  (cd "$DEBROOT/debs" && apt-get download -q -o APT::Sandbox::User=root "${DEBS[@]}" >/dev/null)
   for f in "$DEBROOT"/debs/*.deb; do dpkg-deb -x "$f" "$DEBROOT/root.tmp"; done
   mv "$DEBROOT/root.tmp" "$DEBROOT/root"
 fi

@@ -13,3 +13,4 @@ lr_teardown
 # The DUT's own state (hack/dut) outlives a lost $LR_STATE: remove it by name too (idempotent).
 bash "$LR_ROOT/hack/dut/ipsec-gateway-down.sh" "$LR_DUT"
 bash "$LR_ROOT/hack/dut/router-down.sh" "$LR_DUT"
+lr_assert_clean

@@ -3,8 +3,12 @@
 # dpdk-testpmd for the benchmark), a C toolchain with clang (libFuzzer, sanitizers), and the tools the
 # tests use to build devices under test (iproute2 for netns/veth/tbf, nftables). Idempotent and quiet
 # when everything is already there.
+#
+# Every package is named: apt-get runs with --no-install-recommends, so nothing may come in as a Recommends.
+# clang's sanitizer and libFuzzer runtimes (libclang_rt.fuzzer, .asan, .ubsan) are in libclang-rt-14-dev, a
+# Recommends of clang on Debian 12: without it the fuzz target does not link on a fresh machine.
 set -euo pipefail
-pkgs=(libdpdk-dev dpdk dpdk-dev pkg-config build-essential clang nftables iproute2 python3)
+pkgs=(libdpdk-dev dpdk dpdk-dev pkg-config build-essential clang libclang-rt-14-dev nftables iproute2 python3)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -17,6 +17,8 @@ LR_NAD_PREFIX=${LR_NAD_PREFIX:-linerate-demo}
 LR_MANAGER_IMG=${LR_MANAGER_IMG:-linerate.dev/manager:dev}
 LR_TESTER_IMG=${LR_TESTER_IMG:-linerate.dev/tester:dev}
 LR_API_PORT=26443                        # hack/cluster-up.sh's kube-apiserver port
+# shellcheck source=netns-dir.sh
+. "$LR_ROOT/hack/lib/netns-dir.sh"
 
 lr_t0=$(date +%s)
 lr_log() { printf '\033[1m==> [%4ss] %s\033[0m\n' "$(($(date +%s) - lr_t0))" "$*" >&2; }
@@ -24,8 +26,56 @@ lr_die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 lr_require_root() { [ "$(id -u)" = 0 ] || lr_die "run as root: the cluster and the DUT need network namespaces, mounts and hugepages"; }
 
+# lr_machine_state: what a bring-up may leave behind on this machine, one "kind value" a line, sorted:
+# network namespaces, network interfaces of the root namespace, mounts of the kinds we make (network
+# namespaces, hugetlbfs, overlays, anything below the hard-coded cluster directories), the kubelet's cgroups,
+# those directories themselves, the hugepage reservation and processes that name our state directory.
+lr_machine_state() {
+	ip netns list 2>/dev/null | awk '{print "netns", $1}'
+	ip -o link show 2>/dev/null | awk -F': ' '{sub(/@.*/, "", $2); print "link", $2}'
+	awk '$9 == "nsfs" || $9 == "hugetlbfs" || $9 == "overlay" || $5 ~ "^(/run/netns|/run/containerd|/var/lib/kubelet|/var/lib/cni)" {print "mount", $5}' /proc/self/mountinfo
+	for c in /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/kubepods*; do [ -e "$c" ] && echo "cgroup $c"; done
+	for d in /run/containerd /var/lib/kubelet /var/log/containers /var/log/pods /var/lib/cni /run/netns /etc/cni /opt/cni; do
+		[ -e "$d" ] && echo "dir $d"
+	done
+	echo "nr_hugepages $(cat /proc/sys/vm/nr_hugepages)"
+	# processes naming our state directory or the DUT's (containerd and its shims, the kubelet, charon)
+	pgrep -af -- "($LR_STATE|${DUT_STATE_ROOT:-/var/tmp/linerate-dut}/$LR_DUT)(/| |$)" 2>/dev/null |
+		awk -v self=$$ '$1 != self {$1 = ""; print "process" $0}'
+	true
+}
+
+# lr_baseline: the machine's state before the first bring-up of $LR_STATE (kept beside it, not in it: the
+# teardown removes $LR_STATE). A second `make demo` over a running one keeps the first baseline.
+lr_baseline() {
+	[ -f "$LR_STATE.baseline" ] || lr_machine_state | sort -u >"$LR_STATE.baseline"
+}
+
+# lr_assert_clean: after lr_teardown, fails listing whatever the bring-up left that was not there before it
+# (a namespace, mount, cgroup, interface, directory, hugepage or process of ours). Without a baseline (the
+# bring-up never started) there is nothing to compare with.
+lr_assert_clean() {
+	[ -f "$LR_STATE.baseline" ] || return 0
+	local left
+	left=$(comm -13 "$LR_STATE.baseline" <(lr_machine_state | sort -u) | grep -v '^nr_hugepages ' || true)
+	local hp_before hp_now
+	hp_before=$(awk '$1 == "nr_hugepages" {print $2}' "$LR_STATE.baseline")
+	hp_now=$(cat /proc/sys/vm/nr_hugepages)
+	[ "$hp_before" = "$hp_now" ] || left+=$'
+'"nr_hugepages $hp_now (was $hp_before)"
+	rm -f "$LR_STATE.baseline"
+	left=$(echo "$left" | sed '/^$/d')
+	if [ -n "$left" ]; then
+		echo "error: the teardown left these behind (not there before the bring-up):" >&2
+		printf '    %s\n' "${left//$'\n'/$'\n'    }" >&2
+		return 1
+	fi
+	lr_log "teardown left nothing behind (namespaces, interfaces, mounts, cgroups, directories, hugepages, processes)"
+}
+
 # lr_deps: the tools and packages the bring-up needs (each script is a no-op when things are there).
 lr_deps() {
+	lr_baseline
 	lr_log "dependencies (Debian packages, helm; cached after the first run)"
 	bash "$LR_ROOT/hack/dut/install-deps.sh"
 	[ -x "$LR_ROOT/bin/helm" ] || bash "$LR_ROOT/hack/install-tools.sh" helm
@@ -52,7 +102,7 @@ lr_images() {
 	fi
 }
 
-lr_image_tars() { ls "$LR_STATE"/images/*.tar 2>/dev/null | tr '\n' ' '; }
+lr_image_tars() { local f; for f in "$LR_STATE"/images/*.tar; do [ ! -e "$f" ] || printf '%s ' "$f"; done; }
 
 # lr_cluster_up: the single-node cluster, with the images imported. Only one such cluster can run on a
 # machine (fixed ports and kubelet paths): refuse when another state directory's cluster is up.
@@ -79,12 +129,14 @@ lr_operator_install() {
 	# one does not.
 	local digest
 	digest=$(sha256sum "$LR_STATE/images/manager.tar" | cut -c1-16)
+	local extra
+	read -ra extra <<<"${LR_HELM_ARGS:-}" # extra helm arguments, split on spaces
 	local mrepo=${LR_MANAGER_IMG%:*} mtag=${LR_MANAGER_IMG##*:} trepo=${LR_TESTER_IMG%:*} ttag=${LR_TESTER_IMG##*:}
 	helm upgrade --install "$LR_RELEASE" "$LR_ROOT/charts/linerate" -n "$LR_NS" --create-namespace \
 		--set "image.repository=$mrepo,image.tag=$mtag,image.pullPolicy=Never" \
 		--set "tester.image.repository=$trepo,tester.image.tag=$ttag,tester.image.pullPolicy=Never" \
 		--set-string "podAnnotations.linerate\.dev/image-tarball=$digest" \
-		--wait --timeout 5m ${LR_HELM_ARGS:-} >"$LR_STATE/helm.log" 2>&1 || { cat "$LR_STATE/helm.log" >&2; lr_die "helm install failed"; }
+		--wait --timeout 5m "${extra[@]}" >"$LR_STATE/helm.log" 2>&1 || { cat "$LR_STATE/helm.log" >&2; lr_die "helm install failed"; }
 	kubectl -n "$LR_NS" rollout status deploy --timeout=3m >/dev/null
 	helm list -n "$LR_NS" --filter "^$LR_RELEASE\$" | sed 's/^/    /'
 	echo "    (the chart's notes: $LR_STATE/helm.log)"
@@ -97,7 +149,11 @@ lr_dut_up() {
 	lr_log "DUT: $kind ($LR_DUT)"
 	case $kind in
 	ipsec) out=$(bash "$LR_ROOT/hack/dut/ipsec-gateway-up.sh" "$LR_DUT") ;;
-	router) out=$(bash "$LR_ROOT/hack/dut/router-up.sh" "$LR_DUT" ${LR_DUT_ARGS:-}) ;;
+	router)
+		local args
+		read -ra args <<<"${LR_DUT_ARGS:-}" # e.g. "--rate 5mbit"
+		out=$(bash "$LR_ROOT/hack/dut/router-up.sh" "$LR_DUT" "${args[@]}")
+		;;
 	*) lr_die "unknown DUT kind $kind" ;;
 	esac
 	echo "$kind" >"$LR_STATE/dut-kind"
@@ -239,4 +295,8 @@ lr_teardown() {
 	lr_log "DUT down"
 	lr_dut_down
 	rm -rf "$LR_STATE"
+	# The DUT's namespaces were the last under /run/netns: if the bring-up made that directory, it goes now.
+	if [ -f "$LR_STATE.baseline" ] && ! grep -qx 'dir /run/netns' "$LR_STATE.baseline"; then
+		lr_remove_netns_dir_if_empty
+	fi
 }
