@@ -36,6 +36,19 @@ fmt: ## go fmt.
 vet: ## go vet.
 	go vet ./...
 
+.PHONY: lint lint-go lint-c lint-shell
+lint: lint-go lint-c lint-shell ## Every static check: golangci-lint (kube-api-linter on api/), clang-tidy on the engine, shellcheck.
+
+lint-go: ## golangci-lint with the checked-in .golangci.yml (kube-api-linter on api/).
+	bash hack/lint-go.sh
+
+lint-c: ## The engine's C under clang-tidy, next to the compiler's -Wall -Wextra -Werror.
+	bash hack/install-lint-c.sh
+	$(MAKE) -C dataplane lint
+
+lint-shell: ## shellcheck on hack/ and .ci/.
+	bash hack/lint-shell.sh
+
 .PHONY: verify-generated
 verify-generated: manifests generate ## Fail when generated code or CRDs are stale.
 	@git diff --exit-code -- api config charts || { echo "generated files are stale: run 'make manifests generate' and commit"; exit 1; }
@@ -59,6 +72,10 @@ test-go: controller-gen envtest-assets ## Only the Go tests.
 deps: controller-gen envtest-assets ## Install everything the build needs (apt packages, Go tools, k8s binaries).
 	bash hack/install-dataplane-deps.sh
 	@test -x $(LOCALBIN)/helm -a -x $(LOCALBIN)/kustomize || bash hack/install-tools.sh helm kustomize
+
+.PHONY: fresh-check
+fresh-check: ## `make test` in a clean Debian 12 root (debootstrap) on a fresh clone of HEAD: proves hack/ installs everything.
+	bash hack/fresh-check.sh make test
 
 ##@ Build
 .PHONY: build

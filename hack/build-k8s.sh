@@ -58,4 +58,4 @@ fi
 for c in etcd "${CMDS[@]}"; do
   [ "$CACHE/$c" -ef "$DEST/$c" ] || cp -f "$CACHE/$c" "$DEST/$c"
 done
-echo "build-k8s: $(cd "$DEST" && ls | tr '\n' ' ')in $DEST"
+echo "build-k8s: etcd ${CMDS[*]} in $DEST"

@@ -1,6 +1,7 @@
 /* linerate-engine: EAL and port set-up, then the worker on one lcore and the control socket on the main
  * lcore. Everything (mempool, queues, per-stream memory) is allocated once, so thousands of trials
  * do not grow the process. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,33 +28,55 @@ static void usage(void)
 		"  --window-bits N  sequence window of 2^N frames per received stream, 10..40 (default 34)\n");
 }
 
+/* The first line of a small kernel file, "" when it cannot be read. */
+static void read_line(const char *path, char *buf, size_t len)
+{
+	buf[0] = 0;
+	FILE *f = fopen(path, "r");
+	if (f == NULL)
+		return;
+	if (fgets(buf, (int)len, f) == NULL)
+		buf[0] = 0;
+	fclose(f);
+}
+
+/* A number at the start of s, or -1 when there is none (or it is negative). */
+static double leading_number(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+	return end == s || v < 0 ? -1 : v;
+}
+
 /* CPUs the cgroup lets this process use (quota / period), 0 when unlimited or unknown. */
 static double cgroup_cpus(void)
 {
-	FILE *f = fopen("/sys/fs/cgroup/cpu.max", "r"); /* cgroup v2 */
-	if (f) {
-		char quota[32] = "";
-		unsigned long period = 0;
-		int n = fscanf(f, "%31s %lu", quota, &period);
-		fclose(f);
-		if (n == 2 && strcmp(quota, "max") && period)
-			return strtod(quota, NULL) / (double)period;
-		return 0;
+	char line[64];
+	read_line("/sys/fs/cgroup/cpu.max", line, sizeof(line)); /* cgroup v2: "QUOTA PERIOD" or "max PERIOD" */
+	if (line[0]) {
+		char *gap = strchr(line, ' ');
+		double quota = leading_number(line), period = gap ? leading_number(gap + 1) : -1;
+		return quota > 0 && period > 0 ? quota / period : 0;
 	}
-	long q = -1, p = 0;
-	f = fopen("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "r"); /* cgroup v1 */
-	if (f) {
-		if (fscanf(f, "%ld", &q) != 1)
-			q = -1;
-		fclose(f);
+	read_line("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", line, sizeof(line)); /* cgroup v1: -1 = unlimited */
+	double q = leading_number(line);
+	read_line("/sys/fs/cgroup/cpu/cpu.cfs_period_us", line, sizeof(line));
+	double p = leading_number(line);
+	return q > 0 && p > 0 ? q / p : 0;
+}
+
+/* An option's unsigned value, refused (with the option named) unless it is a whole number in [min, max]. */
+static int parse_uint(const char *opt, const char *arg, unsigned long min, unsigned long max, unsigned *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || arg[0] == '-' || v < min || v > max) {
+		fprintf(stderr, "linerate-engine: --%s %s: want a whole number from %lu to %lu\n", opt, arg, min, max);
+		return -1;
 	}
-	f = fopen("/sys/fs/cgroup/cpu/cpu.cfs_period_us", "r");
-	if (f) {
-		if (fscanf(f, "%ld", &p) != 1)
-			p = 0;
-		fclose(f);
-	}
-	return q > 0 && p > 0 ? (double)q / (double)p : 0;
+	*out = (unsigned)v;
+	return 0;
 }
 
 static void zero_data(struct rte_mempool *mp, void *arg, void *obj, unsigned idx)
@@ -107,9 +130,9 @@ static int setup_port(uint16_t pid, uint16_t idx, unsigned max_frame)
 	memcpy(p->mac, mac.addr_bytes, 6);
 	char name[32];
 	snprintf(name, sizeof(name), "lr_ctl_tx_%u", idx);
-	p->ctl_tx = rte_ring_create(name, 64, rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
+	p->ctl_tx = rte_ring_create(name, 64, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
 	snprintf(name, sizeof(name), "lr_ans_tx_%u", idx);
-	p->ans_tx = rte_ring_create(name, 256, rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
+	p->ans_tx = rte_ring_create(name, 256, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
 	return p->ctl_tx && p->ans_tx ? 0 : -1;
 }
 
@@ -132,7 +155,8 @@ int main(int argc, char **argv)
 		{"clock", required_argument, NULL, 'k'},   {"mbufs", required_argument, NULL, 'm'},
 		{"max-frame", required_argument, NULL, 'f'}, {"idle-sleep-us", required_argument, NULL, 'i'},
 		{NULL, 0, NULL, 0}};
-	int idle_sleep = -1;
+	unsigned idle_sleep = 0;
+	bool idle_sleep_set = false;
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -141,32 +165,36 @@ int main(int argc, char **argv)
 			control = optarg;
 			break;
 		case 'w':
-			lr.window_bits = (unsigned)atoi(optarg);
+			if (parse_uint("window-bits", optarg, 10, 40, &lr.window_bits))
+				return 2;
 			break;
 		case 'k':
 			clock = optarg;
 			break;
 		case 'm':
-			mbufs = (unsigned)atoi(optarg);
+			if (parse_uint("mbufs", optarg, 512, UINT32_MAX, &mbufs))
+				return 2;
 			break;
 		case 'f':
-			max_frame = (unsigned)atoi(optarg);
+			if (parse_uint("max-frame", optarg, 64, LR_MAX_FRAME, &max_frame))
+				return 2;
 			break;
 		case 'i':
-			idle_sleep = atoi(optarg);
+			if (parse_uint("idle-sleep-us", optarg, 0, 1000000, &idle_sleep))
+				return 2;
+			idle_sleep_set = true;
 			break;
 		default:
 			usage();
 			return 2;
 		}
 	}
-	if (control == NULL || lr.window_bits < 10 || lr.window_bits > 40 || max_frame < 64 ||
-	    max_frame > LR_MAX_FRAME || (strcmp(clock, "local") && strcmp(clock, "realtime"))) {
+	if (control == NULL || (strcmp(clock, "local") != 0 && strcmp(clock, "realtime") != 0)) {
 		usage();
 		return 2;
 	}
 	double cpus = cgroup_cpus();
-	lr.idle_sleep_us = idle_sleep >= 0 ? (unsigned)idle_sleep : (cpus > 0 && cpus < 2 ? 20 : 0);
+	lr.idle_sleep_us = idle_sleep_set ? idle_sleep : (cpus > 0 && cpus < 2 ? 20 : 0);
 	if (lr.idle_sleep_us)
 		printf("linerate-engine: the worker sleeps %u us when idle (cgroup CPU quota %.2f)\n", lr.idle_sleep_us, cpus);
 	lr.nports = rte_eth_dev_count_avail();
@@ -186,12 +214,12 @@ int main(int argc, char **argv)
 	lr.split = lr.rx_lcore < RTE_MAX_LCORE;
 	/* a frame of max_frame must fit one mbuf: the fast path writes frames contiguously */
 	lr.pool = rte_pktmbuf_pool_create("lr_pool", mbufs, 256, 0, (uint16_t)(RTE_PKTMBUF_HEADROOM + max_frame),
-					  rte_socket_id());
+					  (int)rte_socket_id());
 	/* zero-filled here; see build() in worker.c. Room for LR_MAX_HDR_TAG bytes even with a smaller
 	 * --max-frame: a zero-payload frame's head is copied as that many bytes. */
 	unsigned tx_room = max_frame > LR_MAX_HDR_TAG ? max_frame : LR_MAX_HDR_TAG;
 	lr.tx_pool = lr.pool ? rte_pktmbuf_pool_create("lr_tx_pool", mbufs, 256, 0,
-						     (uint16_t)(RTE_PKTMBUF_HEADROOM + tx_room), rte_socket_id())
+						     (uint16_t)(RTE_PKTMBUF_HEADROOM + tx_room), (int)rte_socket_id())
 			     : NULL;
 	if (lr.tx_pool)
 		lr_zero_tx_pool();

@@ -271,13 +271,13 @@ static void test_seqwin_set_range(void)
 		}
 		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
 		/* lengths 0..200 mostly, and now and then longer than the whole window */
-		uint64_t from = (x >> 8) % (1ull << 40), len = k % 97 ? x % 201 : x % (3 * NBITS);
+		uint64_t from = (x >> 8) % (1ull << 40), len = k % 97 ? x % 201 : x % (3ull * NBITS);
 		if (k % 5 == 0)
 			from = from / NBITS * NBITS + NBITS - x % 70; /* ending across the window's end */
 		for (uint64_t s = from; s < from + len; s++)
 			want[(s & (NBITS - 1)) >> 6] |= 1ull << (s & 63);
 		lr_seqwin_set_range(got, NBITS - 1, from, from + len);
-		if (memcmp(got, want, sizeof(got))) {
+		if (memcmp(got, want, sizeof(got)) != 0) {
 			CHECK(0, "set range %lu + %lu", (unsigned long)from, (unsigned long)len);
 			return;
 		}
@@ -286,12 +286,16 @@ static void test_seqwin_set_range(void)
 
 static long resident_kib(void)
 {
-	long pages = 0, rss = 0;
-	FILE *f = fopen("/proc/self/statm", "r");
-	if (f && fscanf(f, "%ld %ld", &pages, &rss) != 2)
-		rss = 0;
-	if (f)
+	char line[128] = "";
+	FILE *f = fopen("/proc/self/statm", "r"); /* "SIZE RESIDENT ..." in pages */
+	if (f) {
+		if (fgets(line, sizeof(line), f) == NULL)
+			line[0] = 0;
 		fclose(f);
+	}
+	char *end;
+	strtol(line, &end, 10);
+	long rss = strtol(end, NULL, 10);
 	return rss * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
@@ -317,7 +321,7 @@ static void test_seqwin_large(void)
 		lr_seqwin_reset(&w);
 	}
 	long grown = resident_kib() - before;
-	CHECK(grown < 16 * 1024, "a 1 GiB window made %ld KiB resident", grown);
+	CHECK(grown < 16L * 1024, "a 1 GiB window made %ld KiB resident", grown);
 	lr_seqwin_free(bits, nbits);
 }
 

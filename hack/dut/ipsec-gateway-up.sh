@@ -123,6 +123,7 @@ gateway() {
 		rm -f "$pidf" "$g/charon.vici"
 		# `ip netns exec` runs the command in a new mount namespace, so this bind mount of /run is seen by
 		# this charon only; exec keeps the PID, which is recorded for teardown.
+		# shellcheck disable=SC2016 # $1 is the inner sh's argument, not ours
 		STRONGSWAN_CONF=$g/strongswan.conf setsid ip netns exec "$ns" \
 			sh -c 'mount --bind "$1" /run && exec /usr/lib/ipsec/charon' sh "$g/run" \
 			</dev/null >>"$g/charon.out" 2>&1 &
