@@ -86,11 +86,12 @@ for c in /sys/fs/cgroup/*/kubepods; do
 done
 # (without the record of what existed before, remove nothing: cluster-up stopped before making it).
 # What is mounted below such a directory goes first (rm -rf cannot remove a mount point, and would leave the
-# directory half-removed); /run/netns only when no namespace is left in it (the DUT's are removed after us).
+# directory half-removed); /run/netns only when no namespace but our dead sandboxes' is left in it (a DUT's is
+# removed after us, and the bring-up removes the directory then: hack/lib/bringup.sh).
 for d in /run/containerd /var/lib/kubelet /var/log/containers /var/log/pods /var/lib/cni /run/netns /etc/cni /opt/cni; do
   [ -e "$d" ] && [ -f "$ST/preexisting" ] || continue
   grep -qx "$d" "$ST/preexisting" 2>/dev/null && continue
-  if [ "$d" = /run/netns ]; then lr_remove_netns_dir_if_empty; continue; fi
+  if [ "$d" = /run/netns ]; then lr_remove_netns_dir; continue; fi
   while read -r m; do
     umount "$m" 2>/dev/null || umount -l "$m"
   done < <(awk -v s="$d" '$5 == s || index($5, s "/") == 1 {print $5}' /proc/self/mountinfo | sort -r)

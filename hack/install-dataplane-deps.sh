@@ -8,7 +8,8 @@
 # clang's sanitizer and libFuzzer runtimes (libclang_rt.fuzzer, .asan, .ubsan) are in libclang-rt-14-dev, a
 # Recommends of clang on Debian 12: without it the fuzz target does not link on a fresh machine.
 set -euo pipefail
-pkgs=(libdpdk-dev dpdk dpdk-dev pkg-config build-essential clang libclang-rt-14-dev nftables iproute2 python3)
+# procps (ps, pgrep) and iproute2 (ip, ss, tc) are used by the tests and by the cluster scripts.
+pkgs=(libdpdk-dev dpdk dpdk-dev pkg-config build-essential clang libclang-rt-14-dev nftables iproute2 procps python3)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -297,6 +297,6 @@ lr_teardown() {
 	rm -rf "$LR_STATE"
 	# The DUT's namespaces were the last under /run/netns: if the bring-up made that directory, it goes now.
 	if [ -f "$LR_STATE.baseline" ] && ! grep -qx 'dir /run/netns' "$LR_STATE.baseline"; then
-		lr_remove_netns_dir_if_empty
+		lr_remove_netns_dir
 	fi
 }
