@@ -31,18 +31,22 @@ lr_require_root() { [ "$(id -u)" = 0 ] || lr_die "run as root: the cluster and t
 # namespaces, hugetlbfs, overlays, anything below the hard-coded cluster directories), the kubelet's cgroups,
 # those directories themselves, the hugepage reservation and processes that name our state directory.
 lr_machine_state() {
-	ip netns list 2>/dev/null | awk '{print "netns", $1}'
-	ip -o link show 2>/dev/null | awk -F': ' '{sub(/@.*/, "", $2); print "link", $2}'
+	# (each probe may find nothing: under set -e a loop's or pipeline's non-zero status must not end the caller)
+	local c d
+	ip netns list 2>/dev/null | awk '{print "netns", $1}' || true
+	ip -o link show 2>/dev/null | awk -F': ' '{sub(/@.*/, "", $2); print "link", $2}' || true
 	awk '$9 == "nsfs" || $9 == "hugetlbfs" || $9 == "overlay" || $5 ~ "^(/run/netns|/run/containerd|/var/lib/kubelet|/var/lib/cni)" {print "mount", $5}' /proc/self/mountinfo
-	for c in /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/kubepods*; do [ -e "$c" ] && echo "cgroup $c"; done
+	for c in /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/kubepods*; do
+		if [ -e "$c" ]; then echo "cgroup $c"; fi
+	done
 	for d in /run/containerd /var/lib/kubelet /var/log/containers /var/log/pods /var/lib/cni /run/netns /etc/cni /opt/cni; do
-		[ -e "$d" ] && echo "dir $d"
+		if [ -e "$d" ]; then echo "dir $d"; fi
 	done
 	echo "nr_hugepages $(cat /proc/sys/vm/nr_hugepages)"
-	# processes naming our state directory or the DUT's (containerd and its shims, the kubelet, charon)
-	pgrep -af -- "($LR_STATE|${DUT_STATE_ROOT:-/var/tmp/linerate-dut}/$LR_DUT)(/| |$)" 2>/dev/null |
-		awk -v self=$$ '$1 != self {$1 = ""; print "process" $0}'
-	true
+	# processes naming our state directory or the DUT's (containerd and its shims, the kubelet, etcd, charon);
+	# shells are left out: this script and its subshells name the state directory too
+	{ pgrep -af -- "($LR_STATE|${DUT_STATE_ROOT:-/var/tmp/linerate-dut}/$LR_DUT)(/| |$)" 2>/dev/null || true; } |
+		awk '$2 !~ /(^|\/)(ba)?sh$/ {$1 = ""; print "process" $0}'
 }
 
 # lr_baseline: the machine's state before the first bring-up of $LR_STATE (kept beside it, not in it: the
