@@ -72,7 +72,8 @@ fi
 for ns in $(echo "$ours_ns" | sort -u); do
   [ -e "/run/netns/$ns" ] || continue
   log "removing leftover network namespace $ns"
-  umount "/run/netns/$ns" 2>/dev/null || umount -l "/run/netns/$ns" 2>/dev/null; rm -f "/run/netns/$ns"
+  # (a copy mounted below the directory's self-mount keeps the file busy: it goes with the directory)
+  umount "/run/netns/$ns" 2>/dev/null || umount -l "/run/netns/$ns" 2>/dev/null; rm -f "/run/netns/$ns" 2>/dev/null
 done
 # 4. the bridge, sysctls, hugepages
 if [ -f "$ST/bridge" ]; then ip link del "$(cat "$ST/bridge")" 2>/dev/null; fi
