@@ -57,7 +57,9 @@ verify-generated: manifests generate ## Fail when generated code or CRDs are sta
 test: deps manifests generate vet engine ## Run every test: Go (unit, envtest, runner on the real engine) and the C engine.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	@# build every test binary in parallel first, then run them one package at a time
-	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) go test -count=1 -run '^$$' ./... >/dev/null
+	@# (their output only when one fails: it names what is missing, e.g. an envtest that cannot start)
+	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) go test -count=1 -run '^$$' ./... >$(LOCALBIN)/test-build.log 2>&1 || \
+		{ grep -v '^ok\|no test files' $(LOCALBIN)/test-build.log; exit 1; }
 	@# packages one at a time: the engine tests busy-poll a core each and time real traffic through the kernel
 	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) LINERATE_ENGINE=$(CURDIR)/dataplane/build/linerate-engine \
 		go test -p 1 $(GOTEST_FLAGS) ./...

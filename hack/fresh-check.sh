@@ -75,6 +75,7 @@ cp -a /etc/apt/sources.list.d/. "$R/etc/apt/sources.list.d/" 2>/dev/null || true
 [ -f /etc/apt/sources.list ] && cp /etc/apt/sources.list "$R/etc/apt/sources.list"
 find "$R/etc/apt/sources.list.d" -name '*.disabled*' -delete
 cp -L /etc/resolv.conf "$R/etc/resolv.conf"
+cp -L /etc/hosts "$R/etc/hosts" # localhost, as every installed machine has it (debootstrap writes none)
 if [ -d /usr/local/share/ca-certificates ]; then
 	cp -a /usr/local/share/ca-certificates/. "$R/usr/local/share/ca-certificates/"
 	chroot "$R" update-ca-certificates >/dev/null 2>&1
