@@ -78,7 +78,8 @@ func (r *TrafficTestReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if !equality.Semantic.DeepEqual(before, &tt.Status) {
 		if uerr := r.Status().Update(ctx, tt); uerr != nil {
 			if apierrors.IsConflict(uerr) {
-				return ctrl.Result{Requeue: true}, nil
+				// another writer was first: read the object again at once and redo this pass
+				return ctrl.Result{RequeueAfter: time.Millisecond}, nil
 			}
 			return ctrl.Result{}, errors.Join(err, uerr)
 		}

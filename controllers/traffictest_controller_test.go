@@ -153,7 +153,7 @@ func writeResults(t *testing.T, ns, test string, w testerWrites) {
 func sampleResults(sizes ...int32) *v1alpha1.Results {
 	r := &v1alpha1.Results{LineRateBitsPerSecond: 10_000_000_000}
 	for _, s := range sizes {
-		fps := int64(10_000_000_000 / ((int64(s) + 20) * 8) / 2)
+		fps := 10_000_000_000 / ((int64(s) + 20) * 8) / 2
 		r.Throughput = append(r.Throughput, v1alpha1.ThroughputResult{
 			FrameSize: s, Direction: "west->east", LossPercent: "0", Trials: 9, TrialSeconds: "11",
 			NDR: v1alpha1.Rate{FramesPerSecond: fps, L2BitsPerSecond: fps * int64(s) * 8, L1BitsPerSecond: fps * (int64(s) + 20) * 8, PercentOfLineRate: "50.00"},

@@ -102,5 +102,5 @@ type ImixProfileList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&ImixProfile{}, &ImixProfileList{})
+	register(&ImixProfile{}, &ImixProfileList{})
 }

@@ -599,5 +599,5 @@ type TrafficTestList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&TrafficTest{}, &TrafficTestList{})
+	register(&TrafficTest{}, &TrafficTestList{})
 }

@@ -144,11 +144,11 @@ func TestClosureNamesMissingLibraries(t *testing.T) {
 		default:
 			continue
 		}
-		real, err := filepath.EvalSymlinks(p)
+		resolved, err := filepath.EvalSymlinks(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		lib, err := os.ReadFile(real)
+		lib, err := os.ReadFile(resolved)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -72,8 +72,10 @@ func aptSimulate(want []string) ([]debPackage, error) {
 	if err != nil {
 		return nil, err
 	}
-	status.Close()
-	defer os.Remove(status.Name())
+	if err := status.Close(); err != nil {
+		return nil, err
+	}
+	defer func() { _ = os.Remove(status.Name()) }()
 	args := append([]string{"-s", "-q", "-o", "Dir::State::status=" + status.Name(), "-o", "APT::Install-Recommends=false",
 		"-o", "Debug::NoLocking=1", "install"}, want...)
 	cmd := exec.Command("apt-get", args...)
@@ -135,7 +137,7 @@ var skipPrefixes = []string{"usr/share/doc/", "usr/share/man/", "usr/share/info/
 func skipped(name string) bool {
 	for _, p := range skipPrefixes {
 		if strings.HasPrefix(name, p) {
-			return !(p == "usr/share/doc/" && strings.HasSuffix(name, "/copyright"))
+			return p != "usr/share/doc/" || !strings.HasSuffix(name, "/copyright")
 		}
 	}
 	return false

@@ -25,7 +25,7 @@ func checkLinkage(f File, src string, data []byte) error {
 	if err != nil {
 		return fmt.Errorf("--%s %s is not an ELF binary: %v", f.Flag, src, err)
 	}
-	defer e.Close()
+	defer func() { _ = e.Close() }() // an in-memory reader: nothing to release that can fail
 	if e.Machine != elf.EM_X86_64 {
 		return fmt.Errorf("--%s %s is built for %s, not x86-64", f.Flag, src, e.Machine)
 	}
@@ -69,33 +69,33 @@ func checkClosure(t *tree, roots []string, pluginDir string) (int, error) {
 	for len(queue) > 0 {
 		p := queue[0]
 		queue = queue[1:]
-		real := t.lookup(p)
-		if real == "" {
+		resolved := t.lookup(p)
+		if resolved == "" {
 			missing[path.Base(p)] = append(missing[path.Base(p)], "(listed) "+p)
 			continue
 		}
-		if seen[real] {
+		if seen[resolved] {
 			continue
 		}
-		seen[real] = true
-		e, err := elf.NewFile(bytes.NewReader(t.data[real]))
+		seen[resolved] = true
+		e, err := elf.NewFile(bytes.NewReader(t.data[resolved]))
 		if err != nil {
-			return checked, fmt.Errorf("/%s (from %s) is not an ELF file: %v", real, p, err)
+			return checked, fmt.Errorf("/%s (from %s) is not an ELF file: %v", resolved, p, err)
 		}
 		checked++
 		if interp := interpreter(e); interp != "" {
 			if t.lookup(interp) == "" {
-				missing[interp] = append(missing[interp], "/"+real)
+				missing[interp] = append(missing[interp], "/"+resolved)
 			}
 		}
 		needed, _ := e.ImportedLibraries()
 		runpath, _ := e.DynString(elf.DT_RUNPATH)
 		rpath, _ := e.DynString(elf.DT_RPATH)
-		e.Close()
+		_ = e.Close()
 		var dirs []string
 		for _, rp := range append(rpath, runpath...) {
 			for _, d := range strings.Split(rp, ":") {
-				dirs = append(dirs, clean(strings.ReplaceAll(d, "$ORIGIN", "/"+path.Dir(real))))
+				dirs = append(dirs, clean(strings.ReplaceAll(d, "$ORIGIN", "/"+path.Dir(resolved))))
 			}
 		}
 		dirs = append(dirs, libDirs...)
@@ -108,7 +108,7 @@ func checkClosure(t *tree, roots []string, pluginDir string) (int, error) {
 				}
 			}
 			if found == "" {
-				missing[lib] = append(missing[lib], "/"+real)
+				missing[lib] = append(missing[lib], "/"+resolved)
 				continue
 			}
 			queue = append(queue, found)

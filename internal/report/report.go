@@ -206,7 +206,6 @@ func Write(dir, name string, res *v1alpha1.Results, trials []results.Trial) erro
 	if err != nil {
 		return err
 	}
-	defer f.Close()
 	var dut *v1alpha1.DUTSpec
 	if res != nil {
 		dut = res.DUT
@@ -214,5 +213,10 @@ func Write(dir, name string, res *v1alpha1.Results, trials []results.Trial) erro
 	if res == nil {
 		res = &v1alpha1.Results{}
 	}
-	return page.Execute(f, map[string]any{"Name": name, "DUT": dut, "Charts": names, "Res": res, "Trials": len(trials)})
+	if err := page.Execute(f, map[string]any{"Name": name, "DUT": dut, "Charts": names, "Res": res, "Trials": len(trials)}); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close() // a full disk shows here: the page would be cut short
+
 }

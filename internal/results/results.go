@@ -120,7 +120,7 @@ func DecodeTrials(data []byte) ([]Trial, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", KeyTrials, err)
 	}
-	defer zr.Close()
+	defer func() { _ = zr.Close() }() // a reader: the data's errors come from reading it
 	var out []Trial
 	sc := bufio.NewScanner(zr)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)

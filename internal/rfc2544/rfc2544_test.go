@@ -147,7 +147,7 @@ func TestLatencyRepeatedAtTheNDR(t *testing.T) {
 		t.Errorf("latency ran at %d frames/s, the NDR is %d", l.Rate.FramesPerSecond, res.Throughput[0].NDR.FramesPerSecond)
 	}
 	a := l.Aggregate
-	if !(a.MinNs <= a.P50Ns && a.P50Ns <= a.P99Ns && a.P99Ns <= a.MaxNs && a.Frames > 0) {
+	if a.MinNs > a.P50Ns || a.P50Ns > a.P99Ns || a.P99Ns > a.MaxNs || a.Frames <= 0 {
 		t.Errorf("aggregate not ordered: %+v", a)
 	}
 	n := 0

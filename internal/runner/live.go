@@ -2,7 +2,6 @@ package runner
 
 import (
 	"net/http"
-	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -20,7 +19,6 @@ type Live struct {
 	lastFPS  *prometheus.GaugeVec
 	offered  prometheus.Gauge
 	steps    *prometheus.GaugeVec
-	mu       sync.Mutex
 }
 
 // NewLive registers the live metrics.

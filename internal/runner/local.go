@@ -139,14 +139,14 @@ func RunLocal(ctx context.Context, o LocalOptions) (*v1alpha1.Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer logf.Close()
+	defer func() { _ = logf.Close() }() // the engine's log: the run's result does not depend on it
 	fmt.Fprintf(o.Stderr, "linerate: %s: %d test(s), ports %s; engine log %s\n", tt.Name, len(p.Tests), describe(p, devs), logf.Name())
 	proc, err := Start(ctx, StartOptions{Binary: bin, Devices: devs, RunDir: o.RunDir, HugeDir: o.HugeDir, Log: logf,
 		Plan: p})
 	if err != nil {
 		return nil, err
 	}
-	defer proc.Close()
+	defer func() { _ = proc.Close() }() // the engine stops after the run; the run's own error is the one to report
 	r := rfc2544.New(p, proc.Client, consoleSink{o.Stderr}, rfc2544.Options{Baseline: baseline})
 	res, runErr := r.Run(ctx)
 	if o.Report != "" {

@@ -122,7 +122,7 @@ func RunPod(ctx context.Context, o PodOptions) error {
 	if err != nil {
 		return fail("EngineFailed", err)
 	}
-	defer proc.Close()
+	defer func() { _ = proc.Close() }() // the engine stops after the run; the run's own error is the one to report
 	var eng engine.Engine = proc.Client
 	if len(o.RemoteEngine) > 0 {
 		if len(local) != 1 || len(p.Ports) != 2 || o.RemoteEngine[p.Ports[1].Name] == "" || local[0].Name != p.Ports[0].Name {

@@ -13,7 +13,7 @@ import (
 func (e *Engine) Measure(size int) search.Measure {
 	_, _ = e.Stream(context.Background(), engine.StreamConfig{ID: 0, TX: 0, RX: 1, Src: "198.18.1.2", Dst: "198.19.1.2", Sizes: []int{size}})
 	line := e.DUT.lineFPS(float64(size))
-	return func(ctx context.Context, rate float64, d time.Duration, purpose string) (search.Measurement, error) {
+	return func(ctx context.Context, rate float64, d time.Duration, _ string) (search.Measurement, error) {
 		r, err := e.RunTrial(ctx, engine.TrialConfig{Streams: []int{0}, RatesFPS: []float64{rate / 100 * line}, Duration: d,
 			Stall: 2 * time.Second}, nil)
 		if err != nil {

@@ -92,7 +92,10 @@ func main() {
 			r[0].NDR, r[0].Trials, r[0].TrialTime.Seconds(), r[1].NDR, r[1].Trials, r[1].TrialTime.Seconds(),
 			r[1].TrialTime.Seconds()/r[0].TrialTime.Seconds())
 	}
-	w.Flush()
+	if err := w.Flush(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench-search:", err)
+		os.Exit(1)
+	}
 	n := float64(len(duts))
 	fmt.Printf("\nNDR only, %d DUTs:\n", len(duts))
 	fmt.Printf("  Binary:     %.1f trials, %.0f s traffic per search (%.0f s with %s overhead per trial)\n",
