@@ -20,59 +20,71 @@ const (
 
 // ImixEntry is one frame size of a mix and its weight, counted in frames (not bytes).
 type ImixEntry struct {
-	// FrameSize is the Ethernet frame size in bytes, FCS included (RFC 2544 convention).
+	// frameSize is the Ethernet frame size in bytes, FCS included (RFC 2544 convention).
 	// +kubebuilder:validation:Minimum=64
 	// +kubebuilder:validation:Maximum=9216
+	// +required
 	FrameSize int32 `json:"frameSize"`
-	// Weight is the relative number of frames of this size.
+	// weight is the relative number of frames of this size.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000000
+	// +required
 	Weight int32 `json:"weight"`
 }
 
 // ImixSpec is a mix of frame sizes.
 // +kubebuilder:validation:XValidation:rule="self.entries.all(a, self.entries.exists_one(b, b.frameSize == a.frameSize))",message="entries: each frameSize may appear only once"
 type ImixSpec struct {
-	// Entries are the sizes of the mix with their weights.
+	// entries are the sizes of the mix with their weights.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=32
 	// +listType=atomic
+	// +required
 	Entries []ImixEntry `json:"entries"`
-	// Order of the frames within one cycle of the mix.
+	// order of the frames within one cycle of the mix.
 	// +kubebuilder:default=Interleaved
 	// +optional
 	Order ImixOrder `json:"order,omitempty"`
-	// Seed of the Random order.
+	// seed of the Random order.
 	// +optional
 	Seed int64 `json:"seed,omitempty"`
 }
 
 // ImixShare is what one size contributes to a mix.
 type ImixShare struct {
+	// frameSize is the Ethernet frame size in bytes, FCS included (the RFC 2544 convention).
+	// +required
 	FrameSize int32 `json:"frameSize"`
-	// FramesPercent is the share of frames, in percent.
+	// framesPercent is the share of frames, in percent.
+	// +required
 	FramesPercent string `json:"framesPercent"`
-	// L1BytesPercent is the share of bytes on the wire (frame + 20 B preamble and gap), in percent.
+	// l1BytesPercent is the share of bytes on the wire (frame + 20 B preamble and gap), in percent.
+	// +required
 	L1BytesPercent string `json:"l1BytesPercent"`
 }
 
 // ImixProfileStatus describes the mix as the tester will send it.
 type ImixProfileStatus struct {
-	// +optional
-	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-	// AverageFrameSize is the mean frame size in bytes (FCS included).
-	// +optional
-	AverageFrameSize string `json:"averageFrameSize,omitempty"`
-	// CycleLength is the number of frames after which the schedule repeats.
-	// +optional
-	CycleLength int32 `json:"cycleLength,omitempty"`
-	// +optional
-	// +listType=atomic
-	Shares []ImixShare `json:"shares,omitempty"`
+	// conditions report whether the mix is valid (type Valid), with the reason when it is not.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// +patchStrategy=merge
+	// +patchMergeKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+	// observedGeneration is the spec generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// averageFrameSize is the mean frame size in bytes (FCS included).
+	// +optional
+	AverageFrameSize string `json:"averageFrameSize,omitempty"`
+	// cycleLength is the number of frames after which the schedule repeats.
+	// +optional
+	CycleLength int32 `json:"cycleLength,omitempty"`
+	// shares is what each frame size contributes to the mix: its share of frames, of L2 bytes and of L1 bytes.
+	// +optional
+	// +listType=atomic
+	Shares []ImixShare `json:"shares,omitempty"`
 }
 
 // +kubebuilder:object:root=true
@@ -85,10 +97,16 @@ type ImixProfileStatus struct {
 
 // ImixProfile is a reusable mix of frame sizes for IMIX throughput tests.
 type ImixProfile struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object metadata.
+	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   ImixSpec          `json:"spec"`
+	// spec is the mix of frame sizes and the order in which they are sent.
+	// +required
+	Spec ImixSpec `json:"spec"`
+	// status is the mix as the tester will send it, computed by the operator.
+	// +optional
 	Status ImixProfileStatus `json:"status,omitempty"`
 }
 

@@ -64,43 +64,52 @@ const (
 
 // TrafficTestStatus is what the operator observed and measured.
 type TrafficTestStatus struct {
-	// ObservedGeneration is the spec generation this status describes.
-	// +optional
-	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-	// +optional
-	Phase Phase `json:"phase,omitempty"`
+	// conditions are the run's conditions: PlanReady, TesterReady, Complete, Failed and ExpectationsMet, each
+	// with the reason, a message and the observedGeneration it describes.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// +patchStrategy=merge
+	// +patchMergeKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+	// observedGeneration is the spec generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// phase is where the run is: Pending (the plan and the tester pods are being made), Running, Succeeded
+	// (the run finished: read the verdict), Failed (the Failed condition says why; what was measured is kept)
+	// or Suspended.
+	// +optional
+	Phase Phase `json:"phase,omitempty"`
+	// startTime is when the tester pods were created for this run.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// completionTime is when the run ended, successfully or not.
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
-	// Progress is what the tester is doing now.
+	// progress is what the tester is doing now.
 	// +optional
 	Progress *Progress `json:"progress,omitempty"`
-	// Headline is a one-line summary of the main result, e.g. "NDR 1518B: 9.87 Gbit/s (98.7%)".
+	// headline is a one-line summary of the main result, e.g. "NDR 1518B: 9.87 Gbit/s (98.7%)".
 	// +optional
 	Headline string `json:"headline,omitempty"`
-	// Results are the RFC 2544 result tables.
+	// results are the RFC 2544 result tables.
 	// +optional
 	Results *Results `json:"results,omitempty"`
-	// Verdict of the expectations.
+	// verdict of the expectations.
 	// +optional
 	Verdict Verdict `json:"verdict,omitempty"`
-	// Failures lists the expectations that were not met.
+	// failures lists the expectations that were not met.
 	// +optional
 	// +listType=atomic
 	Failures []string `json:"failures,omitempty"`
-	// ResultsConfigMap holds every trial record (trials.jsonl.gz), the result tables (results.json) and the
+	// resultsConfigMap holds every trial record (trials.jsonl.gz), the result tables (results.json) and the
 	// tester's progress; it outlives the tester pods and is deleted with the TrafficTest.
 	// +optional
 	ResultsConfigMap string `json:"resultsConfigMap,omitempty"`
-	// TrialsMeasured counts trial records in ResultsConfigMap.
+	// trialsMeasured counts trial records in ResultsConfigMap.
 	// +optional
 	TrialsMeasured int32 `json:"trialsMeasured,omitempty"`
-	// TesterPods are the pods running the test.
+	// testerPods are the pods running the test.
 	// +optional
 	// +listType=atomic
 	TesterPods []string `json:"testerPods,omitempty"`
@@ -108,30 +117,31 @@ type TrafficTestStatus struct {
 
 // Progress is the tester's live position in the test plan.
 type Progress struct {
-	// Test running now.
+	// test running now.
 	// +optional
 	Test TestKind `json:"test,omitempty"`
-	// FrameSize being measured (0 for IMIX).
+	// frameSize being measured (0 for IMIX).
 	// +optional
 	FrameSize int32 `json:"frameSize,omitempty"`
-	// Direction being measured, e.g. west->east.
+	// direction being measured, e.g. west->east.
 	// +optional
 	Direction string `json:"direction,omitempty"`
-	// Trial number within the whole run.
+	// trial number within the whole run.
 	// +optional
 	Trial int32 `json:"trial,omitempty"`
-	// OfferedRate of the current trial in percent of line rate.
+	// offeredRate of the current trial in percent of line rate.
 	// +optional
 	OfferedRate string `json:"offeredRate,omitempty"`
-	// StepsDone and StepsTotal count (test, size) steps of the plan.
+	// stepsDone and StepsTotal count (test, size) steps of the plan.
 	// +optional
 	StepsDone int32 `json:"stepsDone,omitempty"`
+	// stepsTotal is the number of (test, frame size) steps in the plan.
 	// +optional
 	StepsTotal int32 `json:"stepsTotal,omitempty"`
-	// Summary is a short human line for kubectl get.
+	// summary is a short human line for kubectl get.
 	// +optional
 	Summary string `json:"summary,omitempty"`
-	// UpdateTime is when the tester last reported.
+	// updateTime is when the tester last reported.
 	// +optional
 	UpdateTime *metav1.Time `json:"updateTime,omitempty"`
 }
@@ -140,35 +150,42 @@ type Progress struct {
 // and the operator copies them here. Rates are integers in bit/s and frames/s; percentages are decimal
 // strings.
 type Results struct {
-	// DUT as described in the spec when the run started.
+	// dut as described in the spec when the run started.
 	// +optional
 	DUT *DUTSpec `json:"dut,omitempty"`
-	// LineRateBitsPerSecond is the nominal L1 rate of the ports.
+	// lineRateBitsPerSecond is the nominal L1 rate of the ports.
 	// +optional
 	LineRateBitsPerSecond int64 `json:"lineRateBitsPerSecond,omitempty"`
+	// throughput is the RFC 2544 §26.1 table: the NDR (and PDR) per frame size and direction.
 	// +optional
 	// +listType=atomic
 	Throughput []ThroughputResult `json:"throughput,omitempty"`
+	// latency is the RFC 2544 §26.2 table: latency at the NDR per frame size and direction, measured on every
+	// frame.
 	// +optional
 	// +listType=atomic
 	Latency []LatencyResult `json:"latency,omitempty"`
+	// frameLoss is the RFC 2544 §26.3 table: the loss curve per frame size and direction, from the top rate
+	// down in steps.
 	// +optional
 	// +listType=atomic
 	FrameLoss []FrameLossResult `json:"frameLoss,omitempty"`
+	// backToBack is the RFC 2544 §26.4 table: the longest burst at line rate the DUT forwards without loss.
 	// +optional
 	// +listType=atomic
 	BackToBack []BackToBackResult `json:"backToBack,omitempty"`
+	// imix is the throughput of the IMIX (spec.imix) per direction, with the loss of each size class.
 	// +optional
 	// +listType=atomic
 	Imix []ImixResult `json:"imix,omitempty"`
-	// Diagnosis says from the frame-size sweep whether the DUT is limited in bit/s or frames/s.
+	// diagnosis says from the frame-size sweep whether the DUT is limited in bit/s or frames/s.
 	// +optional
 	Diagnosis *Diagnosis `json:"diagnosis,omitempty"`
-	// Penalty against the baseline TrafficTest, per frame size and direction.
+	// penalty against the baseline TrafficTest, per frame size and direction.
 	// +optional
 	// +listType=atomic
 	Penalty []PenaltyResult `json:"penalty,omitempty"`
-	// Notes the tester wants the user to read (tester saturated, latency not valid across nodes, ...).
+	// notes the tester wants the user to read (tester saturated, latency not valid across nodes, ...).
 	// +optional
 	// +listType=atomic
 	Notes []string `json:"notes,omitempty"`
@@ -176,84 +193,135 @@ type Results struct {
 
 // Rate is one rate in every unit a network engineer asks for.
 type Rate struct {
-	// L1BitsPerSecond counts frame bytes plus 20 B of preamble and inter-frame gap.
+	// l1BitsPerSecond counts frame bytes plus 20 B of preamble and inter-frame gap.
+	// +required
 	L1BitsPerSecond int64 `json:"l1BitsPerSecond"`
-	// L2BitsPerSecond counts frame bytes, FCS included.
+	// l2BitsPerSecond counts frame bytes, FCS included.
+	// +required
 	L2BitsPerSecond int64 `json:"l2BitsPerSecond"`
-	// FramesPerSecond.
+	// framesPerSecond is the rate in frames per second.
+	// +required
 	FramesPerSecond int64 `json:"framesPerSecond"`
-	// PercentOfLineRate (L1).
+	// percentOfLineRate is the rate in percent of traffic.lineRate, counted at L1 (frame + 20 B preamble and
+	// gap).
+	// +required
 	PercentOfLineRate string `json:"percentOfLineRate"`
 }
 
 // Spread summarises repetitions of one measurement.
 type Spread struct {
+	// repetitions is the number of measurements summarised.
+	// +required
 	Repetitions int32 `json:"repetitions"`
-	// Mean, StdDev, Min, Max in frames/s.
-	Mean   int64 `json:"mean"`
+	// mean of the measurements, in frames/s (back-to-back: in frames).
+	// +required
+	Mean int64 `json:"mean"`
+	// stdDev is the sample standard deviation, in the unit of mean.
+	// +required
 	StdDev int64 `json:"stdDev"`
-	Min    int64 `json:"min"`
-	Max    int64 `json:"max"`
+	// min is the smallest measurement, in the unit of mean.
+	// +required
+	Min int64 `json:"min"`
+	// max is the largest measurement, in the unit of mean.
+	// +required
+	Max int64 `json:"max"`
 }
 
 // ThroughputResult is the NDR (and PDR) at one frame size and direction.
 type ThroughputResult struct {
-	FrameSize int32  `json:"frameSize"`
+	// frameSize is the Ethernet frame size in bytes, FCS included (the RFC 2544 convention).
+	// +required
+	FrameSize int32 `json:"frameSize"`
+	// direction is the traffic direction this row measures, "<from port>-><to port>" by the ports' names (e.g.
+	// west->east).
+	// +required
 	Direction string `json:"direction"`
-	// NDR is the highest rate whose validation trial lost at most lossTolerance.
+	// ndr is the highest rate whose validation trial lost at most lossTolerance.
+	// +required
 	NDR Rate `json:"ndr"`
-	// LossPercent of the validation trial at the NDR.
+	// lossPercent of the validation trial at the NDR.
+	// +required
 	LossPercent string `json:"lossPercent"`
-	// PDR at pdrLossTolerance, when asked for.
+	// pdr at pdrLossTolerance, when asked for.
 	// +optional
 	PDR *Rate `json:"pdr,omitempty"`
-	// Spread of the NDR over repetitions (frames/s).
+	// spread of the NDR over repetitions (frames/s).
 	// +optional
 	Spread *Spread `json:"spread,omitempty"`
-	// Latency measured on every frame of the validation trial.
+	// latency measured on every frame of the validation trial.
 	// +optional
 	Latency *LatencySummary `json:"latency,omitempty"`
-	// Trials the search used and their total traffic time in seconds.
-	Trials       int32  `json:"trials"`
+	// trials is the number of trials the search used for this row.
+	// +required
+	Trials int32 `json:"trials"`
+	// trialSeconds is the total traffic time of those trials, in seconds.
+	// +required
 	TrialSeconds string `json:"trialSeconds"`
-	// TesterLimited is true when the tester could not offer more: the DUT may be faster.
+	// testerLimited is true when the tester could not offer more: the DUT may be faster.
 	// +optional
 	TesterLimited bool `json:"testerLimited,omitempty"`
 }
 
 // LatencySummary is a latency distribution; all values in nanoseconds.
 type LatencySummary struct {
-	// Valid is false when the tester cannot measure latency correctly (e.g. unsynchronised clocks
+	// valid is false when the tester cannot measure latency correctly (e.g. unsynchronised clocks
 	// across two nodes); the other fields are then empty.
-	Valid  bool  `json:"valid"`
+	// +required
+	Valid bool `json:"valid"`
+	// frames is the number of frames whose latency was measured.
+	// +optional
 	Frames int64 `json:"frames,omitempty"`
-	MinNs  int64 `json:"minNs,omitempty"`
+	// minNs is the smallest latency, in nanoseconds.
+	// +optional
+	MinNs int64 `json:"minNs,omitempty"`
+	// meanNs is the mean latency, in nanoseconds.
+	// +optional
 	MeanNs int64 `json:"meanNs,omitempty"`
-	P50Ns  int64 `json:"p50Ns,omitempty"`
-	P90Ns  int64 `json:"p90Ns,omitempty"`
-	P99Ns  int64 `json:"p99Ns,omitempty"`
+	// p50Ns is the median latency (RFC 8219's typical latency), in nanoseconds.
+	// +optional
+	P50Ns int64 `json:"p50Ns,omitempty"`
+	// p90Ns is the 90th percentile of latency, in nanoseconds.
+	// +optional
+	P90Ns int64 `json:"p90Ns,omitempty"`
+	// p99Ns is the 99th percentile of latency, in nanoseconds.
+	// +optional
+	P99Ns int64 `json:"p99Ns,omitempty"`
+	// p999Ns is the 99.9th percentile of latency (RFC 8219's worst-case latency), in nanoseconds.
+	// +optional
 	P999Ns int64 `json:"p999Ns,omitempty"`
-	// P9999Ns is the 99.99th percentile.
+	// p9999Ns is the 99.99th percentile.
+	// +optional
 	P9999Ns int64 `json:"p9999Ns,omitempty"`
-	MaxNs   int64 `json:"maxNs,omitempty"`
-	// PDVNs is the packet delay variation (RFC 5481: p99.9 minus min).
+	// maxNs is the largest latency, in nanoseconds.
+	// +optional
+	MaxNs int64 `json:"maxNs,omitempty"`
+	// pdvNs is the packet delay variation (RFC 5481: p99.9 minus min).
+	// +optional
 	PDVNs int64 `json:"pdvNs,omitempty"`
-	// JitterNs is the RFC 3550 interarrival jitter, one sample per TX timestamp (a TX burst shares one).
+	// jitterNs is the RFC 3550 interarrival jitter, one sample per TX timestamp (a TX burst shares one).
+	// +optional
 	JitterNs int64 `json:"jitterNs,omitempty"`
-	// Reason latency is not valid.
+	// reason latency is not valid.
 	// +optional
 	Reason string `json:"reason,omitempty"`
 }
 
 // LatencyResult is the latency test at one frame size and direction.
 type LatencyResult struct {
-	FrameSize int32  `json:"frameSize"`
+	// frameSize is the Ethernet frame size in bytes, FCS included (the RFC 2544 convention).
+	// +required
+	FrameSize int32 `json:"frameSize"`
+	// direction is the traffic direction this row measures, "<from port>-><to port>" by the ports' names (e.g.
+	// west->east).
+	// +required
 	Direction string `json:"direction"`
-	// Rate the latency was measured at (the NDR).
+	// rate the latency was measured at (the NDR).
+	// +required
 	Rate Rate `json:"rate"`
-	// Aggregate over all repetitions; MeanNs is the mean of the repetition means (RFC 2544).
+	// aggregate over all repetitions; MeanNs is the mean of the repetition means (RFC 2544).
+	// +required
 	Aggregate LatencySummary `json:"aggregate"`
-	// Repetitions each summarised.
+	// repetitions each summarised.
 	// +listType=atomic
 	// +optional
 	Repetitions []LatencySummary `json:"repetitions,omitempty"`
@@ -261,79 +329,141 @@ type LatencyResult struct {
 
 // FrameLossPoint is one step of the frame loss curve.
 type FrameLossPoint struct {
+	// percentOfLineRate is the offered rate of this step, in percent of traffic.lineRate (L1).
+	// +required
 	PercentOfLineRate string `json:"percentOfLineRate"`
-	LossPercent       string `json:"lossPercent"`
-	TxFrames          int64  `json:"txFrames"`
-	RxFrames          int64  `json:"rxFrames"`
+	// lossPercent is (tx − rx) × 100 ÷ tx at this step (RFC 2544 §26.3).
+	// +required
+	LossPercent string `json:"lossPercent"`
+	// txFrames is the number of frames the tester sent in this step's trial.
+	// +required
+	TxFrames int64 `json:"txFrames"`
+	// rxFrames is the number of those frames that came back (duplicates not counted).
+	// +required
+	RxFrames int64 `json:"rxFrames"`
 }
 
 // FrameLossResult is the frame loss curve at one frame size and direction.
 type FrameLossResult struct {
-	FrameSize int32  `json:"frameSize"`
+	// frameSize is the Ethernet frame size in bytes, FCS included (the RFC 2544 convention).
+	// +required
+	FrameSize int32 `json:"frameSize"`
+	// direction is the traffic direction this row measures, "<from port>-><to port>" by the ports' names (e.g.
+	// west->east).
+	// +required
 	Direction string `json:"direction"`
+	// points are the steps of the curve, from the highest rate down.
 	// +listType=atomic
+	// +required
 	Points []FrameLossPoint `json:"points"`
 }
 
 // BackToBackResult is the longest loss-free burst at one frame size and direction.
 type BackToBackResult struct {
-	FrameSize int32  `json:"frameSize"`
+	// frameSize is the Ethernet frame size in bytes, FCS included (the RFC 2544 convention).
+	// +required
+	FrameSize int32 `json:"frameSize"`
+	// direction is the traffic direction this row measures, "<from port>-><to port>" by the ports' names (e.g.
+	// west->east).
+	// +required
 	Direction string `json:"direction"`
-	// Frames is the mean burst length over repetitions.
-	Frames int64  `json:"frames"`
+	// frames is the mean burst length over repetitions.
+	// +required
+	Frames int64 `json:"frames"`
+	// spread of the burst length over the repetitions, in frames.
+	// +required
 	Spread Spread `json:"spread"`
-	// BurstSeconds is the mean burst length in seconds at line rate.
+	// burstSeconds is the mean burst length in seconds at line rate.
+	// +required
 	BurstSeconds string `json:"burstSeconds"`
 }
 
 // ImixClassResult is the loss of one size class of an IMIX.
 type ImixClassResult struct {
-	FrameSize   int32  `json:"frameSize"`
-	TxFrames    int64  `json:"txFrames"`
-	RxFrames    int64  `json:"rxFrames"`
+	// frameSize is this class's Ethernet frame size in bytes, FCS included.
+	// +required
+	FrameSize int32 `json:"frameSize"`
+	// txFrames is the number of frames of this size the tester sent.
+	// +required
+	TxFrames int64 `json:"txFrames"`
+	// rxFrames is the number of frames of this size that came back.
+	// +required
+	RxFrames int64 `json:"rxFrames"`
+	// lossPercent is this class's loss, (tx − rx) × 100 ÷ tx.
+	// +required
 	LossPercent string `json:"lossPercent"`
 }
 
 // ImixResult is the IMIX throughput in one direction.
 type ImixResult struct {
+	// direction is the traffic direction this row measures, "<from port>-><to port>" by the ports' names (e.g.
+	// west->east).
+	// +required
 	Direction string `json:"direction"`
-	// AverageFrameSize of the mix in bytes.
+	// averageFrameSize of the mix in bytes.
+	// +required
 	AverageFrameSize string `json:"averageFrameSize"`
-	NDR              Rate   `json:"ndr"`
-	LossPercent      string `json:"lossPercent"`
-	// Classes at the NDR's validation trial.
+	// ndr is the highest rate of the mix whose validation trial lost at most lossTolerance.
+	// +required
+	NDR Rate `json:"ndr"`
+	// lossPercent of the validation trial at the NDR.
+	// +required
+	LossPercent string `json:"lossPercent"`
+	// classes at the NDR's validation trial.
 	// +listType=atomic
+	// +required
 	Classes []ImixClassResult `json:"classes"`
-	// Loss per class at the first rate above the NDR, which shows which sizes the DUT drops first.
+	// classesAboveNDR is the loss per class at the first rate above the NDR: it shows which sizes the DUT
+	// drops first.
 	// +listType=atomic
 	// +optional
 	ClassesAboveNDR []ImixClassResult `json:"classesAboveNDR,omitempty"`
+	// latency measured on every frame of the NDR's validation trial.
 	// +optional
-	Latency       *LatencySummary `json:"latency,omitempty"`
-	Trials        int32           `json:"trials"`
-	TesterLimited bool            `json:"testerLimited,omitempty"`
+	Latency *LatencySummary `json:"latency,omitempty"`
+	// trials is the number of trials the search used.
+	// +required
+	Trials int32 `json:"trials"`
+	// testerLimited is true when the tester could not offer more: the DUT may be faster.
+	// +optional
+	TesterLimited bool `json:"testerLimited,omitempty"`
 }
 
 // Diagnosis of what limits the DUT, fitted over the frame-size sweep: time per frame = a + b*bytes.
 type Diagnosis struct {
+	// direction is the traffic direction this row measures, "<from port>-><to port>" by the ports' names (e.g.
+	// west->east).
+	// +required
 	Direction string `json:"direction"`
-	// Bound is FramesPerSecond (per-frame cost dominates: NIC, stack, dispatch), BitsPerSecond
+	// bound is FramesPerSecond (per-frame cost dominates: NIC, stack, dispatch), BitsPerSecond
 	// (per-byte cost dominates: crypto, bus), Mixed (frames/s-bound for small frames, bit/s-bound for
 	// large ones) or LineRate (the DUT kept up with the line).
+	// +required
 	Bound string `json:"bound"`
-	// PerFrameNs and PerByteNs are the fitted costs.
+	// perFrameNs is the fitted fixed cost per frame, in nanoseconds.
+	// +required
 	PerFrameNs string `json:"perFrameNs"`
-	PerByteNs  string `json:"perByteNs"`
-	// Explanation in one sentence.
+	// perByteNs is the fitted cost per byte, in nanoseconds.
+	// +required
+	PerByteNs string `json:"perByteNs"`
+	// explanation in one sentence.
+	// +required
 	Explanation string `json:"explanation"`
 }
 
 // PenaltyResult compares the NDR with the baseline's at one size and direction.
 type PenaltyResult struct {
-	FrameSize int32  `json:"frameSize"`
+	// frameSize is the Ethernet frame size in bytes, FCS included (the RFC 2544 convention).
+	// +required
+	FrameSize int32 `json:"frameSize"`
+	// direction is the traffic direction this row measures, "<from port>-><to port>" by the ports' names (e.g.
+	// west->east).
+	// +required
 	Direction string `json:"direction"`
-	// Percent of the baseline's L2 throughput lost.
+	// percent of the baseline's L2 throughput lost.
+	// +required
 	Percent string `json:"percent"`
-	// L2BitsPerSecond lost.
+	// l2BitsPerSecond lost.
+	// +required
 	L2BitsPerSecond int64 `json:"l2BitsPerSecond"`
 }

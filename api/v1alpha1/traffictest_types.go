@@ -90,14 +90,15 @@ type Percent string
 // +kubebuilder:validation:XValidation:rule="!has(self.frameSizes) || !(has(self.traffic.ipVersion) && self.traffic.ipVersion == 6) || self.frameSizes.all(s, s >= 84 + (has(self.traffic.vlan) ? 4 : 0))",message="frameSizes: IPv6/UDP frames with linerate's 18 B tag need at least 84 B (88 B with VLAN)"
 // +kubebuilder:validation:XValidation:rule="!has(self.frameSizes) || !has(self.traffic.vlan) || self.frameSizes.all(s, s >= 68)",message="frameSizes: with a VLAN tag the smallest frame is 68 B"
 type TrafficTestSpec struct {
-	// Tests to run, in RFC 2544 order whatever the order given here. Latency, frameLoss and backToBack
+	// tests to run, in RFC 2544 order whatever the order given here. Latency, frameLoss and backToBack
 	// use the throughput result of the same frame size, so throughput is run for them when missing.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=5
 	// +listType=set
+	// +required
 	Tests []TestKind `json:"tests"`
 
-	// FrameSizes are Ethernet frame sizes in bytes as RFC 2544 counts them: from destination MAC to FCS,
+	// frameSizes are Ethernet frame sizes in bytes as RFC 2544 counts them: from destination MAC to FCS,
 	// VLAN tag included. Defaults to the RFC 2544 set 64, 128, 256, 512, 1024, 1280, 1518 when neither
 	// this nor ipPacketSizes is given.
 	// +kubebuilder:validation:MaxItems=32
@@ -107,7 +108,7 @@ type TrafficTestSpec struct {
 	// +optional
 	FrameSizes []int32 `json:"frameSizes,omitempty"`
 
-	// IPPacketSizes are IP packet sizes in bytes (what an MTU limits: IP header to end of payload). The
+	// ipPacketSizes are IP packet sizes in bytes (what an MTU limits: IP header to end of payload). The
 	// frame on the wire is 18 B larger (Ethernet header + FCS), 22 B with a VLAN tag.
 	// +kubebuilder:validation:MaxItems=32
 	// +kubebuilder:validation:items:Minimum=46
@@ -116,83 +117,84 @@ type TrafficTestSpec struct {
 	// +optional
 	IPPacketSizes []int32 `json:"ipPacketSizes,omitempty"`
 
-	// Imix is the frame size mix of the imixThroughput test.
+	// imix is the frame size mix of the imixThroughput test.
 	// +optional
 	Imix *ImixSource `json:"imix,omitempty"`
 
-	// Durations of the phases of every trial.
+	// durations of the phases of every trial.
 	// +kubebuilder:default={}
 	// +optional
 	Durations Durations `json:"durations,omitzero"`
 
-	// Throughput search parameters (also used by imixThroughput).
+	// throughput search parameters (also used by imixThroughput).
 	// +kubebuilder:default={}
 	// +optional
 	Throughput ThroughputParams `json:"throughput,omitzero"`
 
-	// Latency test parameters.
+	// latency test parameters.
 	// +kubebuilder:default={}
 	// +optional
 	Latency LatencyParams `json:"latency,omitzero"`
 
-	// FrameLoss test parameters.
+	// frameLoss test parameters.
 	// +kubebuilder:default={}
 	// +optional
 	FrameLoss FrameLossParams `json:"frameLoss,omitzero"`
 
-	// BackToBack test parameters.
+	// backToBack test parameters.
 	// +kubebuilder:default={}
 	// +optional
 	BackToBack BackToBackParams `json:"backToBack,omitzero"`
 
-	// Traffic is what the frames look like and where they go.
+	// traffic is what the frames look like and where they go.
 	// +kubebuilder:default={}
 	// +optional
 	Traffic TrafficParams `json:"traffic,omitzero"`
 
-	// Ports are the tester's two ports, each wired to one side of the DUT. Traffic of a unidirectional
+	// ports are the tester's two ports, each wired to one side of the DUT. Traffic of a unidirectional
 	// test goes from ports[0] to ports[1].
 	// +kubebuilder:validation:MinItems=2
 	// +kubebuilder:validation:MaxItems=2
 	// +listType=map
 	// +listMapKey=name
+	// +required
 	Ports []PortSpec `json:"ports"`
 
-	// Tester places and sizes the tester pod(s).
+	// tester places and sizes the tester pod(s).
 	// +kubebuilder:default={}
 	// +optional
 	Tester TesterSpec `json:"tester,omitzero"`
 
-	// DUT describes the device under test; it is carried into the results.
+	// dut describes the device under test; it is carried into the results.
 	// +kubebuilder:default={}
 	// +optional
 	DUT DUTSpec `json:"dut,omitzero"`
 
-	// Baseline names another TrafficTest in this namespace (e.g. the same path without encryption) whose
+	// baseline names another TrafficTest in this namespace (e.g. the same path without encryption) whose
 	// throughput results the penalty is reported against.
 	// +optional
 	Baseline *LocalTestReference `json:"baseline,omitempty"`
 
-	// Expectations turn results into a Passed/Failed verdict for regression testing.
+	// expectations turn results into a Passed/Failed verdict for regression testing.
 	// +optional
 	Expectations *Expectations `json:"expectations,omitempty"`
 
-	// Suspend keeps the test from starting, or stops a running one (its pods are deleted, measured
+	// suspend keeps the test from starting, or stops a running one (its pods are deleted, measured
 	// results are kept); setting it back to false starts the test from the beginning.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
 
-	// Cancel ends the test for good with the phase Failed and the reason Cancelled, keeping what was
+	// cancel ends the test for good with the phase Failed and the reason Cancelled, keeping what was
 	// measured.
 	// +optional
 	Cancel bool `json:"cancel,omitempty"`
 
-	// ActiveDeadlineSeconds bounds the whole run; past it the test fails with DeadlineExceeded.
+	// activeDeadlineSeconds bounds the whole run; past it the test fails with DeadlineExceeded.
 	// +kubebuilder:validation:Minimum=1
 	// +optional
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
 
-	// TTLSecondsAfterFinished deletes the finished TrafficTest (and everything it owns) after this time.
+	// ttlSecondsAfterFinished deletes the finished TrafficTest (and everything it owns) after this time.
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
@@ -201,34 +203,38 @@ type TrafficTestSpec struct {
 // ImixSource is an IMIX given by reference or inline.
 // +kubebuilder:validation:XValidation:rule="has(self.profileRef) != has(self.entries)",message="imix: give either profileRef or entries, not both"
 type ImixSource struct {
-	// ProfileRef names an ImixProfile in the same namespace.
+	// profileRef names an ImixProfile in the same namespace.
 	// +optional
 	ProfileRef *LocalObjectReference `json:"profileRef,omitempty"`
-	// Entries define the mix inline.
+	// entries define the mix inline.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=32
 	// +listType=atomic
 	// +optional
 	Entries []ImixEntry `json:"entries,omitempty"`
-	// Order of the inline mix.
+	// order of the inline mix.
 	// +optional
 	Order ImixOrder `json:"order,omitempty"`
-	// Seed of the inline mix's Random order.
+	// seed of the inline mix's Random order.
 	// +optional
 	Seed int64 `json:"seed,omitempty"`
 }
 
 // LocalObjectReference names an object in the same namespace.
 type LocalObjectReference struct {
+	// name of the object, in the TrafficTest's namespace.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +required
 	Name string `json:"name"`
 }
 
 // LocalTestReference names another TrafficTest in the same namespace.
 type LocalTestReference struct {
+	// name of the other TrafficTest, in the same namespace.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +required
 	Name string `json:"name"`
 }
 
@@ -236,37 +242,37 @@ type LocalTestReference struct {
 // long as the final answer is validated with a full-length trial.
 // +kubebuilder:validation:XValidation:rule="!has(self.searchTrial) || !has(self.validationTrial) || duration(self.searchTrial) <= duration(self.validationTrial)",message="durations: searchTrial must not be longer than validationTrial"
 type Durations struct {
-	// SearchTrial is the length of the short trials of the throughput search.
+	// searchTrial is the length of the short trials of the throughput search.
 	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="must be longer than 0s"
 	// +kubebuilder:default="10s"
 	// +optional
 	SearchTrial metav1.Duration `json:"searchTrial,omitzero"`
-	// ValidationTrial is the length of the final full-length throughput trial (RFC 2544: 60 s).
+	// validationTrial is the length of the final full-length throughput trial (RFC 2544: 60 s).
 	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="must be longer than 0s"
 	// +kubebuilder:default="60s"
 	// +optional
 	ValidationTrial metav1.Duration `json:"validationTrial,omitzero"`
-	// LatencyTrial is the length of each latency repetition (RFC 2544: 120 s).
+	// latencyTrial is the length of each latency repetition (RFC 2544: 120 s).
 	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="must be longer than 0s"
 	// +kubebuilder:default="120s"
 	// +optional
 	LatencyTrial metav1.Duration `json:"latencyTrial,omitzero"`
-	// BackToBackTrial bounds each back-to-back burst trial including drain (RFC 2544: at least 2 s).
+	// backToBackTrial bounds each back-to-back burst trial including drain (RFC 2544: at least 2 s).
 	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="must be longer than 0s"
 	// +kubebuilder:default="2s"
 	// +optional
 	BackToBackTrial metav1.Duration `json:"backToBackTrial,omitzero"`
-	// WarmUp sends a few frames of every flow before each trial so the DUT learns addresses and flows.
+	// warmUp sends a few frames of every flow before each trial so the DUT learns addresses and flows.
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s')",message="must not be negative"
 	// +kubebuilder:default="1s"
 	// +optional
 	WarmUp metav1.Duration `json:"warmUp,omitzero"`
-	// Drain is how long late frames are still counted after sending stops (RFC 2544: 2 s).
+	// drain is how long late frames are still counted after sending stops (RFC 2544: 2 s).
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s')",message="must not be negative"
 	// +kubebuilder:default="2s"
 	// +optional
 	Drain metav1.Duration `json:"drain,omitzero"`
-	// DUTRest is the pause between trials (RFC 2544: 5 s).
+	// dutRest is the pause between trials (RFC 2544: 5 s).
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s')",message="must not be negative"
 	// +kubebuilder:default="5s"
 	// +optional
@@ -277,29 +283,30 @@ type Durations struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.pdrLossTolerance) || double(self.pdrLossTolerance) > (has(self.lossTolerance) ? double(self.lossTolerance) : 0.0)",message="throughput.pdrLossTolerance must be larger than throughput.lossTolerance"
 // +kubebuilder:validation:XValidation:rule="!has(self.resolution) || double(self.resolution) > 0.0",message="throughput.resolution must be larger than 0"
 type ThroughputParams struct {
-	// LossTolerance is the loss, in percent of offered frames, a trial may have and still pass
+	// lossTolerance is the loss, in percent of offered frames, a trial may have and still pass
 	// (RFC 2544: 0). The answer at this tolerance is the NDR.
 	// +kubebuilder:default="0"
 	// +optional
 	LossTolerance Percent `json:"lossTolerance,omitempty"`
-	// PDRLossTolerance, when set, also reports a partial drop rate at this loss in the same search.
+	// pdrLossTolerance is the loss, in percent, of a partial drop rate (PDR) reported next to the NDR: the
+	// highest rate losing at most this much, found in the same search. Unset: no PDR.
 	// +optional
 	PDRLossTolerance Percent `json:"pdrLossTolerance,omitempty"`
-	// Resolution is the precision of the search in percent of line rate.
+	// resolution is the precision of the search in percent of line rate.
 	// +kubebuilder:default="0.5"
 	// +optional
 	Resolution Percent `json:"resolution,omitempty"`
-	// Method is the search algorithm.
+	// method is the search algorithm.
 	// +kubebuilder:default=Multistage
 	// +optional
 	Method SearchMethod `json:"method,omitempty"`
-	// Repetitions of the whole search per frame size; results report mean, deviation, min and max.
+	// repetitions of the whole search per frame size; results report mean, deviation, min and max.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
 	// +optional
 	Repetitions int32 `json:"repetitions,omitempty"`
-	// MaxRate is where the search starts, in percent of line rate.
+	// maxRate is where the search starts, in percent of line rate.
 	// +kubebuilder:default="100"
 	// +optional
 	MaxRate Percent `json:"maxRate,omitempty"`
@@ -307,7 +314,7 @@ type ThroughputParams struct {
 
 // LatencyParams tune the latency test.
 type LatencyParams struct {
-	// Repetitions of the latency trial (RFC 2544: at least 20).
+	// repetitions of the latency trial (RFC 2544: at least 20).
 	// +kubebuilder:default=20
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000
@@ -318,7 +325,7 @@ type LatencyParams struct {
 // FrameLossParams tune the frame loss test.
 // +kubebuilder:validation:XValidation:rule="!has(self.step) || (double(self.step) > 0.0 && double(self.step) <= 10.0)",message="frameLoss.step must be more than 0 and at most 10 (percent of line rate, RFC 2544 §26.3)"
 type FrameLossParams struct {
-	// Step between rates, in percent of line rate (RFC 2544: at most 10).
+	// step between rates, in percent of line rate (RFC 2544: at most 10).
 	// +kubebuilder:default="10"
 	// +optional
 	Step Percent `json:"step,omitempty"`
@@ -327,18 +334,18 @@ type FrameLossParams struct {
 // BackToBackParams tune the back-to-back test.
 // +kubebuilder:validation:XValidation:rule="!has(self.resolution) || !has(self.maxFrames) || self.resolution < self.maxFrames",message="backToBack.resolution must be smaller than backToBack.maxFrames"
 type BackToBackParams struct {
-	// MaxFrames is the longest burst tried.
+	// maxFrames is the longest burst tried.
 	// +kubebuilder:default=100000
 	// +kubebuilder:validation:Minimum=2
 	// +kubebuilder:validation:Maximum=100000000
 	// +optional
 	MaxFrames int64 `json:"maxFrames,omitempty"`
-	// Resolution of the burst length search, in frames.
+	// resolution of the burst length search, in frames.
 	// +kubebuilder:default=16
 	// +kubebuilder:validation:Minimum=1
 	// +optional
 	Resolution int64 `json:"resolution,omitempty"`
-	// Repetitions of the search (RFC 2544: 50), averaged.
+	// repetitions of the search (RFC 2544: 50), averaged.
 	// +kubebuilder:default=50
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000
@@ -348,53 +355,53 @@ type BackToBackParams struct {
 
 // TrafficParams describe the generated frames.
 type TrafficParams struct {
-	// Direction of the traffic.
+	// direction of the traffic.
 	// +kubebuilder:default=Bidirectional
 	// +optional
 	Direction Direction `json:"direction,omitempty"`
-	// LineRate of the tester's ports; all percentages are of this rate.
+	// lineRate of the tester's ports; all percentages are of this rate.
 	// +kubebuilder:default="10G"
 	// +optional
 	LineRate LineRate `json:"lineRate,omitempty"`
-	// IPVersion of the frames.
+	// ipVersion of the frames.
 	// +kubebuilder:validation:Enum=4;6
 	// +kubebuilder:default=4
 	// +optional
 	IPVersion int32 `json:"ipVersion,omitempty"`
-	// Flows per direction; more flows spread a multi-core DUT's work over its cores (RSS).
+	// flows per direction; more flows spread a multi-core DUT's work over its cores (RSS).
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65536
 	// +optional
 	Flows int32 `json:"flows,omitempty"`
-	// Vary lists the header fields that differ between flows.
+	// vary lists the header fields that differ between flows.
 	// +kubebuilder:validation:MaxItems=4
 	// +listType=set
 	// +optional
 	Vary []FlowField `json:"vary,omitempty"`
-	// SrcPort is the UDP source port of the first flow.
+	// srcPort is the UDP source port of the first flow.
 	// +kubebuilder:default=49152
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535
 	// +optional
 	SrcPort int32 `json:"srcPort,omitempty"`
-	// DstPort is the UDP destination port of the first flow.
+	// dstPort is the UDP destination port of the first flow.
 	// +kubebuilder:default=49153
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535
 	// +optional
 	DstPort int32 `json:"dstPort,omitempty"`
-	// VLAN tags every frame with this VLAN ID.
+	// vlan tags every frame with this VLAN ID.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=4094
 	// +optional
 	VLAN *int32 `json:"vlan,omitempty"`
-	// DSCP of every frame.
+	// dscp of every frame.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=63
 	// +optional
 	DSCP int32 `json:"dscp,omitempty"`
-	// Payload pattern after the tag; matters for compressing DUTs.
+	// payload pattern after the tag; matters for compressing DUTs.
 	// +kubebuilder:default=Zeros
 	// +optional
 	Payload PayloadPattern `json:"payload,omitempty"`
@@ -404,41 +411,42 @@ type TrafficParams struct {
 // +kubebuilder:validation:XValidation:rule="!(has(self.gateway) && has(self.peerMAC))",message="a port has either a gateway (routed DUT, resolved by ARP) or a static peerMAC (transparent DUT), not both"
 // +kubebuilder:validation:XValidation:rule="self.driver != 'vfio-pci' || has(self.resource)",message="resource: a vfio-pci port needs the SR-IOV device plugin resource name"
 type PortSpec struct {
-	// Name of the port, e.g. west or east.
+	// name of the port, e.g. west or east.
 	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]{0,30}[a-z0-9])?$`
+	// +required
 	Name string `json:"name"`
-	// Network is the Multus NetworkAttachmentDefinition ([namespace/]name) that attaches the port.
+	// network is the Multus NetworkAttachmentDefinition ([namespace/]name) that attaches the port.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	Network string `json:"network,omitempty"`
-	// Resource is the device plugin resource of the SR-IOV VF, e.g. intel.com/intel_sriov_dpdk.
+	// resource is the device plugin resource of the SR-IOV VF, e.g. intel.com/intel_sriov_dpdk.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	Resource string `json:"resource,omitempty"`
-	// Driver says how the tester drives the port.
+	// driver says how the tester drives the port.
 	// +kubebuilder:default=vfio-pci
 	// +optional
 	Driver PortDriver `json:"driver,omitempty"`
-	// Interface is the kernel interface inside the tester pod for af_packet and af_xdp ports
+	// interface is the kernel interface inside the tester pod for af_packet and af_xdp ports
 	// (Multus names them net1, net2, ...).
 	// +kubebuilder:validation:MaxLength=15
 	// +optional
 	Interface string `json:"interface,omitempty"`
-	// Address is the port's IPv4 or IPv6 address with prefix length. Defaults follow RFC 2544 Appendix C
+	// address is the port's IPv4 or IPv6 address with prefix length. Defaults follow RFC 2544 Appendix C
 	// (198.18.0.0/15): 198.18.1.2/24 and 198.19.1.2/24, for IPv6 2001:2:0:1::2/64 and 2001:2:0:2::2/64.
 	// +kubebuilder:validation:MaxLength=64
 	// +optional
 	Address string `json:"address,omitempty"`
-	// Gateway is the DUT's address on this port's side (routed DUT). Defaults to .1 of the port subnet
+	// gateway is the DUT's address on this port's side (routed DUT). Defaults to .1 of the port subnet
 	// unless peerMAC is set.
 	// +kubebuilder:validation:MaxLength=64
 	// +optional
 	Gateway string `json:"gateway,omitempty"`
-	// PeerMAC sends frames to this MAC without ARP (transparent, bump-in-the-wire DUT).
+	// peerMAC sends frames to this MAC without ARP (transparent, bump-in-the-wire DUT).
 	// +kubebuilder:validation:Pattern=`^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$`
 	// +optional
 	PeerMAC string `json:"peerMAC,omitempty"`
-	// Node pins this port's side of the tester to a node. When the two ports name different nodes the
+	// node pins this port's side of the tester to a node. When the two ports name different nodes the
 	// tester runs as two pods, generator and receiver.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
@@ -447,36 +455,36 @@ type PortSpec struct {
 
 // TesterSpec places and sizes the tester pod(s).
 type TesterSpec struct {
-	// Image of the tester (engine + runner). Defaults to the operator's configured tester image.
+	// image of the tester (engine + runner). Defaults to the operator's configured tester image.
 	// +optional
 	Image string `json:"image,omitempty"`
-	// NodeSelector for the tester pod(s).
+	// nodeSelector for the tester pod(s).
 	// +optional
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
-	// Tolerations for the tester pod(s).
+	// tolerations for the tester pod(s).
 	// +optional
 	// +listType=atomic
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
-	// CPUs dedicated to each tester pod (whole CPUs, Guaranteed QoS). DPDK wants one per TX and RX
+	// cpus dedicated to each tester pod (whole CPUs, Guaranteed QoS). DPDK wants one per TX and RX
 	// queue plus one for control.
 	// +kubebuilder:default=3
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=128
 	// +optional
 	CPUs int32 `json:"cpus,omitempty"`
-	// Memory of each tester pod, besides hugepages and the sequence windows: the operator adds a bit per
+	// memory of each tester pod, besides hugepages and the sequence windows: the operator adds a bit per
 	// frame of the longest trial at line rate for every stream the pod receives (about 220 MiB per stream for
 	// the default 120 s latency trial at 10 Gbit/s), so that every frame is checked for order and
 	// duplication.
 	// +kubebuilder:default="1Gi"
 	// +optional
 	Memory resource.Quantity `json:"memory,omitzero"`
-	// HugePageSize is 2Mi or 1Gi.
+	// hugePageSize is 2Mi or 1Gi.
 	// +kubebuilder:validation:Enum="2Mi";"1Gi"
 	// +kubebuilder:default="2Mi"
 	// +optional
 	HugePageSize string `json:"hugePageSize,omitempty"`
-	// HugePages is the amount of hugepage memory per tester pod.
+	// hugePages is the amount of hugepage memory per tester pod.
 	// +kubebuilder:default="1Gi"
 	// +optional
 	HugePages resource.Quantity `json:"hugePages,omitzero"`
@@ -484,23 +492,27 @@ type TesterSpec struct {
 
 // DUTSpec describes the device under test.
 type DUTSpec struct {
+	// name of the device under test, carried into the results and reports.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	Name string `json:"name,omitempty"`
+	// model of the device under test (hardware or product), carried into the results.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	Model string `json:"model,omitempty"`
+	// software (and version) running on the device under test, carried into the results.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	Software string `json:"software,omitempty"`
-	// Cipher (or other configuration) under test, e.g. AES-256-GCM.
+	// cipher (or other configuration) under test, e.g. AES-256-GCM.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	Cipher string `json:"cipher,omitempty"`
+	// notes about this setup, carried into the results and the report.
 	// +kubebuilder:validation:MaxLength=1024
 	// +optional
 	Notes string `json:"notes,omitempty"`
-	// MaxFrameSize the DUT accepts; larger frames are refused by the API.
+	// maxFrameSize the DUT accepts; larger frames are refused by the API.
 	// +kubebuilder:validation:Minimum=64
 	// +kubebuilder:validation:Maximum=9216
 	// +optional
@@ -513,20 +525,20 @@ type Statistic string
 
 // Expectations a regression suite sets for the results.
 type Expectations struct {
-	// MinThroughput per frame size (frameSize 0 means every size).
+	// minThroughput per frame size (frameSize 0 means every size).
 	// +kubebuilder:validation:MaxItems=64
 	// +listType=atomic
 	// +optional
-	MinThroughput []ThroughputExpectation `json:"minThroughput,omitempty"`
-	// MaxLatency per frame size (frameSize 0 means every size).
+	MinThroughput []ThroughputExpectation `json:"minThroughput,omitempty"` //nolint:kubeapilinter // arrayofstruct: every field is optional on purpose, and a CEL rule demands one of them
+	// maxLatency per frame size (frameSize 0 means every size).
 	// +kubebuilder:validation:MaxItems=64
 	// +listType=atomic
 	// +optional
 	MaxLatency []LatencyExpectation `json:"maxLatency,omitempty"`
-	// MaxPenalty is the largest throughput loss against the baseline, in percent.
+	// maxPenalty is the largest throughput loss against the baseline, in percent.
 	// +optional
 	MaxPenalty Percent `json:"maxPenalty,omitempty"`
-	// MinBackToBackFrames is the shortest acceptable back-to-back burst.
+	// minBackToBackFrames is the shortest acceptable back-to-back burst.
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	MinBackToBackFrames *int64 `json:"minBackToBackFrames,omitempty"`
@@ -535,37 +547,38 @@ type Expectations struct {
 // ThroughputExpectation is a lower bound on the throughput at a frame size.
 // +kubebuilder:validation:XValidation:rule="has(self.l2BitsPerSecond) || has(self.l1BitsPerSecond) || has(self.framesPerSecond) || has(self.percentOfLineRate)",message="minThroughput: give l2BitsPerSecond, l1BitsPerSecond, framesPerSecond or percentOfLineRate"
 type ThroughputExpectation struct {
-	// FrameSize this applies to; 0 for all sizes (and the IMIX).
+	// frameSize this applies to; 0 for all sizes (and the IMIX).
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=9216
 	// +optional
 	FrameSize int32 `json:"frameSize,omitempty"`
-	// L2BitsPerSecond counts frame bytes (FCS included), e.g. 3500M.
+	// l2BitsPerSecond counts frame bytes (FCS included), e.g. 3500M.
 	// +optional
 	L2BitsPerSecond *resource.Quantity `json:"l2BitsPerSecond,omitempty"`
-	// L1BitsPerSecond counts frame bytes plus 20 B of preamble and gap.
+	// l1BitsPerSecond counts frame bytes plus 20 B of preamble and gap.
 	// +optional
 	L1BitsPerSecond *resource.Quantity `json:"l1BitsPerSecond,omitempty"`
-	// FramesPerSecond, e.g. 1.2M.
+	// framesPerSecond the NDR must reach, as a quantity (e.g. 1.2M).
 	// +optional
 	FramesPerSecond *resource.Quantity `json:"framesPerSecond,omitempty"`
-	// PercentOfLineRate of traffic.lineRate.
+	// percentOfLineRate of traffic.lineRate.
 	// +optional
 	PercentOfLineRate Percent `json:"percentOfLineRate,omitempty"`
 }
 
 // LatencyExpectation is an upper bound on a latency statistic.
 type LatencyExpectation struct {
-	// FrameSize this applies to; 0 for all sizes.
+	// frameSize this applies to; 0 for all sizes.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=9216
 	// +optional
 	FrameSize int32 `json:"frameSize,omitempty"`
-	// Statistic compared, e.g. p99.
+	// statistic compared, e.g. p99.
 	// +kubebuilder:default=p99
 	// +optional
 	Statistic Statistic `json:"statistic,omitempty"`
-	// Max is the bound, e.g. 500us.
+	// max is the bound, e.g. 500us.
+	// +required
 	Max metav1.Duration `json:"max"`
 }
 
@@ -582,10 +595,16 @@ type LatencyExpectation struct {
 
 // TrafficTest is one RFC 2544 benchmark of a device under test.
 type TrafficTest struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object metadata.
+	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   TrafficTestSpec   `json:"spec"`
+	// spec describes the benchmark: tests, frame sizes, traffic, ports, DUT and expectations.
+	// +required
+	Spec TrafficTestSpec `json:"spec"`
+	// status is what the operator observed and the tester measured: phase, progress, results and verdict.
+	// +optional
 	Status TrafficTestStatus `json:"status,omitempty"`
 }
 
