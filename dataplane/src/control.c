@@ -125,14 +125,23 @@ static int get_u64(struct args *a, struct out *o, const char *key, uint64_t min,
 	return 0;
 }
 
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = (char)(c | 0x20);
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* Exactly "hh:hh:hh:hh:hh:hh" (hex, either case). */
 static int parse_mac(const char *s, uint8_t *mac)
 {
-	unsigned b[6];
-	char extra;
-	if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &extra) != 6)
-		return -1;
-	for (int i = 0; i < 6; i++)
-		mac[i] = (uint8_t)b[i];
+	for (int i = 0; i < 6; i++, s += 3) {
+		int hi = hex_digit(s[0]), lo = hi < 0 ? -1 : hex_digit(s[1]);
+		if (lo < 0 || s[2] != (i < 5 ? ':' : '\0'))
+			return -1;
+		mac[i] = (uint8_t)(hi << 4 | lo);
+	}
 	return 0;
 }
 
@@ -195,7 +204,7 @@ static int do_hello(struct args *a, struct out *o)
 
 static int do_port(struct args *a, struct out *o)
 {
-	int id;
+	int id = -1;
 	if (port_arg(a, o, "id", &id, false))
 		return -1;
 	if (trial_active())
@@ -276,7 +285,7 @@ static void queue_control_frame(struct lr_port *p, const uint8_t *frame, size_t 
 
 static int do_resolve(struct args *a, struct out *o)
 {
-	int id;
+	int id = -1;
 	uint64_t timeout;
 	if (port_arg(a, o, "id", &id, false) || get_u64(a, o, "timeout_ms", 1, 600000, 3000, &timeout) ||
 	    check_unused(a, o, "RESOLVE"))
@@ -322,7 +331,7 @@ static int parse_sizes(const char *s, struct lr_stream *st, struct out *o, unsig
 	char tmp[LR_MAX_CYCLE * 6 + 1];
 	if (strlen(s) >= sizeof(tmp))
 		return fail(o, "bad-value", "sizes: longer than %u entries", LR_MAX_CYCLE);
-	strcpy(tmp, s);
+	memcpy(tmp, s, strlen(s) + 1);
 	st->cycle_len = 0;
 	st->nclasses = 0;
 	double total = 0;
@@ -359,7 +368,7 @@ static int parse_sizes(const char *s, struct lr_stream *st, struct out *o, unsig
 static int do_stream(struct args *a, struct out *o)
 {
 	uint64_t id, sport, dport, flows, dscp;
-	int tx, rx;
+	int tx = -1, rx = -1;
 	if (get_u64(a, o, "id", 0, LR_MAX_STREAMS - 1, UINT64_MAX, &id))
 		return -1;
 	if (id == UINT64_MAX)
@@ -391,8 +400,15 @@ static int do_stream(struct args *a, struct out *o)
 			s->win_bits = lr_seqwin_alloc(nbits);
 		if (s)
 			s->tmpl_mem = calloc(LR_MAX_CLASSES, LR_MAX_FRAME);
-		if (!s || !s->win_bits || !s->tmpl_mem)
+		if (!s || !s->win_bits || !s->tmpl_mem) {
+			if (s) {
+				if (s->win_bits)
+					lr_seqwin_free(s->win_bits, nbits);
+				free(s->tmpl_mem);
+				free(s);
+			}
 			return fail(o, "no-memory", "STREAM: cannot allocate stream %llu", (unsigned long long)id);
+		}
 		lr_seqwin_init(&s->win, s->win_bits, nbits);
 		lr.streams[id] = s;
 	}
@@ -428,7 +444,7 @@ static int do_stream(struct args *a, struct out *o)
 		n.payload = LR_PAYLOAD_INCREMENTING;
 	else if (payload && !strcmp(payload, "random"))
 		n.payload = LR_PAYLOAD_RANDOM;
-	else if (payload && strcmp(payload, "zeros"))
+	else if (payload && strcmp(payload, "zeros") != 0)
 		return fail(o, "bad-value", "payload=%s: want zeros, incrementing or random", payload);
 	bool vlan = (tx >= 0 && lr.ports[tx].vlan) || (rx >= 0 && lr.ports[rx].vlan);
 	unsigned max = LR_MAX_FRAME;
@@ -549,7 +565,7 @@ static int do_trial(struct args *a, struct out *o)
 		u = 1;
 	else if (unit && !strcmp(unit, "l1bps"))
 		u = 2;
-	else if (unit && strcmp(unit, "fps"))
+	else if (unit && strcmp(unit, "fps") != 0)
 		return fail(o, "bad-value", "unit=%s: want fps, l2bps or l1bps", unit);
 	for (unsigned i = 0; i < ns; i++) {
 		int id = (int)ids[i];
@@ -853,7 +869,7 @@ static int listen_on(const char *addr)
 		struct sockaddr_un sa = {.sun_family = AF_UNIX};
 		if (strlen(addr) >= sizeof(sa.sun_path))
 			return -1;
-		strcpy(sa.sun_path, addr);
+		memcpy(sa.sun_path, addr, strlen(addr) + 1);
 		unlink(addr);
 		fd = socket(AF_UNIX, SOCK_STREAM, 0);
 		if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)
