@@ -88,6 +88,9 @@ cp -a "$GOROOT_HOST/." "$R/usr/local/go/"
 git clone -q "$ROOT_SRC" "$R/src/linerate"
 log "clone of $(git -C "$ROOT_SRC" rev-parse --short HEAD) in $R/src/linerate"
 
+# The root is a mount point of its own, as / is on a machine: `ip netns exec` and `ip -n` make / a slave mount
+# (EINVAL on a plain directory under a chroot).
+mount --bind "$R" "$R"
 mount -t proc proc "$R/proc"
 mount --rbind /sys "$R/sys" && mount --make-rslave "$R/sys"
 mount --rbind /dev "$R/dev" && mount --make-rslave "$R/dev"
