@@ -197,7 +197,7 @@ static int do_hello(struct args *a, struct out *o)
 {
 	if (check_unused(a, o, "HELLO"))
 		return -1;
-	put(o, "{\"ok\":true,\"proto\":1,\"engine\":\"%s\",\"ports\":%u,\"tsc_hz\":%llu,\"lcores\":%u,\"idle_sleep_us\":%u}",
+	put(o, "{\"ok\":true,\"proto\":2,\"engine\":\"%s\",\"ports\":%u,\"tsc_hz\":%llu,\"lcores\":%u,\"idle_sleep_us\":%u}",
 	    LR_VERSION, lr.nports, (unsigned long long)lr.tsc_hz, rte_lcore_count(), lr.idle_sleep_us);
 	return 0;
 }
@@ -535,6 +535,7 @@ static void reset_counters(struct lr_stream *s)
 	s->pos = s->flow = 0;
 	s->n_pending = s->pending_off = 0;
 	s->tx_first_tsc = s->tx_last_tsc = 0;
+	s->win_start_tsc = s->win_frames = s->peak_win_frames = 0;
 	lr_seqwin_reset(&s->win);
 	s->rx_bytes = s->late = s->bad_flow = s->corrupted = 0;
 	memset(s->class_rx, 0, sizeof(s->class_rx));
@@ -613,8 +614,14 @@ static int do_trial(struct args *a, struct out *o)
 		lr.ports[i].rx_foreign = lr.ports[i].rx_arp = lr.ports[i].tx_arp = lr.ports[i].rx_stale =
 			lr.ports[i].rx_warmup = lr.ports[i].rx_total = lr.ports[i].tx_alloc_fail = lr.ports[i].tx_full =
 				lr.ports[i].rx_bad_cksum = 0;
-	for (unsigned i = 0; i < lr.nports; i++)
+	for (unsigned i = 0; i < lr.nports; i++) {
 		rte_eth_stats_reset(lr.ports[i].id);
+		(void)lr_kernel_rx_drops(lr.ports[i].kernel_ifindex); /* reading resets them */
+		lr.ports[i].rx_kernel_drops = 0;
+	}
+	/* no worker writes its health outside measurement and drain: safe to reset before WARMUP is published */
+	for (unsigned i = 0; i < lr.nworkers; i++)
+		lr.health[i].max_gap_tsc = 0;
 	t->id = id ? (uint32_t)id : t->id + 1;
 	t->burst = burst;
 	t->warmup_tsc = warm * lr.tsc_hz / 1000;
@@ -752,7 +759,8 @@ static int do_result(struct args *a, struct out *o)
 		    "\"tx_bytes\":%llu,\"rx_frames\":%llu,\"rx_bytes\":%llu,\"lost\":%llu,\"duplicates\":%llu,"
 		    "\"reordered\":%llu,\"early\":%llu,\"late\":%llu,\"beyond_window\":%llu,\"max_late\":%llu,"
 		    "\"max_early\":%llu,"
-		    "\"bad_flow\":%llu,\"corrupted\":%llu,\"tx_max_lag_ns\":%llu,",
+		    "\"bad_flow\":%llu,\"corrupted\":%llu,\"tx_max_lag_ns\":%llu,\"scheduled_frames\":%llu,"
+		    "\"tx_peak_fps\":%llu,",
 		    i ? "," : "", s->id, t->burst ? 0.0 : s->fps, achieved, saturated ? "true" : "false",
 		    (unsigned long long)s->tx_frames, (unsigned long long)s->tx_bytes, (unsigned long long)rx,
 		    (unsigned long long)s->rx_bytes, (unsigned long long)lost, (unsigned long long)dup,
@@ -760,7 +768,9 @@ static int do_result(struct args *a, struct out *o)
 		    (unsigned long long)s->win.beyond, (unsigned long long)s->win.max_late,
 		    (unsigned long long)s->win.max_early,
 		    (unsigned long long)s->bad_flow, (unsigned long long)s->corrupted,
-		    (unsigned long long)(s->fps > 0 && s->max_backlog > 1 ? (double)(s->max_backlog - 1) * 1e9 / s->fps : 0));
+		    (unsigned long long)(s->fps > 0 && s->max_backlog > 1 ? (double)(s->max_backlog - 1) * 1e9 / s->fps : 0),
+		    (unsigned long long)(s->tx_port < 0 ? 0 : t->burst ? t->burst : expected),
+		    (unsigned long long)(s->peak_win_frames > s->win_frames ? s->peak_win_frames : s->win_frames) * 1000ULL);
 		put_latency(o, s);
 		put(o, ",\"classes\":[");
 		for (unsigned c = 0; c < s->nclasses; c++) {
@@ -779,16 +789,22 @@ static int do_result(struct args *a, struct out *o)
 		struct rte_eth_stats es;
 		memset(&es, 0, sizeof(es));
 		rte_eth_stats_get(p->id, &es);
+		p->rx_kernel_drops += lr_kernel_rx_drops(p->kernel_ifindex); /* stable across repeated RESULTs */
 		put(o,
 		    "%s{\"id\":%u,\"rx_foreign\":%llu,\"rx_arp\":%llu,\"tx_arp\":%llu,\"rx_stale\":%llu,"
 		    "\"rx_warmup\":%llu,\"imissed\":%llu,\"ierrors\":%llu,\"oerrors\":%llu,\"rx_nombuf\":%llu,"
-		    "\"tx_alloc_fail\":%llu,\"tx_full\":%llu,\"rx_bad_checksum\":%llu}",
+		    "\"tx_alloc_fail\":%llu,\"tx_full\":%llu,\"rx_bad_checksum\":%llu,\"rx_kernel_drops\":%llu}",
 		    i ? "," : "", i, (unsigned long long)p->rx_foreign, (unsigned long long)p->rx_arp,
 		    (unsigned long long)p->tx_arp, (unsigned long long)p->rx_stale, (unsigned long long)p->rx_warmup,
 		    (unsigned long long)es.imissed, (unsigned long long)es.ierrors, (unsigned long long)es.oerrors,
 		    (unsigned long long)es.rx_nombuf, (unsigned long long)p->tx_alloc_fail,
-		    (unsigned long long)p->tx_full, (unsigned long long)p->rx_bad_cksum);
+		    (unsigned long long)p->tx_full, (unsigned long long)p->rx_bad_cksum,
+		    (unsigned long long)p->rx_kernel_drops);
 	}
+	put(o, "],\"workers\":[");
+	for (unsigned i = 0; i < lr.nworkers; i++)
+		put(o, "%s{\"lcore\":%u,\"role\":\"%s\",\"max_gap_ns\":%llu}", i ? "," : "", lr.health[i].lcore,
+		    lr.health[i].role, (unsigned long long)((double)lr.health[i].max_gap_tsc * lr.ns_per_tsc));
 	put(o, "]}");
 	return 0;
 }

@@ -56,6 +56,10 @@ struct lr_port {
 	/* worker counters; tx_full: test-frame bursts the PMD took only in part (its TX queue was full);
 	 * rx_bad_cksum: frames the port found with a bad IPv4 header or UDP checksum */
 	uint64_t rx_foreign, rx_arp, tx_arp, rx_stale, rx_warmup, rx_total, tx_alloc_fail, tx_full, rx_bad_cksum;
+	/* the kernel interface of an af_packet port (0: none), and the frames the kernel dropped in this
+	 * trial because the port's ring was full (kernel_drops.c; control thread only) */
+	int kernel_ifindex;
+	uint64_t rx_kernel_drops;
 };
 
 /* a mod d with a precomputed reciprocal of d (a 64-bit division costs tens of cycles per frame) */
@@ -101,6 +105,9 @@ struct lr_stream {
 	struct rte_mbuf *pending[LR_BURST];
 	unsigned n_pending, pending_off;
 	uint64_t tx_first_tsc, tx_last_tsc;
+	/* burstiness: the most frames sent in any 1 ms window of the measurement (windows start where the
+	 * previous one ended, so a burst is never split over more than two) */
+	uint64_t win_start_tsc, win_frames, peak_win_frames;
 
 	/* RX state of the current trial (worker) */
 	struct lr_seqwin win;
@@ -112,6 +119,16 @@ struct lr_stream {
 	struct lr_hist lat;
 	uint32_t lat_ts; /* TX timestamp of the last frame in lat: a frame with another one is a jitter sample */
 };
+
+/* What one worker lcore reports about itself: the longest time between two passes of its loop while a
+ * trial measured or drained (the OS took its CPU, or an interrupt ran): frames waited that long in the
+ * port's ring, and in the latency. Written by its worker only, on a cache line of its own. */
+struct lr_worker_health {
+	uint64_t last_tsc;    /* the previous pass, 0 outside measurement and drain */
+	uint64_t max_gap_tsc; /* reset by control before a trial starts */
+	unsigned lcore;
+	const char *role;
+} __rte_cache_aligned;
 
 enum lr_state { LR_IDLE = 0, LR_WARMUP, LR_RUNNING, LR_DRAINING, LR_DONE, LR_ABORTED };
 
@@ -131,6 +148,10 @@ struct lr_trial {
 };
 
 struct lr_engine {
+	/* [0]: the worker that sends (and receives, unless split); [1]: the RX lcore of a split engine.
+	 * First, so the cache-aligned array does not pad the fields around it. */
+	struct lr_worker_health health[2];
+	unsigned nworkers;
 	unsigned nports;
 	struct lr_port ports[LR_MAX_PORTS];
 	struct lr_stream *streams[LR_MAX_STREAMS];
@@ -143,6 +164,7 @@ struct lr_engine {
 	uint64_t tsc_hz;
 	double ns_per_tsc;
 	uint64_t tsc0;
+	uint64_t tsc_per_ms;
 	uint64_t clock_base_ns; /* ns at tsc0: 0 for the local clock, CLOCK_REALTIME with --clock realtime */
 	bool realtime;
 	unsigned window_bits;
@@ -168,5 +190,7 @@ enum lr_role { LR_ROLE_ALL = 0, LR_ROLE_TX, LR_ROLE_RX };
 int lr_worker_main(void *arg); /* arg: (void *)(uintptr_t)enum lr_role */
 void lr_zero_tx_pool(void);
 void lr_control_serve(const char *addr);
+/* frames the kernel dropped on the af_packet socket(s) of interface ifindex since the last call */
+uint64_t lr_kernel_rx_drops(int ifindex);
 
 #endif

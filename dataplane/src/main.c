@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
@@ -48,19 +49,54 @@ static double leading_number(const char *s)
 	return end == s || v < 0 ? -1 : v;
 }
 
+/* This process's cgroup directory under the controller's mount, from /proc/self/cgroup: "0::/path" on
+ * cgroup v2, "N:cpu,cpuacct:/path" on v1. A container with its own cgroup namespace sees "/" there; a
+ * process on a host (or in a test's cgroup) sees its real path, and its quota is in that directory. */
+static bool own_cgroup(bool v2, char *dir, size_t len)
+{
+	FILE *f = fopen("/proc/self/cgroup", "r");
+	if (f == NULL)
+		return false;
+	char line[512];
+	bool found = false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		char *ctrl = strchr(line, ':');
+		char *path = ctrl ? strchr(ctrl + 1, ':') : NULL;
+		if (path == NULL)
+			continue;
+		*path++ = 0;
+		ctrl++;
+		if (v2 && !strcmp(line, "0") && !ctrl[0])
+			found = snprintf(dir, len, "/sys/fs/cgroup%s", path) < (int)len;
+		/* the v1 cpu controller, alone or joined with cpuacct: the list holds "cpu" as a whole word */
+		for (char *w = ctrl; !v2 && !found && w && *w; w = strchr(w, ',') ? strchr(w, ',') + 1 : NULL)
+			if (!strncmp(w, "cpu", 3) && (w[3] == ',' || w[3] == 0))
+				found = snprintf(dir, len, "/sys/fs/cgroup/cpu%s", path) < (int)len;
+	}
+	fclose(f);
+	return found;
+}
+
 /* CPUs the cgroup lets this process use (quota / period), 0 when unlimited or unknown. */
 static double cgroup_cpus(void)
 {
-	char line[64];
-	read_line("/sys/fs/cgroup/cpu.max", line, sizeof(line)); /* cgroup v2: "QUOTA PERIOD" or "max PERIOD" */
-	if (line[0]) {
+	char dir[400], file[448], line[64];
+	bool v2 = access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0;
+	if (!own_cgroup(v2, dir, sizeof(dir)))
+		snprintf(dir, sizeof(dir), v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/cpu");
+	if (v2) {
+		snprintf(file, sizeof(file), "%s/cpu.max", dir); /* "QUOTA PERIOD" or "max PERIOD" */
+		read_line(file, line, sizeof(line));
 		char *gap = strchr(line, ' ');
 		double quota = leading_number(line), period = gap ? leading_number(gap + 1) : -1;
 		return quota > 0 && period > 0 ? quota / period : 0;
 	}
-	read_line("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", line, sizeof(line)); /* cgroup v1: -1 = unlimited */
+	snprintf(file, sizeof(file), "%s/cpu.cfs_quota_us", dir); /* -1 = unlimited */
+	read_line(file, line, sizeof(line));
 	double q = leading_number(line);
-	read_line("/sys/fs/cgroup/cpu/cpu.cfs_period_us", line, sizeof(line));
+	snprintf(file, sizeof(file), "%s/cpu.cfs_period_us", dir);
+	read_line(file, line, sizeof(line));
 	double p = leading_number(line);
 	return q > 0 && p > 0 ? q / p : 0;
 }
@@ -128,6 +164,9 @@ static int setup_port(uint16_t pid, uint16_t idx, unsigned max_frame)
 	struct rte_ether_addr mac;
 	rte_eth_macaddr_get(pid, &mac);
 	memcpy(p->mac, mac.addr_bytes, 6);
+	/* an af_packet port's ring drops are read from its socket (kernel_drops.c) */
+	if (!strcmp(p->driver, "net_af_packet"))
+		p->kernel_ifindex = (int)info.if_index;
 	char name[32];
 	snprintf(name, sizeof(name), "lr_ctl_tx_%u", idx);
 	p->ctl_tx = rte_ring_create(name, 64, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
@@ -236,6 +275,12 @@ int main(int argc, char **argv)
 	}
 	lr.tsc_hz = rte_get_tsc_hz();
 	lr.ns_per_tsc = 1e9 / (double)lr.tsc_hz;
+	lr.tsc_per_ms = lr.tsc_hz / 1000;
+	lr.nworkers = lr.split ? 2 : 1;
+	lr.health[0].lcore = lr.worker_lcore;
+	lr.health[0].role = lr.split ? "tx" : "txrx";
+	lr.health[1].lcore = lr.rx_lcore;
+	lr.health[1].role = "rx";
 	lr.tsc0 = rte_rdtsc();
 	if (!strcmp(clock, "realtime")) {
 		struct timespec ts;

@@ -270,6 +270,17 @@ static void account(struct lr_stream *s, struct rte_mbuf **m, uint16_t n, uint64
 	if (n)
 		s->tx_last_tsc = now;
 	s->tx_frames += n;
+	/* 1 ms windows, each from where the previous one ended: a sender on schedule puts rate/1000 frames
+	 * (plus one burst) in each; one that fell behind and caught up puts its backlog in one */
+	if (now - s->win_start_tsc >= lr.tsc_per_ms) {
+		if (s->win_frames > s->peak_win_frames)
+			s->peak_win_frames = s->win_frames;
+		s->win_start_tsc = s->win_start_tsc && now - s->win_start_tsc < 2 * lr.tsc_per_ms
+					   ? s->win_start_tsc + lr.tsc_per_ms
+					   : now;
+		s->win_frames = 0;
+	}
+	s->win_frames += n;
 }
 
 static void free_pending(struct lr_stream *s)
@@ -551,6 +562,19 @@ static int advance(uint64_t *nowp)
 	return st;
 }
 
+/* The time since this worker's previous pass, kept while a trial measures or drains: its longest gap is
+ * how long frames could wait for it (struct lr_worker_health). */
+static inline void note_pass(struct lr_worker_health *h, int st, uint64_t now)
+{
+	if (st != LR_RUNNING && st != LR_DRAINING) {
+		h->last_tsc = 0;
+		return;
+	}
+	if (h->last_tsc && now - h->last_tsc > h->max_gap_tsc)
+		h->max_gap_tsc = now - h->last_tsc;
+	h->last_tsc = now;
+}
+
 /* RX lcore of a split engine: receives and analyses on every port, answers ARP/ND through the TX lcore.
  * It never moves the trial on; it only reads the state. */
 static int rx_main(void)
@@ -560,6 +584,8 @@ static int rx_main(void)
 		/* while stopped, frames still get ARP/ND answers; none is counted */
 		bool counting = !atomic_load_explicit(&lr.rx_stop, memory_order_acquire);
 		atomic_store_explicit(&lr.rx_stopped, !counting, memory_order_release);
+		note_pass(&lr.health[1], counting ? atomic_load_explicit(&lr.trial.state, memory_order_acquire) : LR_IDLE,
+			  rte_rdtsc());
 		unsigned work = 0;
 		for (unsigned i = 0; i < lr.nports; i++)
 			work += rx_port(&lr.ports[i], counting, cache);
@@ -578,6 +604,7 @@ int lr_worker_main(void *arg)
 	while (!atomic_load_explicit(&lr.quit, memory_order_relaxed)) {
 		uint64_t now = rte_rdtsc();
 		int st = advance(&now);
+		note_pass(&lr.health[0], st, now);
 		unsigned work = 0;
 		tx_work = 0;
 		for (unsigned i = 0; i < lr.nports; i++) {

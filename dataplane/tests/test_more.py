@@ -167,13 +167,21 @@ class HugepagesAndTcp(Base):
         e = HugeTcpEngine(tns, hdir, port)
         self.engines.append(e)
         h = e.cmd("HELLO")
-        self.assertEqual((h["proto"], h["ports"]), (1, 2))
+        self.assertEqual((h["proto"], h["ports"]), (2, 2))
         e.cmd("PORT id=0 ip4=198.18.1.2/24 peer_mac=%s" % self.net.mac("t1", tns))
         e.cmd("PORT id=1 ip4=198.19.1.2/24 peer_mac=%s" % self.net.mac("t0", tns))
         e.cmd("STREAM id=0 tx=0 rx=1 src=198.18.1.2 dst=198.19.1.2 sizes=64,1518")
         for _ in range(3):
             res = e.trial([0], [RATE], duration_ms=500, drain_ms=500)
             self.check_exact(res["streams"][0], RATE // 2)
+            # the tester's health in the trial record (PROTOCOL.md): a clean trial sent its schedule
+            st = res["streams"][0]
+            self.assertEqual(st["scheduled_frames"], st["tx_frames"])
+            self.assertGreater(st["tx_peak_fps"], 0)
+            self.assertEqual([p["rx_kernel_drops"] for p in res["ports"]], [0, 0])
+            self.assertEqual(len(res["workers"]), 1)
+            self.assertEqual(res["workers"][0]["role"], "txrx")
+            self.assertIn("max_gap_ns", res["workers"][0])
         e.close()
         self.engines.remove(e)
         self.assertEqual(e.proc.returncode, 0, "QUIT must end the engine cleanly")

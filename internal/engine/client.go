@@ -149,8 +149,8 @@ func (c *Client) Hello(ctx context.Context) (*Hello, error) {
 	if err := c.Do(ctx, "HELLO", nil, &h); err != nil {
 		return nil, err
 	}
-	if h.Proto != 1 {
-		return nil, fmt.Errorf("engine HELLO: protocol version %d, this runner speaks 1", h.Proto)
+	if h.Proto != ProtocolVersion {
+		return nil, fmt.Errorf("engine HELLO: protocol version %d, this runner speaks %d (runner and engine come from the same release)", h.Proto, ProtocolVersion)
 	}
 	return &h, nil
 }

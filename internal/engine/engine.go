@@ -142,6 +142,18 @@ type TrialResult struct {
 	DurationNs int64          `json:"duration_ns"`
 	Streams    []StreamResult `json:"streams"`
 	Ports      []PortCounters `json:"ports"`
+	// Workers say how each worker lcore kept up during the trial (two engines: both engines' workers).
+	Workers []WorkerHealth `json:"workers"`
+}
+
+// WorkerHealth is what one worker lcore reports about itself for a trial.
+type WorkerHealth struct {
+	Lcore int `json:"lcore"`
+	// Role is txrx (one worker does both), tx or rx (an engine whose fast path is split over two lcores).
+	Role string `json:"role"`
+	// MaxGapNs is the longest time between two passes of the worker's loop while the trial measured or
+	// drained: frames waited that long in a ring, and their latency grew by as much.
+	MaxGapNs int64 `json:"max_gap_ns"`
 }
 
 // Aborted says whether the trial was cut short.
@@ -180,9 +192,14 @@ type StreamResult struct {
 	Corrupted int64 `json:"corrupted"`
 	// TxMaxLagNs is how far the stream fell behind its TX schedule (a preempted worker sends late, in
 	// bursts): a trial with a large lag did not offer the paced rate.
-	TxMaxLagNs int64         `json:"tx_max_lag_ns"`
-	Latency    *Latency      `json:"latency,omitempty"`
-	Classes    []ClassResult `json:"classes,omitempty"`
+	TxMaxLagNs int64 `json:"tx_max_lag_ns"`
+	// ScheduledFrames is what the trial asked the stream to send: ceil(duration × rate), or the burst.
+	ScheduledFrames int64 `json:"scheduled_frames"`
+	// TxPeakFPS is the highest rate over any 1 ms window of the measurement (the most frames sent in a
+	// window × 1000): a stream on schedule stays within one TX burst of its target.
+	TxPeakFPS int64         `json:"tx_peak_fps"`
+	Latency   *Latency      `json:"latency,omitempty"`
+	Classes   []ClassResult `json:"classes,omitempty"`
 }
 
 // LossPercent is lost × 100 / tx (0 when nothing was sent).
@@ -226,9 +243,16 @@ type PortCounters struct {
 	RxForeign int64 `json:"rx_foreign"`
 	RxARP     int64 `json:"rx_arp"`
 	TxARP     int64 `json:"tx_arp"`
-	IMissed   int64 `json:"imissed"`
-	IErrors   int64 `json:"ierrors"`
-	OErrors   int64 `json:"oerrors"`
+	// IMissed counts frames the port's receive queue had no room for; RxNoMbuf those dropped because
+	// the engine's pool was empty; RxKernelDrops those the kernel dropped because an af_packet port's
+	// ring was full. All are the tester's own drops, never the DUT's.
+	IMissed       int64 `json:"imissed"`
+	RxNoMbuf      int64 `json:"rx_nombuf"`
+	RxKernelDrops int64 `json:"rx_kernel_drops"`
+	IErrors       int64 `json:"ierrors"`
+	OErrors       int64 `json:"oerrors"`
+	// TxAllocFail counts frames the engine could not build because its TX pool was empty.
+	TxAllocFail int64 `json:"tx_alloc_fail"`
 	// TxFull counts the bursts of test frames the port's TX queue took only in part: a saturated
 	// stream on a port that was full was limited by the port, not by the engine's CPU.
 	TxFull int64 `json:"tx_full"`

@@ -147,6 +147,7 @@ func mergeHalves(ids []int, a, b *TrialResult) *TrialResult {
 		}
 		m := *rx
 		m.TargetFPS, m.AchievedFPS, m.Saturated = tx.TargetFPS, tx.AchievedFPS, tx.Saturated
+		m.TxMaxLagNs, m.ScheduledFrames, m.TxPeakFPS = tx.TxMaxLagNs, tx.ScheduledFrames, tx.TxPeakFPS
 		m.TxFrames, m.TxBytes = tx.TxFrames, tx.TxBytes
 		m.Lost = max(0, m.TxFrames-(m.RxFrames-m.Duplicates))
 		m.Classes = nil
@@ -165,6 +166,7 @@ func mergeHalves(ids []int, a, b *TrialResult) *TrialResult {
 		pc.ID++
 		out.Ports = append(out.Ports, pc)
 	}
+	out.Workers = append(append(out.Workers, a.Workers...), b.Workers...)
 	return out
 }
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -96,18 +97,32 @@ func run(t *testing.T, args ...string) {
 	}
 }
 
-// start runs the engine inside a namespace holding a veth pair t0 <-> t1 (a wire), through a wrapper
-// script, since StartProcess execs its binary directly.
+// start runs the engine inside a namespace holding a veth pair t0 <-> t1 (a wire), on both ends.
 func start(t *testing.T, eng string) *engine.Process {
 	t.Helper()
 	ns := fmt.Sprintf("lre%d", os.Getpid()%100000)
+	wire(t, ns, "02:4c:52:00:01")
+	return startIn(t, eng, ns, "lre", engine.Device{Devargs: "net_af_packet0,iface=t0"}, engine.Device{Devargs: "net_af_packet1,iface=t1"})
+}
+
+// wire makes namespace ns with a veth pair t0 <-> t1 whose MACs are macPrefix:01 and macPrefix:02; the
+// namespace is deleted when the test ends.
+func wire(t *testing.T, ns, macPrefix string) {
+	t.Helper()
 	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
 	run(t, "ip", "netns", "add", ns)
-	run(t, "ip", "-n", ns, "link", "add", "t0", "address", "02:4c:52:00:01:01", "type", "veth", "peer", "name", "t1", "address", "02:4c:52:00:01:02")
+	run(t, "ip", "-n", ns, "link", "add", "t0", "address", macPrefix+":01", "type", "veth", "peer", "name", "t1", "address", macPrefix+":02")
 	for _, i := range []string{"t0", "t1"} {
 		run(t, "ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf."+i+".disable_ipv6=1")
 		run(t, "ip", "-n", ns, "link", "set", i, "up")
 	}
+}
+
+// startIn runs an engine on devices inside namespace ns, through a wrapper script, since StartProcess execs
+// its binary directly (`ip netns exec` execs the engine in turn, so the process is the engine itself: a
+// test may signal it). prefix names its DPDK files.
+func startIn(t *testing.T, eng, ns, prefix string, devices ...engine.Device) *engine.Process {
+	t.Helper()
 	dir := t.TempDir()
 	wrapper := filepath.Join(dir, "engine.sh")
 	if err := os.WriteFile(wrapper, []byte(fmt.Sprintf("#!/bin/sh\nexec ip netns exec %s %s \"$@\"\n", ns, eng)), 0o755); err != nil {
@@ -117,16 +132,16 @@ func start(t *testing.T, eng string) *engine.Process {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	p, err := engine.StartProcess(ctx, engine.ProcessConfig{Binary: wrapper, Control: filepath.Join(dir, "ctl.sock"),
-		FilePrefix: fmt.Sprintf("lre%d", os.Getpid()), NoHuge: true, EAL: []string{"--no-shconf", "-l", "0,1"},
-		Devices: []engine.Device{{Devargs: "net_af_packet0,iface=t0"}, {Devargs: "net_af_packet1,iface=t1"}},
-		Stdout:  &log, Stderr: &log})
+		FilePrefix: fmt.Sprintf("%s%d", prefix, os.Getpid()), NoHuge: true, EAL: []string{"--no-shconf", "-l", "0,1"},
+		Devices: devices, Stdout: &log, Stderr: &log})
 	if err != nil {
-		t.Fatalf("start: %v\n%s", err, log.String())
+		t.Fatalf("start in %s: %v\n%s", ns, err, log.String())
 	}
 	t.Cleanup(func() {
+		_ = p.Cmd.Process.Signal(syscall.SIGCONT) // a test that stopped it
 		_ = p.Close()
 		if t.Failed() {
-			t.Logf("engine log:\n%s", log.String())
+			t.Logf("engine %s log:\n%s", prefix, log.String())
 		}
 	})
 	return p
@@ -137,7 +152,7 @@ func TestEngineOnAWire(t *testing.T) {
 	p := start(t, eng)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if p.Hello.Proto != 1 || p.Hello.Ports != 2 {
+	if p.Hello.Proto != engine.ProtocolVersion || p.Hello.Ports != 2 {
 		t.Fatalf("HELLO %+v", p.Hello)
 	}
 	for i, peer := range []string{"02:4c:52:00:01:02", "02:4c:52:00:01:01"} {

@@ -144,7 +144,7 @@ func (e *Engine) Sleep(ctx context.Context, d time.Duration) error {
 
 // Hello implements engine.Engine.
 func (e *Engine) Hello(context.Context) (*engine.Hello, error) {
-	return &engine.Hello{Proto: 1, Engine: "simulated", Ports: 2, TSCHz: 1e9, Lcores: 4}, nil
+	return &engine.Hello{Proto: engine.ProtocolVersion, Engine: "simulated", Ports: 2, TSCHz: 1e9, Lcores: 4}, nil
 }
 
 // Port implements engine.Engine.

@@ -1,0 +1,99 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+)
+
+// ProtocolVersion is the control protocol this package speaks (dataplane/PROTOCOL.md).
+const ProtocolVersion = 2
+
+// Limits are how far the tester's own health may fall before a trial is invalid: neither a pass nor a fail
+// of the DUT, because the tester, not the DUT, made part of what was measured. The defaults are met by an
+// engine on dedicated cores (an 82599 VF tester, or this project's tests on an idle machine); a tester that
+// shares its CPU breaks them, and its results then say so instead of blaming the DUT.
+type Limits struct {
+	// MaxTxLag is how far a stream may fall behind its TX schedule. A stream L behind at r frames/s sends
+	// r·L frames back to back when it runs again: a burst the DUT's buffers, not its forwarding rate,
+	// must absorb. Default 1 ms: no pause of an engine on a dedicated core comes near it, and a CFS
+	// quota or a busy shared core exceeds it at once.
+	MaxTxLag time.Duration
+	// MaxShortfall is the fraction of the scheduled frames a stream may fail to send (default 0.001).
+	MaxShortfall float64
+	// MaxWorkerGap bounds the longest pause of a worker while the trial's latency is measured: a frame
+	// that waited in the tester's ring has the wait in its latency (default 1 ms). It does not apply to
+	// trials measuring loss alone, where a pause shows as ring drops if it did harm.
+	MaxWorkerGap time.Duration
+}
+
+// DefaultLimits are the limits of an engine on dedicated cores.
+func DefaultLimits() Limits {
+	return Limits{MaxTxLag: time.Millisecond, MaxShortfall: 0.001, MaxWorkerGap: time.Millisecond}
+}
+
+// WithDefaults fills the limits left zero.
+func (l Limits) WithDefaults() Limits {
+	d := DefaultLimits()
+	if l.MaxTxLag <= 0 {
+		l.MaxTxLag = d.MaxTxLag
+	}
+	if l.MaxShortfall <= 0 {
+		l.MaxShortfall = d.MaxShortfall
+	}
+	if l.MaxWorkerGap <= 0 {
+		l.MaxWorkerGap = d.MaxWorkerGap
+	}
+	return l
+}
+
+// TesterFaults lists, one sentence each, how the tester spoiled the trial for the given streams: frames its
+// ports or kernel rings dropped on receipt, frames it could not build or send, a stream that fell behind
+// its schedule (and so burst) or sent fewer frames than scheduled. An empty list is a trial the tester kept
+// clean. Port counters are the engine's for the whole trial: a trial runs the tester alone, so any drop of
+// its is this trial's.
+func (r *TrialResult) TesterFaults(streams []int, lim Limits) []string {
+	lim = lim.WithDefaults()
+	var out []string
+	for _, p := range r.Ports {
+		if n := p.IMissed + p.RxNoMbuf + p.RxKernelDrops; n > 0 {
+			out = append(out, fmt.Sprintf("port %d dropped %d frames on receipt itself (ring full: %d, kernel ring full: %d, no buffer: %d)",
+				p.ID, n, p.IMissed, p.RxKernelDrops, p.RxNoMbuf))
+		}
+		if p.IErrors > 0 {
+			out = append(out, fmt.Sprintf("port %d counted %d receive errors", p.ID, p.IErrors))
+		}
+		if n := p.OErrors + p.TxAllocFail; n > 0 {
+			out = append(out, fmt.Sprintf("port %d failed to send %d frames (transmit errors: %d, no buffer: %d)", p.ID, n, p.OErrors, p.TxAllocFail))
+		}
+	}
+	for _, id := range streams {
+		s := r.Stream(id)
+		if s == nil || s.ScheduledFrames == 0 {
+			continue // a receive-only half, or a trial that sent nothing of this stream
+		}
+		if lag := time.Duration(s.TxMaxLagNs); lag > lim.MaxTxLag {
+			out = append(out, fmt.Sprintf("stream %d fell %s behind its schedule (limit %s) and sent what it owed in a burst (peak %d frames/s over 1 ms against %.0f paced)",
+				id, lag.Round(time.Microsecond), lim.MaxTxLag, s.TxPeakFPS, s.TargetFPS))
+		}
+		if short := s.ScheduledFrames - s.TxFrames; r.State == StateDone && float64(short) > lim.MaxShortfall*float64(s.ScheduledFrames) {
+			out = append(out, fmt.Sprintf("stream %d sent %d of %d scheduled frames (%.2f%% short, limit %.2f%%)",
+				id, s.TxFrames, s.ScheduledFrames, 100*float64(short)/float64(s.ScheduledFrames), 100*lim.MaxShortfall))
+		}
+	}
+	return out
+}
+
+// WorkerPauses lists the workers that paused longer than the limit while the trial measured or drained:
+// the frames that waited for them carry the wait in their latency, so the trial's latency is the tester's
+// as much as the DUT's.
+func (r *TrialResult) WorkerPauses(lim Limits) []string {
+	lim = lim.WithDefaults()
+	var out []string
+	for _, w := range r.Workers {
+		if gap := time.Duration(w.MaxGapNs); gap > lim.MaxWorkerGap {
+			out = append(out, fmt.Sprintf("the %s worker on lcore %d paused for %s (limit %s): frames waited in the tester, and their latency shows it",
+				w.Role, w.Lcore, gap.Round(time.Microsecond), lim.MaxWorkerGap))
+		}
+	}
+	return out
+}
