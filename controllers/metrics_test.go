@@ -19,7 +19,9 @@ func TestResultsMetricsAreServedFromStatus(t *testing.T) {
 	tt.Status.Phase = v1alpha1.PhaseSucceeded
 	tt.Status.Verdict = v1alpha1.VerdictPassed
 	tt.Status.TrialsMeasured = 42
-	tt.Status.Results = sampleResults(64, 1518)
+	tt.Status.Results = sampleResults(64, 512, 1518)
+	// at 512 B the tester was the limit: its NDR is a lower bound, never the DUT's throughput
+	tt.Status.Results.Throughput[1].TesterLimited = true
 	tt.Status.Results.Latency = []v1alpha1.LatencyResult{{FrameSize: 64, Direction: "west->east",
 		Aggregate: v1alpha1.LatencySummary{Valid: true, MinNs: 4000, MeanNs: 5000, P50Ns: 4900, P99Ns: 12000, MaxNs: 30000}}}
 	tt.Status.Results.FrameLoss = []v1alpha1.FrameLossResult{{FrameSize: 64, Direction: "west->east",
@@ -53,6 +55,16 @@ func TestResultsMetricsAreServedFromStatus(t *testing.T) {
 	for _, w := range want {
 		if !strings.Contains(text, w) {
 			t.Errorf("metrics output lacks\n  %s\ngot:\n%s", w, text)
+		}
+	}
+	limited := `direction="west->east",dut="gw-1",frame_size="512",namespace="` + ns + `",traffictest="metrics"}`
+	if !strings.Contains(text, `linerate_throughput_tester_limited{`+limited+` 1`) {
+		t.Errorf("no linerate_throughput_tester_limited 1 for the tester-limited row:\n%s", text)
+	}
+	for _, name := range []string{"linerate_throughput_frames_per_second", "linerate_throughput_l1_bits_per_second",
+		"linerate_throughput_l2_bits_per_second", "linerate_throughput_line_rate_ratio"} {
+		if strings.Contains(text, name+"{"+limited) {
+			t.Errorf("%s exported for a row the tester limited: a lower bound booked as the DUT's throughput", name)
 		}
 	}
 }

@@ -554,7 +554,14 @@ func (r *TrafficTestReconciler) judge(ctx context.Context, tt *v1alpha1.TrafficT
 			st.Results.Penalty = expectations.Penalty(st.Results, base.Status.Results)
 		}
 	}
-	verdict, failures := expectations.Evaluate(tt.Spec.Expectations, st.Results)
+	// What the run planned decides whether it measured everything: nil (unknown) is never a pass.
+	var planned []plan.Row
+	if p, _, ok, err := r.resolvePlan(ctx, tt); err != nil {
+		return err
+	} else if ok {
+		planned = p.Rows()
+	}
+	verdict, failures := expectations.Evaluate(tt.Spec.Expectations, st.Results, planned)
 	if verdict != v1alpha1.VerdictNone && st.Phase == v1alpha1.PhaseFailed && st.Results == nil {
 		failures = append(failures, "the run failed before measuring anything")
 		verdict = v1alpha1.VerdictFailed
@@ -563,6 +570,9 @@ func (r *TrafficTestReconciler) judge(ctx context.Context, tt *v1alpha1.TrafficT
 	switch verdict {
 	case v1alpha1.VerdictPassed:
 		r.setCondition(tt, v1alpha1.ConditionExpectationsMet, metav1.ConditionTrue, v1alpha1.ReasonExpectationsMet, "every expectation is met")
+	case v1alpha1.VerdictInconclusive:
+		r.setCondition(tt, v1alpha1.ConditionExpectationsMet, metav1.ConditionUnknown, v1alpha1.ReasonResultsIncomplete, strings.Join(failures, "; "))
+		r.event(tt, corev1.EventTypeWarning, v1alpha1.ReasonResultsIncomplete, "Judge", "%s", strings.Join(failures, "; "))
 	case v1alpha1.VerdictFailed:
 		r.setCondition(tt, v1alpha1.ConditionExpectationsMet, metav1.ConditionFalse, v1alpha1.ReasonExpectationsFailed, strings.Join(failures, "; "))
 		r.event(tt, corev1.EventTypeWarning, v1alpha1.ReasonExpectationsFailed, "Judge", "%s", strings.Join(failures, "; "))

@@ -307,7 +307,9 @@ spec:
 func TestRunSucceedsWithLiveProgressResultsAndVerdict(t *testing.T) {
 	startManager(t)
 	ns := namespace(t)
+	// sampleResults holds one direction: the plan must ask for no more, or the verdict is Inconclusive
 	newTest(t, ns, "ok", sriovTest+`
+  traffic: {direction: Unidirectional}
   expectations:
     minThroughput: [{frameSize: 64, percentOfLineRate: "40"}]
 `)
@@ -347,10 +349,46 @@ func TestRunSucceedsWithLiveProgressResultsAndVerdict(t *testing.T) {
 	}
 }
 
+// A run that ends with a planned row missing is never Passed, even when every row it has meets the
+// expectations: the spec asks for both directions, the tester wrote one.
+func TestMissingDirectionMakesTheVerdictInconclusive(t *testing.T) {
+	startManager(t)
+	ns := namespace(t)
+	newTest(t, ns, "half", sriovTest+`
+  expectations:
+    minThroughput: [{frameSize: 64, percentOfLineRate: "40"}]
+`)
+	pod := waitPod(t, ns, "half-tester")
+	writeResults(t, ns, "half", testerWrites{results: sampleResults(64, 1518), state: &results.State{State: results.StateSucceeded}})
+	kubelet(t, pod, corev1.PodSucceeded, 0, "Completed")
+	tt := waitTest(t, ns, "half", "Succeeded", phaseIs(v1alpha1.PhaseSucceeded))
+	if tt.Status.Verdict != v1alpha1.VerdictInconclusive {
+		t.Fatalf("verdict %s (failures %q), want Inconclusive", tt.Status.Verdict, tt.Status.Failures)
+	}
+	c := condition(tt, v1alpha1.ConditionExpectationsMet)
+	if c == nil || c.Status != metav1.ConditionUnknown || c.Reason != v1alpha1.ReasonResultsIncomplete ||
+		!strings.Contains(c.Message, "throughput 64 B east->west") || !strings.Contains(c.Message, "throughput 1518 B east->west") {
+		t.Errorf("ExpectationsMet: %+v", c)
+	}
+	eventually(t, "a Warning event naming what is missing", func() (bool, string) {
+		var evs corev1.EventList
+		if err := k8sClient.List(context.Background(), &evs, client.InNamespace(ns)); err != nil {
+			return false, err.Error()
+		}
+		for _, e := range evs.Items {
+			if e.Type == corev1.EventTypeWarning && e.Reason == v1alpha1.ReasonResultsIncomplete && strings.Contains(e.Message, "east->west") {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%d events, none a ResultsIncomplete warning", len(evs.Items))
+	})
+}
+
 func TestImpossibleExpectationFailsTheVerdict(t *testing.T) {
 	startManager(t)
 	ns := namespace(t)
 	newTest(t, ns, "strict", sriovTest+`
+  traffic: {direction: Unidirectional}
   expectations:
     minThroughput: [{frameSize: 1518, l2BitsPerSecond: 100G}]
     maxLatency: [{statistic: p99, max: 1us}]
@@ -359,6 +397,8 @@ func TestImpossibleExpectationFailsTheVerdict(t *testing.T) {
 	writeResults(t, ns, "strict", testerWrites{results: sampleResults(64, 1518), state: &results.State{State: results.StateSucceeded}})
 	kubelet(t, pod, corev1.PodSucceeded, 0, "Completed")
 	tt := waitTest(t, ns, "strict", "Succeeded", phaseIs(v1alpha1.PhaseSucceeded))
+	// the throughput was measured and missed; the latency was not measured at all: Failed, and the
+	// failures say both
 	if tt.Status.Verdict != v1alpha1.VerdictFailed || len(tt.Status.Failures) != 2 {
 		t.Fatalf("verdict %s failures %q", tt.Status.Verdict, tt.Status.Failures)
 	}

@@ -53,13 +53,19 @@ const (
 )
 
 // Verdict is the regression outcome.
-// +kubebuilder:validation:Enum=Passed;Failed;None
+// +kubebuilder:validation:Enum=Passed;Failed;Inconclusive;None
 type Verdict string
 
 const (
+	// VerdictPassed: every planned result was measured and met every expectation.
 	VerdictPassed Verdict = "Passed"
+	// VerdictFailed: a measured result did not meet an expectation.
 	VerdictFailed Verdict = "Failed"
-	VerdictNone   Verdict = "None"
+	// VerdictInconclusive: nothing measured failed, but not everything could be decided (a planned result
+	// is missing, or the tester was the limit below an expected value).
+	VerdictInconclusive Verdict = "Inconclusive"
+	// VerdictNone: the TrafficTest has no expectations.
+	VerdictNone Verdict = "None"
 )
 
 // TrafficTestStatus is what the operator observed and measured.
@@ -376,6 +382,10 @@ type BackToBackResult struct {
 	// burstSeconds is the mean burst length in seconds at line rate.
 	// +required
 	BurstSeconds string `json:"burstSeconds"`
+	// testerLimited is true when the tester could not send or receive a longer burst cleanly: frames is
+	// then a lower bound of what the DUT holds.
+	// +optional
+	TesterLimited bool `json:"testerLimited,omitempty"`
 }
 
 // ImixClassResult is the loss of one size class of an IMIX.

@@ -488,6 +488,42 @@ type TesterSpec struct {
 	// +kubebuilder:default="1Gi"
 	// +optional
 	HugePages resource.Quantity `json:"hugePages,omitzero"`
+	// validity sets when a trial counts as spoiled by the tester instead of measured on the DUT. A spoiled
+	// trial is invalid, neither a pass nor a fail of the DUT; it is repeated, and when every repetition is
+	// spoiled the tester is taken as the limit at that rate and the result is marked testerLimited. The
+	// defaults are met by a tester on dedicated cores; a tester sharing its CPU breaks them, and its results
+	// say so instead of blaming the DUT.
+	// +optional
+	Validity TrialValidity `json:"validity,omitzero"`
+}
+
+// TrialValidity are the limits of the tester's own health in a trial.
+type TrialValidity struct {
+	// maxTxLag is how far a stream may fall behind its TX schedule. A stream L behind at r frames/s sends
+	// r·L frames back to back once it runs again: a burst the DUT's buffers must absorb, which the paced
+	// rate never asked of them.
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="must be longer than 0s"
+	// +kubebuilder:default="1ms"
+	// +optional
+	MaxTxLag metav1.Duration `json:"maxTxLag,omitzero"`
+	// maxWorkerGap is the longest a tester worker may pause while a latency trial measures: frames that
+	// waited for it carry the wait in their latency. In other trials a longer pause only withholds the
+	// trial's latency (its loss counts stand: a pause that dropped frames is caught by the drop counters).
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="must be longer than 0s"
+	// +kubebuilder:default="1ms"
+	// +optional
+	MaxWorkerGap metav1.Duration `json:"maxWorkerGap,omitzero"`
+	// maxShortfall is the share of its scheduled frames a stream may fail to send, in percent.
+	// +kubebuilder:default="0.1"
+	// +optional
+	MaxShortfall Percent `json:"maxShortfall,omitempty"`
+	// invalidTrialRetries is how often a search repeats a trial the tester spoiled, at the same rate, before
+	// it takes the tester as the limit there.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10
+	// +kubebuilder:default=2
+	// +optional
+	InvalidTrialRetries *int32 `json:"invalidTrialRetries,omitempty"`
 }
 
 // DUTSpec describes the device under test.

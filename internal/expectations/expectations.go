@@ -6,28 +6,39 @@ import (
 	"strconv"
 
 	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/plan"
 )
 
-// Evaluate checks every expectation against the results. It returns VerdictNone when there are no
-// expectations, and a failure message per unmet (or unmeasurable) expectation.
-func Evaluate(exp *v1alpha1.Expectations, res *v1alpha1.Results) (v1alpha1.Verdict, []string) {
+// Evaluate checks every expectation against the results of a run that planned the given rows. It returns
+// VerdictNone when there are no expectations. Otherwise the verdict fails closed:
+//   - Failed, with a message per expectation a measured result did not meet;
+//   - Inconclusive, when nothing failed but something could not be decided: a planned row was not
+//     measured (or the tester spoiled every trial of it), an expectation's row is missing, a tester-limited
+//     throughput lies below the expected value (the DUT may be faster), a latency was not measurable, or
+//     planned is nil (what the run planned is unknown);
+//   - Passed only when every planned row was measured and every expectation was met by a measured value.
+//
+// A tester-limited throughput at or above the expected value meets it: the DUT is at least that good.
+func Evaluate(exp *v1alpha1.Expectations, res *v1alpha1.Results, planned []plan.Row) (v1alpha1.Verdict, []string) {
 	if exp == nil || (len(exp.MinThroughput) == 0 && len(exp.MaxLatency) == 0 && exp.MaxPenalty == "" && exp.MinBackToBackFrames == nil) {
 		return v1alpha1.VerdictNone, nil
 	}
 	if res == nil {
 		res = &v1alpha1.Results{}
 	}
-	var failures []string
+	var failures, undecided []string
 	for _, e := range exp.MinThroughput {
-		failures = append(failures, checkThroughput(e, res)...)
+		f, u := checkThroughput(e, res)
+		failures, undecided = append(failures, f...), append(undecided, u...)
 	}
 	for _, e := range exp.MaxLatency {
-		failures = append(failures, checkLatency(e, res)...)
+		f, u := checkLatency(e, res)
+		failures, undecided = append(failures, f...), append(undecided, u...)
 	}
 	if exp.MaxPenalty != "" {
 		limit, _ := strconv.ParseFloat(string(exp.MaxPenalty), 64)
 		if len(res.Penalty) == 0 {
-			failures = append(failures, "maxPenalty: no penalty was measured (is spec.baseline set and finished?)")
+			undecided = append(undecided, "maxPenalty: no penalty was measured (is spec.baseline set and finished?)")
 		}
 		for _, p := range res.Penalty {
 			if v, _ := strconv.ParseFloat(p.Percent, 64); v > limit {
@@ -38,36 +49,94 @@ func Evaluate(exp *v1alpha1.Expectations, res *v1alpha1.Results) (v1alpha1.Verdi
 	}
 	if exp.MinBackToBackFrames != nil {
 		if len(res.BackToBack) == 0 {
-			failures = append(failures, "minBackToBackFrames: no back-to-back result was measured")
+			undecided = append(undecided, "minBackToBackFrames: no back-to-back result was measured")
 		}
 		for _, b := range res.BackToBack {
-			if b.Frames < *exp.MinBackToBackFrames {
+			if b.Frames < *exp.MinBackToBackFrames && b.TesterLimited {
+				undecided = append(undecided, fmt.Sprintf("minBackToBackFrames: %d B %s held %d frames, fewer than %d, but the tester was the limit (testerLimited)",
+					b.FrameSize, b.Direction, b.Frames, *exp.MinBackToBackFrames))
+			} else if b.Frames < *exp.MinBackToBackFrames {
 				failures = append(failures, fmt.Sprintf("minBackToBackFrames: %d B %s held %d frames, fewer than %d",
 					b.FrameSize, b.Direction, b.Frames, *exp.MinBackToBackFrames))
 			}
 		}
 	}
-	if len(failures) > 0 {
-		return v1alpha1.VerdictFailed, failures
+	if planned == nil {
+		undecided = append(undecided, "what the run planned is unknown, so whether every result was measured is too")
+	}
+	for _, r := range Missing(res, planned) {
+		undecided = append(undecided, "not measured: "+r.String())
+	}
+	switch {
+	case len(failures) > 0:
+		return v1alpha1.VerdictFailed, append(failures, prefixed("inconclusive: ", undecided)...)
+	case len(undecided) > 0:
+		return v1alpha1.VerdictInconclusive, prefixed("inconclusive: ", undecided)
 	}
 	return v1alpha1.VerdictPassed, nil
 }
 
-func checkThroughput(e v1alpha1.ThroughputExpectation, res *v1alpha1.Results) []string {
+func prefixed(p string, msgs []string) []string {
+	out := make([]string, 0, len(msgs))
+	for _, m := range msgs {
+		out = append(out, p+m)
+	}
+	return out
+}
+
+// Missing lists the planned rows the results do not hold, and the throughput rows whose only figure is a
+// tester limit without a single valid trial below it (an NDR of 0 marked testerLimited).
+func Missing(res *v1alpha1.Results, planned []plan.Row) []plan.Row {
+	if res == nil {
+		res = &v1alpha1.Results{}
+	}
+	have := map[plan.Row]bool{}
+	for _, t := range res.Throughput {
+		have[plan.Row{Test: v1alpha1.TestThroughput, FrameSize: int(t.FrameSize), Direction: t.Direction}] = measured(t.TesterLimited, t.NDR)
+	}
+	for _, m := range res.Imix {
+		have[plan.Row{Test: v1alpha1.TestImixThroughput, Direction: m.Direction}] = measured(m.TesterLimited, m.NDR)
+	}
+	for _, l := range res.Latency {
+		have[plan.Row{Test: v1alpha1.TestLatency, FrameSize: int(l.FrameSize), Direction: l.Direction}] = true
+	}
+	for _, f := range res.FrameLoss {
+		have[plan.Row{Test: v1alpha1.TestFrameLoss, FrameSize: int(f.FrameSize), Direction: f.Direction}] = len(f.Points) > 0
+	}
+	for _, b := range res.BackToBack {
+		have[plan.Row{Test: v1alpha1.TestBackToBack, FrameSize: int(b.FrameSize), Direction: b.Direction}] = true
+	}
+	var out []plan.Row
+	for _, r := range planned {
+		if !have[r] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// measured says whether a throughput row holds a figure of the DUT: a tester limit with no valid
+// trial below it (NDR 0) holds none.
+func measured(testerLimited bool, ndr v1alpha1.Rate) bool {
+	return !testerLimited || ndr.FramesPerSecond > 0
+}
+
+func checkThroughput(e v1alpha1.ThroughputExpectation, res *v1alpha1.Results) (failures, undecided []string) {
 	type row struct {
 		size      int32
 		direction string
 		rate      v1alpha1.Rate
+		limited   bool
 	}
 	var rows []row
 	for _, t := range res.Throughput {
 		if e.FrameSize == 0 || e.FrameSize == t.FrameSize {
-			rows = append(rows, row{t.FrameSize, t.Direction, t.NDR})
+			rows = append(rows, row{t.FrameSize, t.Direction, t.NDR, t.TesterLimited})
 		}
 	}
 	if e.FrameSize == 0 {
 		for _, m := range res.Imix {
-			rows = append(rows, row{0, m.Direction, m.NDR})
+			rows = append(rows, row{0, m.Direction, m.NDR, m.TesterLimited})
 		}
 	}
 	what := "every size"
@@ -75,44 +144,47 @@ func checkThroughput(e v1alpha1.ThroughputExpectation, res *v1alpha1.Results) []
 		what = fmt.Sprintf("%d B", e.FrameSize)
 	}
 	if len(rows) == 0 {
-		return []string{fmt.Sprintf("minThroughput %s: no throughput was measured", what)}
+		return nil, []string{fmt.Sprintf("minThroughput %s: no throughput was measured", what)}
 	}
-	var out []string
 	for _, r := range rows {
 		size := "IMIX"
 		if r.size != 0 {
 			size = fmt.Sprintf("%d B", r.size)
 		}
+		var below []string
 		if e.L2BitsPerSecond != nil && r.rate.L2BitsPerSecond < e.L2BitsPerSecond.Value() {
-			out = append(out, fmt.Sprintf("minThroughput %s %s: %s L2 is below %s", size, r.direction,
-				FormatBits(r.rate.L2BitsPerSecond), FormatBits(e.L2BitsPerSecond.Value())))
+			below = append(below, fmt.Sprintf("%s L2 is below %s", FormatBits(r.rate.L2BitsPerSecond), FormatBits(e.L2BitsPerSecond.Value())))
 		}
 		if e.L1BitsPerSecond != nil && r.rate.L1BitsPerSecond < e.L1BitsPerSecond.Value() {
-			out = append(out, fmt.Sprintf("minThroughput %s %s: %s L1 is below %s", size, r.direction,
-				FormatBits(r.rate.L1BitsPerSecond), FormatBits(e.L1BitsPerSecond.Value())))
+			below = append(below, fmt.Sprintf("%s L1 is below %s", FormatBits(r.rate.L1BitsPerSecond), FormatBits(e.L1BitsPerSecond.Value())))
 		}
 		if e.FramesPerSecond != nil && r.rate.FramesPerSecond < e.FramesPerSecond.Value() {
-			out = append(out, fmt.Sprintf("minThroughput %s %s: %d frames/s is below %d", size, r.direction,
-				r.rate.FramesPerSecond, e.FramesPerSecond.Value()))
+			below = append(below, fmt.Sprintf("%d frames/s is below %d", r.rate.FramesPerSecond, e.FramesPerSecond.Value()))
 		}
 		if e.PercentOfLineRate != "" {
 			want, _ := strconv.ParseFloat(string(e.PercentOfLineRate), 64)
 			got, _ := strconv.ParseFloat(r.rate.PercentOfLineRate, 64)
 			if got < want {
-				out = append(out, fmt.Sprintf("minThroughput %s %s: %s%% of line rate is below %s%%", size, r.direction,
-					r.rate.PercentOfLineRate, e.PercentOfLineRate))
+				below = append(below, fmt.Sprintf("%s%% of line rate is below %s%%", r.rate.PercentOfLineRate, e.PercentOfLineRate))
+			}
+		}
+		for _, b := range below {
+			if r.limited {
+				// the tester, not the DUT, stopped there: the DUT may well reach the expected value
+				undecided = append(undecided, fmt.Sprintf("minThroughput %s %s: %s, but the tester was the limit (testerLimited)", size, r.direction, b))
+			} else {
+				failures = append(failures, fmt.Sprintf("minThroughput %s %s: %s", size, r.direction, b))
 			}
 		}
 	}
-	return out
+	return failures, undecided
 }
 
-func checkLatency(e v1alpha1.LatencyExpectation, res *v1alpha1.Results) []string {
+func checkLatency(e v1alpha1.LatencyExpectation, res *v1alpha1.Results) (failures, undecided []string) {
 	stat := e.Statistic
 	if stat == "" {
 		stat = "p99"
 	}
-	var out []string
 	seen := 0
 	for _, l := range res.Latency {
 		if e.FrameSize != 0 && e.FrameSize != l.FrameSize {
@@ -120,19 +192,19 @@ func checkLatency(e v1alpha1.LatencyExpectation, res *v1alpha1.Results) []string
 		}
 		seen++
 		if !l.Aggregate.Valid {
-			out = append(out, fmt.Sprintf("maxLatency %d B %s: latency could not be measured (%s)", l.FrameSize, l.Direction, l.Aggregate.Reason))
+			undecided = append(undecided, fmt.Sprintf("maxLatency %d B %s: latency could not be measured (%s)", l.FrameSize, l.Direction, l.Aggregate.Reason))
 			continue
 		}
 		v := Statistic(l.Aggregate, stat)
 		if v > e.Max.Nanoseconds() {
-			out = append(out, fmt.Sprintf("maxLatency %d B %s: %s %s is above %s", l.FrameSize, l.Direction, stat,
+			failures = append(failures, fmt.Sprintf("maxLatency %d B %s: %s %s is above %s", l.FrameSize, l.Direction, stat,
 				FormatNs(v), e.Max.Duration))
 		}
 	}
 	if seen == 0 {
-		out = append(out, fmt.Sprintf("maxLatency %d B: no latency was measured (is latency in spec.tests?)", e.FrameSize))
+		undecided = append(undecided, fmt.Sprintf("maxLatency %d B: no latency was measured (is latency in spec.tests?)", e.FrameSize))
 	}
-	return out
+	return failures, undecided
 }
 
 // Statistic picks one value of a latency summary.

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/plan"
 )
 
 func quantity(s string) *resource.Quantity { q := resource.MustParse(s); return &q }
@@ -26,9 +27,68 @@ func sampleResults() *v1alpha1.Results {
 	}
 }
 
+// planned is what sampleResults measured in full: throughput and latency at 64 and 1518 B, west-east.
+var planned = []plan.Row{
+	{Test: v1alpha1.TestThroughput, FrameSize: 64, Direction: "west-east"}, {Test: v1alpha1.TestThroughput, FrameSize: 1518, Direction: "west-east"},
+	{Test: v1alpha1.TestLatency, FrameSize: 64, Direction: "west-east"}, {Test: v1alpha1.TestLatency, FrameSize: 1518, Direction: "west-east"},
+}
+
+// A run with a planned size missing never passes, even when every expectation it can check is met; with
+// nothing failed it is inconclusive and names the row.
+func TestAMissingRowIsNeverPassed(t *testing.T) {
+	exp := &v1alpha1.Expectations{MinThroughput: []v1alpha1.ThroughputExpectation{{FrameSize: 64, L2BitsPerSecond: quantity("100M")}}}
+	withMore := append(append([]plan.Row{}, planned...), plan.Row{Test: v1alpha1.TestThroughput, FrameSize: 512, Direction: "west-east"})
+	for _, c := range []struct {
+		name    string
+		planned []plan.Row
+		want    v1alpha1.Verdict
+		mention string
+	}{
+		{"everything measured", planned, v1alpha1.VerdictPassed, ""},
+		{"512 B planned, not measured", withMore, v1alpha1.VerdictInconclusive, "throughput 512 B west-east"},
+		{"the plan unknown", nil, v1alpha1.VerdictInconclusive, "unknown"},
+	} {
+		v, f := Evaluate(exp, sampleResults(), c.planned)
+		if v != c.want || (c.mention != "" && !strings.Contains(strings.Join(f, ";"), c.mention)) {
+			t.Errorf("%s: %s %q, want %s naming %q", c.name, v, f, c.want, c.mention)
+		}
+	}
+	// a measured failure still fails, and the missing row is reported beside it
+	exp.MinThroughput[0].L2BitsPerSecond = quantity("1G")
+	if v, f := Evaluate(exp, sampleResults(), withMore); v != v1alpha1.VerdictFailed || len(f) != 2 {
+		t.Errorf("a failure and a missing row: %s %q", v, f)
+	}
+}
+
+// A tester-limited throughput is a lower bound of the DUT's: an expectation at or below it is met, one
+// above it is inconclusive (the DUT may be faster), never failed; a tester limit with no valid trial at
+// all is a row not measured.
+func TestTesterLimitedThroughputIsALowerBound(t *testing.T) {
+	res := sampleResults()
+	res.Throughput[0].TesterLimited = true // 400 Mbit/s at 64 B
+	for _, c := range []struct {
+		expect string
+		want   v1alpha1.Verdict
+	}{
+		{"300M", v1alpha1.VerdictPassed},
+		{"400M", v1alpha1.VerdictPassed},
+		{"1G", v1alpha1.VerdictInconclusive},
+	} {
+		exp := &v1alpha1.Expectations{MinThroughput: []v1alpha1.ThroughputExpectation{{FrameSize: 64, L2BitsPerSecond: quantity(c.expect)}}}
+		if v, f := Evaluate(exp, res, planned); v != c.want {
+			t.Errorf("tester-limited 400 Mbit/s against %s: %s %q, want %s", c.expect, v, f, c.want)
+		}
+	}
+	res.Throughput[0].NDR = v1alpha1.Rate{}
+	exp := &v1alpha1.Expectations{MinThroughput: []v1alpha1.ThroughputExpectation{{FrameSize: 1518, L2BitsPerSecond: quantity("1M")}}}
+	if v, f := Evaluate(exp, res, planned); v != v1alpha1.VerdictInconclusive || !strings.Contains(strings.Join(f, ";"), "not measured: throughput 64 B") {
+		t.Errorf("a 64 B row the tester spoiled entirely: %s %q", v, f)
+	}
+}
+
 func TestNoExpectationsIsNone(t *testing.T) {
 	for _, exp := range []*v1alpha1.Expectations{nil, {}} {
-		if v, f := Evaluate(exp, sampleResults()); v != v1alpha1.VerdictNone || f != nil {
+		if v, f := Evaluate(exp, sampleResults(), planned); v != v1alpha1.VerdictNone || f != nil {
 			t.Errorf("Evaluate(%v) = %s %v, want None", exp, v, f)
 		}
 	}
@@ -36,37 +96,37 @@ func TestNoExpectationsIsNone(t *testing.T) {
 
 func TestThroughputPerSizeAndEverySize(t *testing.T) {
 	res := sampleResults()
-	v, f := Evaluate(&v1alpha1.Expectations{MinThroughput: []v1alpha1.ThroughputExpectation{{FrameSize: 1518, L2BitsPerSecond: quantity("3500M")}}}, res)
+	v, f := Evaluate(&v1alpha1.Expectations{MinThroughput: []v1alpha1.ThroughputExpectation{{FrameSize: 1518, L2BitsPerSecond: quantity("3500M")}}}, res, planned)
 	if v != v1alpha1.VerdictPassed {
 		t.Fatalf("3.5 Gbit/s at 1518 B meets 3500M: got %s %v", v, f)
 	}
-	v, f = Evaluate(&v1alpha1.Expectations{MinThroughput: []v1alpha1.ThroughputExpectation{{L2BitsPerSecond: quantity("1G")}}}, res)
+	v, f = Evaluate(&v1alpha1.Expectations{MinThroughput: []v1alpha1.ThroughputExpectation{{L2BitsPerSecond: quantity("1G")}}}, res, planned)
 	if v != v1alpha1.VerdictFailed || len(f) != 1 || !strings.Contains(f[0], "64 B") || !strings.Contains(f[0], "400.00 Mbit/s") {
 		t.Fatalf("every-size 1G must fail exactly at 64 B naming the rate: %s %q", v, f)
 	}
-	v, f = Evaluate(&v1alpha1.Expectations{MinThroughput: []v1alpha1.ThroughputExpectation{{FrameSize: 64, PercentOfLineRate: "10"}}}, res)
+	v, f = Evaluate(&v1alpha1.Expectations{MinThroughput: []v1alpha1.ThroughputExpectation{{FrameSize: 64, PercentOfLineRate: "10"}}}, res, planned)
 	if v != v1alpha1.VerdictFailed || !strings.Contains(f[0], "5.25% of line rate") {
 		t.Fatalf("percent of line rate: %s %q", v, f)
 	}
-	v, f = Evaluate(&v1alpha1.Expectations{MinThroughput: []v1alpha1.ThroughputExpectation{{FrameSize: 128, FramesPerSecond: quantity("1")}}}, res)
-	if v != v1alpha1.VerdictFailed || !strings.Contains(f[0], "no throughput was measured") {
-		t.Fatalf("an unmeasured size must fail, not pass silently: %s %q", v, f)
+	v, f = Evaluate(&v1alpha1.Expectations{MinThroughput: []v1alpha1.ThroughputExpectation{{FrameSize: 128, FramesPerSecond: quantity("1")}}}, res, planned)
+	if v != v1alpha1.VerdictInconclusive || !strings.Contains(f[0], "no throughput was measured") {
+		t.Fatalf("an unmeasured size is inconclusive, never met: %s %q", v, f)
 	}
 }
 
 func TestLatencyStatisticsAndInvalidClock(t *testing.T) {
 	res := sampleResults()
 	exp := &v1alpha1.Expectations{MaxLatency: []v1alpha1.LatencyExpectation{{FrameSize: 64, Statistic: "p99", Max: metav1.Duration{Duration: 100 * time.Microsecond}}}}
-	if v, f := Evaluate(exp, res); v != v1alpha1.VerdictPassed {
+	if v, f := Evaluate(exp, res, planned); v != v1alpha1.VerdictPassed {
 		t.Fatalf("p99 90µs under 100µs: %s %v", v, f)
 	}
 	exp.MaxLatency[0].Statistic = "p99.9"
-	if v, f := Evaluate(exp, res); v != v1alpha1.VerdictFailed || !strings.Contains(f[0], "400.00 µs") {
+	if v, f := Evaluate(exp, res, planned); v != v1alpha1.VerdictFailed || !strings.Contains(f[0], "400.00 µs") {
 		t.Fatalf("p99.9 400µs over 100µs: %s %q", v, f)
 	}
 	exp.MaxLatency[0].FrameSize = 1518
-	if v, f := Evaluate(exp, res); v != v1alpha1.VerdictFailed || !strings.Contains(f[0], "could not be measured") {
-		t.Fatalf("an invalid latency must fail with its reason: %s %q", v, f)
+	if v, f := Evaluate(exp, res, planned); v != v1alpha1.VerdictInconclusive || !strings.Contains(f[0], "could not be measured") {
+		t.Fatalf("an unmeasurable latency is inconclusive, with its reason: %s %q", v, f)
 	}
 }
 
@@ -82,14 +142,14 @@ func TestPenaltyAgainstBaseline(t *testing.T) {
 		t.Fatalf("penalty: %+v", p)
 	}
 	res.Penalty = p
-	if v, f := Evaluate(&v1alpha1.Expectations{MaxPenalty: "15"}, res); v != v1alpha1.VerdictFailed || !strings.Contains(f[0], "1518 B") {
+	if v, f := Evaluate(&v1alpha1.Expectations{MaxPenalty: "15"}, res, planned); v != v1alpha1.VerdictFailed || !strings.Contains(f[0], "1518 B") {
 		t.Fatalf("20%% penalty over 15%%: %s %q", v, f)
 	}
-	if v, _ := Evaluate(&v1alpha1.Expectations{MaxPenalty: "25"}, res); v != v1alpha1.VerdictPassed {
+	if v, _ := Evaluate(&v1alpha1.Expectations{MaxPenalty: "25"}, res, planned); v != v1alpha1.VerdictPassed {
 		t.Fatalf("20%% penalty under 25%%: %s", v)
 	}
-	if v, f := Evaluate(&v1alpha1.Expectations{MaxPenalty: "25"}, sampleResults()); v != v1alpha1.VerdictFailed || !strings.Contains(f[0], "baseline") {
-		t.Fatalf("no penalty measured must fail: %s %q", v, f)
+	if v, f := Evaluate(&v1alpha1.Expectations{MaxPenalty: "25"}, sampleResults(), planned); v != v1alpha1.VerdictInconclusive || !strings.Contains(f[0], "baseline") {
+		t.Fatalf("no penalty measured is inconclusive: %s %q", v, f)
 	}
 }
 

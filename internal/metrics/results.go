@@ -28,6 +28,8 @@ var (
 		"RFC 2544 throughput (NDR) in frames per second.", rowLabels, nil)
 	throughputRatio = prometheus.NewDesc("linerate_throughput_line_rate_ratio",
 		"RFC 2544 throughput (NDR) as a fraction of the ports' line rate (L1).", rowLabels, nil)
+	throughputTesterLimited = prometheus.NewDesc("linerate_throughput_tester_limited",
+		"1 for a throughput (or IMIX, frame_size 0) result at which the tester, not the DUT, was the limit: its NDR is a lower bound of the DUT's and is not exported as the DUT's throughput.", rowLabels, nil)
 	latency = prometheus.NewDesc("linerate_latency_seconds",
 		"Latency at the throughput rate, aggregated over repetitions.", append(append([]string{}, rowLabels...), "statistic"), nil)
 	frameLoss = prometheus.NewDesc("linerate_frame_loss_ratio",
@@ -41,7 +43,7 @@ var (
 	phase = prometheus.NewDesc("linerate_traffictest_phase",
 		"1 for the TrafficTest's current phase.", append(append([]string{}, testLabels...), "phase"), nil)
 	verdict = prometheus.NewDesc("linerate_traffictest_verdict",
-		"1 for the TrafficTest's regression verdict (Passed, Failed, None).", append(append([]string{}, testLabels...), "verdict"), nil)
+		"1 for the TrafficTest's regression verdict (Passed, Failed, Inconclusive, None).", append(append([]string{}, testLabels...), "verdict"), nil)
 	trials = prometheus.NewDesc("linerate_traffictest_trials",
 		"Trials measured so far.", testLabels, nil)
 	completion = prometheus.NewDesc("linerate_traffictest_completion_timestamp_seconds",
@@ -55,7 +57,7 @@ type ResultsCollector struct {
 
 // Describe implements prometheus.Collector.
 func (c *ResultsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{throughputL1, throughputL2, throughputFPS, throughputRatio, latency, frameLoss,
+	for _, d := range []*prometheus.Desc{throughputL1, throughputL2, throughputFPS, throughputRatio, throughputTesterLimited, latency, frameLoss,
 		backToBack, imixL2, penalty, phase, verdict, trials, completion} {
 		ch <- d
 	}
@@ -101,6 +103,11 @@ func collectTest(ch chan<- prometheus.Metric, tt *v1alpha1.TrafficTest) {
 	}
 	for _, t := range r.Throughput {
 		l := row(t.FrameSize, t.Direction)
+		if t.TesterLimited {
+			// fail closed: a tester's ceiling is not the DUT's throughput (and must not trip a regression alert)
+			gauge(throughputTesterLimited, 1, l)
+			continue
+		}
 		gauge(throughputL1, float64(t.NDR.L1BitsPerSecond), l)
 		gauge(throughputL2, float64(t.NDR.L2BitsPerSecond), l)
 		gauge(throughputFPS, float64(t.NDR.FramesPerSecond), l)
@@ -124,6 +131,10 @@ func collectTest(ch chan<- prometheus.Metric, tt *v1alpha1.TrafficTest) {
 		gauge(backToBack, float64(b.Frames), row(b.FrameSize, b.Direction))
 	}
 	for _, m := range r.Imix {
+		if m.TesterLimited {
+			gauge(throughputTesterLimited, 1, row(0, m.Direction))
+			continue
+		}
 		gauge(imixL2, float64(m.NDR.L2BitsPerSecond), append(append([]string{}, base...), m.Direction))
 	}
 	for _, p := range r.Penalty {

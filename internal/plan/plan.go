@@ -53,6 +53,8 @@ type Plan struct {
 	Traffic    Traffic    `json:"traffic"`
 	Ports      []Port     `json:"ports"`
 
+	Validity Validity `json:"validity"`
+
 	DUT          v1alpha1.DUTSpec       `json:"dut"`
 	Expectations *v1alpha1.Expectations `json:"expectations,omitempty"`
 }
@@ -362,6 +364,15 @@ func Resolve(tt *v1alpha1.TrafficTest, profile *v1alpha1.ImixProfile) (*Plan, er
 		Repetitions: int(orDefault(s.BackToBack.Repetitions, 50)),
 	}
 
+	v := &s.Tester.Validity
+	p.Validity = Validity{MaxTxLag: v.MaxTxLag.Duration, MaxWorkerGap: v.MaxWorkerGap.Duration, InvalidTrialRetries: DefaultInvalidTrialRetries}
+	if v.InvalidTrialRetries != nil {
+		p.Validity.InvalidTrialRetries = int(*v.InvalidTrialRetries)
+	}
+	if p.Validity.MaxShortfallPercent, err = Percent("spec.tester.validity.maxShortfall", v.MaxShortfall, 0.1); err != nil {
+		return nil, err
+	}
+
 	if len(s.Ports) != 2 {
 		return nil, fmt.Errorf("spec.ports: exactly two ports are needed, %d given", len(s.Ports))
 	}
@@ -491,4 +502,47 @@ func orDefault[T comparable](v, def T) T {
 		return def
 	}
 	return v
+}
+
+// Validity says when a trial is the tester's fault (spec.tester.validity): its limits, and how often a
+// search repeats a trial the tester spoiled before it takes the tester as the limit at that rate.
+type Validity struct {
+	MaxTxLag            time.Duration `json:"maxTxLag,omitempty"`
+	MaxWorkerGap        time.Duration `json:"maxWorkerGap,omitempty"`
+	MaxShortfallPercent float64       `json:"maxShortfallPercent,omitempty"`
+	InvalidTrialRetries int           `json:"invalidTrialRetries"`
+}
+
+// DefaultInvalidTrialRetries is how often a search repeats a trial the tester spoiled, unless told.
+const DefaultInvalidTrialRetries = 2
+
+// Row is one result a plan asks for: a test at a frame size (0 for the IMIX) in one direction.
+type Row struct {
+	Test      v1alpha1.TestKind
+	FrameSize int
+	Direction string
+}
+
+func (r Row) String() string {
+	if r.Test == v1alpha1.TestImixThroughput {
+		return fmt.Sprintf("%s %s", r.Test, r.Direction)
+	}
+	return fmt.Sprintf("%s %d B %s", r.Test, r.FrameSize, r.Direction)
+}
+
+// Rows are every result the plan asks for, in the order they run.
+func (p *Plan) Rows() []Row {
+	var out []Row
+	for _, t := range p.Tests {
+		sizes := p.FrameSizes
+		if t == v1alpha1.TestImixThroughput {
+			sizes = []int{0}
+		}
+		for _, size := range sizes {
+			for _, d := range p.Directions() {
+				out = append(out, Row{Test: t, FrameSize: size, Direction: d.Name})
+			}
+		}
+	}
+	return out
 }

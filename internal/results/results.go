@@ -87,9 +87,12 @@ type Trial struct {
 	LossPercent float64 `json:"lossPercent"`
 	// Pass says the trial met the loss tolerance.
 	Pass bool `json:"pass"`
-	// TesterLimited marks a trial whose offered rate the tester could not reach; it is excluded from
-	// the search.
+	// TesterLimited marks a trial the tester spoiled: it could not offer the rate, or TesterFaults is not
+	// empty. Such a trial is invalid, neither a pass nor a fail of the DUT, and is excluded from the search.
 	TesterLimited bool `json:"testerLimited,omitempty"`
+	// TesterFaults say what the tester did wrong in the trial, one sentence each (frames its own receive
+	// path dropped, frames it could not send, bursts after it fell behind its schedule).
+	TesterFaults []string `json:"testerFaults,omitempty"`
 	// Aborted gives the reason a trial was cut short (dut-stalled, aborted).
 	Aborted string                   `json:"aborted,omitempty"`
 	Latency *v1alpha1.LatencySummary `json:"latency,omitempty"`

@@ -176,14 +176,15 @@ func (r *Runner) latency(ctx context.Context, size int) error {
 	}
 	for rep := 1; rep <= reps; rep++ {
 		ts.rep = rep
-		drs, aborted, err := r.trial(ctx, ts)
+		drs, aborted, _, err := r.validTrial(ctx, ts)
 		if err != nil {
 			flush()
 			return err
 		}
 		for _, dr := range drs {
 			if dr.rec.TesterLimited {
-				r.note(fmt.Sprintf("latency %d B %s repetition %d: the tester could not offer the NDR; repetition excluded", size, dirs[dr.dir].Name, rep))
+				r.note(fmt.Sprintf("latency %d B %s repetition %d: the tester spoiled it %d times (%s); repetition excluded",
+					size, dirs[dr.dir].Name, rep, r.plan.Validity.InvalidTrialRetries+1, spoiledBy([]dirResult{dr})))
 				continue
 			}
 			per[dr.dir] = append(per[dr.dir], dr.stream.Latency)
@@ -231,17 +232,19 @@ func (r *Runner) frameLoss(ctx context.Context, size int) error {
 			ts.rates = append(ts.rates, rate)
 			ts.purposes = append(ts.purposes, "step")
 		}
-		drs, aborted, err := r.trial(ctx, ts)
+		drs, aborted, spoiled, err := r.validTrial(ctx, ts)
 		if err != nil {
 			publish()
 			return err
 		}
+		if spoiled {
+			// fail closed: a point the tester spoiled is no point of the DUT's curve
+			r.note(fmt.Sprintf("frame loss %d B at %s%%: the tester spoiled the trial %d times (%s); no point is reported there",
+				size, FormatPct(rate), r.plan.Validity.InvalidTrialRetries+1, spoiledBy(drs)))
+			continue
+		}
 		lossFree := true
 		for _, dr := range drs {
-			if dr.rec.TesterLimited {
-				r.note(fmt.Sprintf("frame loss %d B %s at %s%%: the tester offered only %.0f frames/s; the point shows what it could send",
-					size, dirs[dr.dir].Name, FormatPct(rate), dr.rec.AchievedFPS))
-			}
 			curves[dr.dir].Points = append(curves[dr.dir].Points, v1alpha1.FrameLossPoint{
 				PercentOfLineRate: FormatPct(rate), LossPercent: FormatLoss(dr.rec.LossPercent),
 				TxFrames: dr.rec.TxFrames, RxFrames: dr.rec.RxFrames})
@@ -276,6 +279,7 @@ func (r *Runner) backToBack(ctx context.Context, size int) error {
 	for _, lane := range r.lanes() {
 		var lengths []float64
 		var stalled error
+		limited := false
 		prev := int64(0)
 		for rep := 1; rep <= reps && stalled == nil; rep++ {
 			burst := func(n int64) (bool, error) {
@@ -285,12 +289,20 @@ func (r *Runner) backToBack(ctx context.Context, size int) error {
 					ts.rates = append(ts.rates, 100)
 					ts.purposes = append(ts.purposes, "burst")
 				}
-				drs, aborted, err := r.trial(ctx, ts)
+				drs, aborted, spoiled, err := r.validTrial(ctx, ts)
 				if err != nil {
 					return false, err
 				}
 				if aborted == engine.ReasonDUTStalled {
 					return false, fmt.Errorf("%w: back-to-back %d B burst of %d", ErrDUTStalled, size, n)
+				}
+				if spoiled {
+					// the tester cannot send or receive this burst cleanly: longer ones are not tried, and
+					// the answer is a lower bound of the DUT's
+					limited = true
+					r.note(fmt.Sprintf("back-to-back %d B: the tester spoiled a burst of %d frames %d times (%s); the result is the tester's limit, a lower bound of the DUT's",
+						size, n, r.plan.Validity.InvalidTrialRetries+1, spoiledBy(drs)))
+					return false, nil
 				}
 				for _, dr := range drs {
 					if dr.rec.Lost > 0 || dr.rec.Aborted != "" {
@@ -341,7 +353,7 @@ func (r *Runner) backToBack(ctx context.Context, size int) error {
 			sp := spread(lengths)
 			for _, d := range lane {
 				r.res.BackToBack = append(r.res.BackToBack, v1alpha1.BackToBackResult{FrameSize: int32(size),
-					Direction: dirs[d].Name, Frames: sp.Mean, Spread: sp,
+					Direction: dirs[d].Name, Frames: sp.Mean, Spread: sp, TesterLimited: limited,
 					BurstSeconds: strconv.FormatFloat(float64(sp.Mean)/r.lineFPS(float64(size)), 'g', 4, 64)})
 			}
 			if sp.Max >= b.MaxFrames {

@@ -59,9 +59,6 @@ type Options struct {
 	MaxTrialsPerSearch int
 	// ResolveTimeout bounds next-hop resolution per port (default 3 s).
 	ResolveTimeout time.Duration
-	// MaxLag is how far behind its TX schedule the engine may fall before the results say the load
-	// was bursty (default 20 ms).
-	MaxLag time.Duration
 }
 
 // Runner runs one plan.
@@ -80,6 +77,7 @@ type Runner struct {
 	streams    [2]streamDef
 	ndr        map[key]ndrInfo
 	trials     []results.Trial
+	faultNoted bool
 }
 
 type streamDef struct {
@@ -119,9 +117,6 @@ func New(p *plan.Plan, e engine.Engine, sink Sink, opt Options) *Runner {
 	}
 	if opt.Stall == 0 {
 		opt.Stall = 2 * time.Second
-	}
-	if opt.MaxLag == 0 {
-		opt.MaxLag = 20 * time.Millisecond
 	}
 	if opt.ResolveTimeout == 0 {
 		opt.ResolveTimeout = 3 * time.Second
@@ -403,6 +398,37 @@ type trialSpec struct {
 	tol      float64
 }
 
+// validTrial runs a trial and repeats it while the tester spoiled it (in any direction), at most the plan's
+// invalidTrialRetries times. spoiled says the last run was still the tester's: its numbers are not the DUT's.
+func (r *Runner) validTrial(ctx context.Context, ts trialSpec) (drs []dirResult, aborted string, spoiled bool, err error) {
+	for i := 0; ; i++ {
+		drs, aborted, err = r.trial(ctx, ts)
+		if err != nil || aborted != "" {
+			return drs, aborted, false, err
+		}
+		spoiled = false
+		for _, dr := range drs {
+			spoiled = spoiled || dr.rec.TesterLimited
+		}
+		if !spoiled || i >= r.plan.Validity.InvalidTrialRetries {
+			return drs, aborted, spoiled, nil
+		}
+	}
+}
+
+// spoiledBy names what spoiled a trial, from its first direction's record.
+func spoiledBy(drs []dirResult) string {
+	for _, dr := range drs {
+		if len(dr.rec.TesterFaults) > 0 {
+			return dr.rec.TesterFaults[0]
+		}
+		if dr.rec.TesterLimited {
+			return fmt.Sprintf("the tester sent %d frames at %.0f frames/s, short of the %.0f asked", dr.rec.TxFrames, dr.rec.AchievedFPS, dr.rec.TargetFPS)
+		}
+	}
+	return ""
+}
+
 type dirResult struct {
 	dir    int
 	rec    results.Trial
@@ -460,17 +486,30 @@ func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, 
 			TargetFPS: sr.TargetFPS, AchievedFPS: sr.AchievedFPS, TxFrames: sr.TxFrames, RxFrames: sr.RxFrames,
 			Lost: sr.Lost, Duplicates: sr.Duplicates, Reordered: sr.Reordered, Early: sr.Early, MaxLate: sr.MaxLate,
 			MaxEarly: sr.MaxEarly, Corrupted: sr.Corrupted, LossPercent: sr.LossPercent(),
-			TesterLimited: sr.Saturated, Latency: latencySummary(sr.Latency)}
+			Latency: latencySummary(sr.Latency)}
+		// Fail closed: a trial the tester spoiled is invalid, neither a pass nor a fail of the DUT.
+		lim := limitsOf(p.Validity)
+		rec.TesterFaults = res.TesterFaults([]int{id}, lim)
+		if pauses := res.WorkerPauses(lim); len(pauses) > 0 {
+			if ts.test == v1alpha1.TestLatency {
+				rec.TesterFaults = append(rec.TesterFaults, pauses...)
+			} else if rec.Latency != nil {
+				// the loss counts stand (a pause that dropped frames is a fault above); the latency does not
+				rec.Latency = nil
+				sr.Latency = nil
+				r.note("the latency of trials in which a tester worker paused longer than spec.tester.validity.maxWorkerGap is not reported: frames waited in the tester")
+			}
+		}
+		rec.TesterLimited = sr.Saturated || len(rec.TesterFaults) > 0
 		if sr.Saturated {
 			r.note(r.saturationNote(res, dirs[d].TX))
 		}
+		if len(rec.TesterFaults) > 0 && !r.faultNoted {
+			r.faultNoted = true
+			r.note("trials the tester spoiled are invalid, counted neither for nor against the DUT, and repeated; their records list why (testerFaults). The first: " + rec.TesterFaults[0])
+		}
 		if sr.Corrupted > 0 {
 			r.note("the DUT corrupted frames: some arrived with a bad IPv4 header or UDP checksum and were not counted as received, so they show as loss (the trial records give how many: corrupt)")
-		}
-		if time.Duration(sr.TxMaxLagNs) > r.opt.MaxLag {
-			// A tester that shares its CPU sends late, in bursts. Its loss is still measured against
-			// what it sent; the user is told the load was burstier than paced.
-			r.note(fmt.Sprintf("the tester fell more than %s behind its TX schedule in some trials (its CPU was taken away): the offered load was burstier than the paced rate; give the tester dedicated CPUs for RFC-grade pacing", r.opt.MaxLag))
 		}
 		if ts.burst > 0 {
 			rec.Burst = ts.burst
@@ -556,4 +595,9 @@ func FormatBps(v float64) string {
 	default:
 		return strconv.FormatFloat(v/1e3, 'f', 1, 64) + " kbit/s"
 	}
+}
+
+// limitsOf are the engine's health limits of a plan, defaults filled.
+func limitsOf(v plan.Validity) engine.Limits {
+	return engine.Limits{MaxTxLag: v.MaxTxLag, MaxWorkerGap: v.MaxWorkerGap, MaxShortfall: v.MaxShortfallPercent / 100}.WithDefaults()
 }

@@ -53,7 +53,11 @@ func (r *Runner) searchLanes(ctx context.Context, test v1alpha1.TestKind, size, 
 	tp := r.plan.Throughput
 	params := search.Params{MaxRate: tp.MaxRatePercent, Resolution: tp.ResolutionPercent, LossTolerance: tp.LossTolerancePercent,
 		PDRLossTolerance: tp.PDRLossTolerancePercent, SearchTrial: r.plan.Durations.SearchTrial,
-		ValidationTrial: r.plan.Durations.ValidationTrial, MaxTrials: r.opt.MaxTrialsPerSearch}
+		ValidationTrial: r.plan.Durations.ValidationTrial, MaxTrials: r.opt.MaxTrialsPerSearch,
+		InvalidRetries: r.plan.Validity.InvalidTrialRetries}
+	if params.InvalidRetries == 0 {
+		params.InvalidRetries = -1 // the plan asked for none
+	}
 	algo := search.Multistage
 	if tp.Method == v1alpha1.SearchBinary {
 		algo = search.Binary

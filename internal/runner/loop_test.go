@@ -49,6 +49,7 @@ func TestVethLoopLosesNothing(t *testing.T) {
 	eng := need(t)
 	ns := wire(t, "lp")
 	o := runCLI(t, eng, ns, loopYAML)
+	defer logTrialsIfFailed(t, o)
 	if o.Error != "" {
 		t.Fatalf("run: %s", o.Error)
 	}

@@ -67,6 +67,19 @@ func router(t *testing.T, tag string) (tns, rns string) {
 	return tns, rns
 }
 
+// logTrialsIfFailed logs every trial record of a failed test: what was offered, what came back, and what
+// the tester said about itself.
+func logTrialsIfFailed(t *testing.T, o cliOut) {
+	t.Helper()
+	if !t.Failed() && !testing.Verbose() {
+		return
+	}
+	for _, tr := range o.Trials {
+		t.Logf("trial %d %s %d B %s %.3f%% %.1fs: tx %d rx %d lost %d achieved %.0f/%.0f fps limited=%v faults=%q", tr.Seq, tr.Purpose, tr.FrameSize,
+			tr.Test, tr.OfferedPercent, tr.DurationS, tr.TxFrames, tr.RxFrames, tr.Lost, tr.AchievedFPS, tr.TargetFPS, tr.TesterLimited, tr.TesterFaults)
+	}
+}
+
 type cliOut struct {
 	Results v1alpha1.Results `json:"results"`
 	Trials  []results.Trial  `json:"trials"`
@@ -75,6 +88,13 @@ type cliOut struct {
 
 func runCLI(t *testing.T, eng, tns, yaml string) cliOut {
 	t.Helper()
+	return runCLIIn(t, eng, tns, yaml, "")
+}
+
+// runCLIIn runs the CLI (and so the engine it starts) in the cgroup whose cgroup.procs file is procs ("": the
+// test's own).
+func runCLIIn(t *testing.T, eng, tns, yaml, procs string) cliOut {
+	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "linerate")
 	sh(t, "go", "build", "-o", bin, "linerate.dev/linerate/cmd/linerate")
@@ -82,7 +102,12 @@ func runCLI(t *testing.T, eng, tns, yaml string) cliOut {
 	if err := os.WriteFile(f, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("ip", "netns", "exec", tns, bin, "run", "-f", f, "--engine", eng, "-o", "json", "--report", filepath.Join(dir, "report"))
+	argv := []string{"ip", "netns", "exec", tns, bin, "run", "-f", f, "--engine", eng, "-o", "json", "--report", filepath.Join(dir, "report")}
+	if procs != "" {
+		// the shell moves itself into the cgroup and then becomes the command: nothing runs outside it
+		argv = append([]string{"sh", "-c", `echo $$ > "$0" && exec "$@"`, procs}, argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -143,12 +168,7 @@ func TestNDROfATokenBucketIsItsRate(t *testing.T) {
 	if row.TesterLimited {
 		t.Error("a 1.3 kframes/s limit cannot be tester-limited")
 	}
-	if t.Failed() {
-		for _, tr := range o.Trials {
-			t.Logf("trial %d %s %.3f%% %.1fs: tx %d rx %d achieved %.0f/%.0f fps limited=%v", tr.Seq, tr.Purpose, tr.OfferedPercent, tr.DurationS,
-				tr.TxFrames, tr.RxFrames, tr.AchievedFPS, tr.TargetFPS, tr.TesterLimited)
-		}
-	}
+	logTrialsIfFailed(t, o)
 }
 
 func TestFrameLossCurveOfAOneInNDropIsExact(t *testing.T) {

@@ -66,6 +66,10 @@ type Params struct {
 	ValidationTrial time.Duration
 	// MaxTrials caps the trials of one search (NDR and PDR together); default 60.
 	MaxTrials int
+	// InvalidRetries is how often a trial the tester spoiled (TesterLimited) is repeated at the same rate
+	// before the tester is taken as the limit there: a preempted core spoils one trial, a tester that
+	// cannot offer the rate spoils every one. 0: the default, 2; negative: none.
+	InvalidRetries int
 }
 
 // Result of a search.
@@ -113,6 +117,12 @@ func (p *Params) defaults() error {
 	if p.MaxTrials <= 0 {
 		p.MaxTrials = 60
 	}
+	switch {
+	case p.InvalidRetries == 0:
+		p.InvalidRetries = 2
+	case p.InvalidRetries < 0:
+		p.InvalidRetries = 0
+	}
 	return nil
 }
 
@@ -134,22 +144,26 @@ func (s *state) measure(ctx context.Context, rate float64, d time.Duration, purp
 	if err != nil || !m.TesterLimited {
 		return m, err
 	}
-	// A tester that falls short once is often a preempted core on a shared host, not a tester that cannot
-	// offer the rate: repeat the trial, and only a saturation that repeats lowers the ceiling. The short
-	// trial stays in the history, marked and excluded.
-	if s.r.Trials < s.p.MaxTrials {
-		s.r.Notes = appendOnce(s.r.Notes, "a trial in which the tester fell short of its rate once was repeated")
+	// A tester that spoils a trial once is often a preempted core on a shared host, not a tester that
+	// cannot offer the rate: repeat the trial, and only a tester that spoils every repetition lowers the
+	// ceiling. The spoiled trials stay in the history, marked and excluded.
+	for i := 0; i < s.p.InvalidRetries && s.r.Trials < s.p.MaxTrials; i++ {
+		s.r.Notes = appendOnce(s.r.Notes, "trials the tester spoiled were repeated at the same rate")
 		if m, err = s.trial(ctx, rate, d, purpose); err != nil || !m.TesterLimited {
 			return m, err
 		}
 	}
-	c := rate - s.p.Resolution
-	if m.AchievedPercent > 0 && m.AchievedPercent < c {
+	// A tester that sent short reached AchievedPercent: its limit. One that sent everything but spoiled the
+	// trial otherwise (bursts, receive drops) has its limit somewhere between the highest rate it measured
+	// cleanly and this one: bisect towards it, so that a tester spoiled at every rate is found in a few
+	// steps, not one resolution at a time.
+	c := rate - math.Max(s.p.Resolution, (rate-s.highestValidBelow(rate))/2)
+	if m.AchievedPercent > 0 && m.AchievedPercent < rate-s.p.Resolution {
 		c = m.AchievedPercent
 	}
 	if c < s.ceiling {
 		s.ceiling = round(math.Max(c, 0))
-		s.r.Notes = appendOnce(s.r.Notes, fmt.Sprintf("the tester could not offer %.2f%% of line rate (reached %.2f%%): trials above %.2f%% are tester-limited and excluded",
+		s.r.Notes = appendOnce(s.r.Notes, fmt.Sprintf("the tester spoiled every trial at %.2f%% of line rate (it reached %.2f%%): it is the limit there, and rates above %.2f%% are not tried",
 			rate, m.AchievedPercent, s.ceiling))
 	}
 	return m, nil
@@ -268,6 +282,12 @@ func (s *state) stop(err error) error {
 func (s *state) setNDR(ndr float64, m *Measurement) {
 	if m == nil {
 		s.r.Found, s.r.NDR = false, 0
+		if s.ceiling < s.p.MaxRate-eps && !s.validFailure() {
+			// no valid trial passed or failed, and the tester spoiled trials: nothing here is the DUT's
+			s.r.TesterLimited = true
+			s.r.Notes = appendOnce(s.r.Notes, fmt.Sprintf("no valid trial passed down to %.2f%% of line rate, and the tester was the limit from %.2f%% on: no throughput of the DUT was measured", s.p.Resolution, s.ceiling))
+			return
+		}
 		s.r.Notes = appendOnce(s.r.Notes, fmt.Sprintf("no rate down to %.2f%% of line rate met the loss tolerance", s.p.Resolution))
 	} else {
 		s.r.Found, s.r.NDR, s.r.NDRTrial = true, ndr, m
@@ -276,6 +296,28 @@ func (s *state) setNDR(ndr float64, m *Measurement) {
 			s.r.TesterLimited = true
 		}
 	}
+}
+
+// highestValidBelow is the highest rate below rate with a trial the tester did not spoil, 0 when none.
+func (s *state) highestValidBelow(rate float64) float64 {
+	lo := 0.0
+	for _, m := range s.r.History {
+		if !m.TesterLimited && m.Aborted == "" && m.RatePercent < rate && m.RatePercent > lo {
+			lo = m.RatePercent
+		}
+	}
+	return lo
+}
+
+// validFailure says whether any trial the tester did not spoil failed: then the DUT, not the tester, is
+// why no rate passed.
+func (s *state) validFailure() bool {
+	for _, m := range s.r.History {
+		if !m.TesterLimited && m.Aborted == "" && !Pass(m.LossPercent, s.p.LossTolerance) {
+			return true
+		}
+	}
+	return false
 }
 
 // binary bisects [0, ceiling] with full-length trials; the history is not reused.
@@ -343,6 +385,9 @@ func (s *state) multistage(ctx context.Context, tol float64) (float64, *Measurem
 	down := 0 // consecutive guesses below the lowest failure without a pass: the step down doubles
 	// Phase 1: short trials until the bounds are one resolution apart.
 	for s.r.Trials < s.p.MaxTrials-reserve {
+		if s.ceiling < res/2 {
+			return 0, nil, nil // the tester spoiled every rate it could be asked for
+		}
 		lo, _, hi, hiM := s.bounds(tol, short)
 		hiEff := math.Min(hi, s.ceiling+eps)
 		if lo >= 0 && hiEff-lo <= res+eps {
