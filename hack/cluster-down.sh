@@ -20,12 +20,12 @@ export KUBECONFIG="$ST/kubeconfig"
 alive() { kill -0 "$1" 2>/dev/null && [ "$(ps -o stat= -p "$1" | cut -c1)" != Z ]; }
 # ours NAME PID: the PID still is the process cluster-up started (same start time), not a reuse of its PID
 ours() { [ ! -f "$ST/pids/$1.start" ] || [ "$(awk '{print $22}' "/proc/$2/stat" 2>/dev/null)" = "$(cat "$ST/pids/$1.start")" ]; }
-stop() { # stop NAME: TERM the recorded PID, KILL it after 30 s
-  local pid; pid=$(cat "$ST/pids/$1" 2>/dev/null) || return 0
+stop() { # stop NAME [GRACE]: TERM the recorded PID, KILL it after GRACE seconds (default 30)
+  local pid grace=${2:-30}; pid=$(cat "$ST/pids/$1" 2>/dev/null) || return 0
   if alive "$pid" && ours "$1" "$pid"; then
     kill "$pid" 2>/dev/null
-    for _ in $(seq 1 150); do alive "$pid" || break; sleep 0.2; done
-    alive "$pid" && { log "$1 ($pid) ignored SIGTERM: SIGKILL"; kill -9 "$pid"; }
+    for _ in $(seq 1 $((grace * 5))); do alive "$pid" || break; sleep 0.2; done
+    alive "$pid" && { log "$1 ($pid) still running ${grace} s after SIGTERM: SIGKILL"; kill -9 "$pid"; }
   fi
   rm -f "$ST/pids/$1" "$ST/pids/$1.start"
 }
@@ -48,7 +48,9 @@ if [ -S "$ST/containerd/containerd.sock" ]; then
   for t in $("${CTR[@]}" tasks ls -q 2>/dev/null); do "${CTR[@]}" tasks rm -f "$t" >/dev/null 2>&1; done
 fi
 stop containerd
-stop apiserver; stop etcd
+# The API server's graceful shutdown drains requests for up to a minute (measured: over 30 s with no client
+# left); nothing of its state outlives this script, so it gets 3 s.
+stop apiserver 3; stop etcd
 # containerd shims outlive containerd by design; ours are the ones naming our containerd's socket
 for pid in $(pgrep -f "containerd-shim-runc-v2 .*-address $ST/containerd/containerd.sock" 2>/dev/null); do
   log "killing leftover shim $pid"; kill -9 "$pid" 2>/dev/null

@@ -78,13 +78,10 @@ static bool own_cgroup(bool v2, char *dir, size_t len)
 	return found;
 }
 
-/* CPUs the cgroup lets this process use (quota / period), 0 when unlimited or unknown. */
-static double cgroup_cpus(void)
+/* CPUs the cgroup directory dir allows (quota / period), 0 when unlimited or unreadable. */
+static double quota_at(bool v2, const char *dir)
 {
-	char dir[400], file[448], line[64];
-	bool v2 = access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0;
-	if (!own_cgroup(v2, dir, sizeof(dir)))
-		snprintf(dir, sizeof(dir), v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/cpu");
+	char file[448], line[64] = "";
 	if (v2) {
 		snprintf(file, sizeof(file), "%s/cpu.max", dir); /* "QUOTA PERIOD" or "max PERIOD" */
 		read_line(file, line, sizeof(line));
@@ -99,6 +96,30 @@ static double cgroup_cpus(void)
 	read_line(file, line, sizeof(line));
 	double p = leading_number(line);
 	return q > 0 && p > 0 ? q / p : 0;
+}
+
+/* CPUs the cgroups let this process use, 0 when unlimited or unknown: the smallest quota from its own
+ * cgroup up to the controller's mount (a pod's quota may sit on the pod's cgroup, above the container's).
+ * A container on cgroup v1 sees its host path in /proc/self/cgroup but has its own cgroup mounted at the
+ * root: a path that does not exist under the mount means the mount root is ours. */
+static double cgroup_cpus(void)
+{
+	char dir[400];
+	bool v2 = access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0;
+	const char *root = v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/cpu";
+	if (!own_cgroup(v2, dir, sizeof(dir)) || access(dir, F_OK) != 0)
+		snprintf(dir, sizeof(dir), "%s", root);
+	double cpus = 0;
+	for (;;) {
+		double q = quota_at(v2, dir);
+		if (q > 0 && (cpus == 0 || q < cpus))
+			cpus = q;
+		char *slash = strrchr(dir, '/');
+		if (strlen(dir) <= strlen(root) || slash == NULL)
+			break;
+		*slash = 0;
+	}
+	return cpus;
 }
 
 /* An option's unsigned value, refused (with the option named) unless it is a whole number in [min, max]. */

@@ -134,6 +134,8 @@ type state struct {
 	m       Measure
 	r       *Result
 	ceiling float64 // highest rate the tester can offer (MaxRate until a trial saturates)
+	// ceilingNote is the index in r.Notes of the note on the ceiling (-1: none yet): one note, kept current
+	ceilingNote int
 }
 
 func round(r float64) float64 { return math.Round(r*1e6) / 1e6 }
@@ -154,17 +156,23 @@ func (s *state) measure(ctx context.Context, rate float64, d time.Duration, purp
 		}
 	}
 	// A tester that sent short reached AchievedPercent: its limit. One that sent everything but spoiled the
-	// trial otherwise (bursts, receive drops) has its limit somewhere between the highest rate it measured
-	// cleanly and this one: bisect towards it, so that a tester spoiled at every rate is found in a few
-	// steps, not one resolution at a time.
-	c := rate - math.Max(s.p.Resolution, (rate-s.highestValidBelow(rate))/2)
+	// trial otherwise (bursts, receive drops) can do less than this rate, by how much is unknown: the rate
+	// becomes an upper bound the searches treat as they treat a failure (they bisect below it, and descend
+	// in growing steps while nothing below it is valid), so the tester's limit is found to the resolution.
+	c := rate - s.p.Resolution/2
 	if m.AchievedPercent > 0 && m.AchievedPercent < rate-s.p.Resolution {
 		c = m.AchievedPercent
 	}
 	if c < s.ceiling {
 		s.ceiling = round(math.Max(c, 0))
-		s.r.Notes = appendOnce(s.r.Notes, fmt.Sprintf("the tester spoiled every trial at %.2f%% of line rate (it reached %.2f%%): it is the limit there, and rates above %.2f%% are not tried",
-			rate, m.AchievedPercent, s.ceiling))
+		note := fmt.Sprintf("the tester spoiled every trial at %.2f%% of line rate (it reached %.2f%%): it is the limit there, and rates above %.2f%% are not tried",
+			rate, m.AchievedPercent, s.ceiling)
+		if s.ceilingNote < 0 {
+			s.ceilingNote = len(s.r.Notes)
+			s.r.Notes = append(s.r.Notes, note)
+		} else {
+			s.r.Notes[s.ceilingNote] = note
+		}
 	}
 	return m, nil
 }
@@ -251,16 +259,14 @@ func Binary(ctx context.Context, p Params, m Measure) (*Result, error) {
 	if err := p.defaults(); err != nil {
 		return nil, err
 	}
-	s := &state{p: p, m: m, r: &Result{}, ceiling: p.MaxRate}
+	s := &state{p: p, m: m, r: &Result{}, ceiling: p.MaxRate, ceilingNote: -1}
 	ndr, ndrM, err := s.binary(ctx, p.LossTolerance)
 	s.setNDR(ndr, ndrM)
 	if err != nil {
 		return s.r, s.stop(err)
 	}
 	if p.PDRLossTolerance != nil {
-		start := len(s.r.History)
 		pdr, pdrM, err := s.binary(ctx, *p.PDRLossTolerance)
-		_ = start
 		if pdrM != nil {
 			s.r.PDR, s.r.PDRTrial = &pdr, pdrM
 		}
@@ -282,8 +288,9 @@ func (s *state) stop(err error) error {
 func (s *state) setNDR(ndr float64, m *Measurement) {
 	if m == nil {
 		s.r.Found, s.r.NDR = false, 0
-		if s.ceiling < s.p.MaxRate-eps && !s.validFailure() {
-			// no valid trial passed or failed, and the tester spoiled trials: nothing here is the DUT's
+		if s.ceiling < s.p.MaxRate-eps && !s.validFailureUpTo(s.ceiling) {
+			// no valid trial passed, none failed where the tester could still offer the rate, and the tester
+			// spoiled every trial above: nothing here is the DUT's
 			s.r.TesterLimited = true
 			s.r.Notes = appendOnce(s.r.Notes, fmt.Sprintf("no valid trial passed down to %.2f%% of line rate, and the tester was the limit from %.2f%% on: no throughput of the DUT was measured", s.p.Resolution, s.ceiling))
 			return
@@ -298,22 +305,11 @@ func (s *state) setNDR(ndr float64, m *Measurement) {
 	}
 }
 
-// highestValidBelow is the highest rate below rate with a trial the tester did not spoil, 0 when none.
-func (s *state) highestValidBelow(rate float64) float64 {
-	lo := 0.0
+// validFailureUpTo says whether a trial the tester did not spoil failed at a rate up to limit: then the DUT,
+// not the tester, is why no rate passed.
+func (s *state) validFailureUpTo(limit float64) bool {
 	for _, m := range s.r.History {
-		if !m.TesterLimited && m.Aborted == "" && m.RatePercent < rate && m.RatePercent > lo {
-			lo = m.RatePercent
-		}
-	}
-	return lo
-}
-
-// validFailure says whether any trial the tester did not spoil failed: then the DUT, not the tester, is
-// why no rate passed.
-func (s *state) validFailure() bool {
-	for _, m := range s.r.History {
-		if !m.TesterLimited && m.Aborted == "" && !Pass(m.LossPercent, s.p.LossTolerance) {
+		if !m.TesterLimited && m.Aborted == "" && m.RatePercent <= limit+eps && !Pass(m.LossPercent, s.p.LossTolerance) {
 			return true
 		}
 	}
@@ -356,7 +352,7 @@ func Multistage(ctx context.Context, p Params, m Measure) (*Result, error) {
 	if err := p.defaults(); err != nil {
 		return nil, err
 	}
-	s := &state{p: p, m: m, r: &Result{}, ceiling: p.MaxRate}
+	s := &state{p: p, m: m, r: &Result{}, ceiling: p.MaxRate, ceilingNote: -1}
 	ndr, ndrM, err := s.multistage(ctx, p.LossTolerance)
 	s.setNDR(ndr, ndrM)
 	if err != nil {
@@ -401,6 +397,9 @@ func (s *state) multistage(ctx context.Context, tol float64) (float64, *Measurem
 		lastLo = lo
 		var rate float64
 		switch {
+		case lo < 0 && math.IsInf(hi, 1) && s.ceiling < s.p.MaxRate-eps:
+			// the tester spoiled every rate tried and nothing failed: halve until a trial is valid
+			rate = s.ceiling / 2
 		case lo < 0 && math.IsInf(hi, 1):
 			rate = s.ceiling
 		case lo < 0:
@@ -434,9 +433,14 @@ func (s *state) multistage(ctx context.Context, tol float64) (float64, *Measurem
 		}
 	}
 
-	// Phase 2: full-length trials from the candidate down until one passes, then bisect to the width.
-	fails := 0
+	// Phase 2: full-length trials from the candidate down until one passes, then bisect to the width. A
+	// validation the tester spoiled lowers the ceiling as a failure lowers the upper bound.
+	misses := 0      // full-length trials that failed or that the tester spoiled: the step down doubles
+	spoiled := false // the last full-length trial was spoiled: the tester's limit may be far below, halve
 	for {
+		if s.ceiling < res/2 {
+			return 0, nil, nil // the tester spoiled every rate it could be asked for
+		}
 		loS, _, hi, _ := s.bounds(tol, short)
 		loV, loVM, _, _ := s.bounds(tol, s.p.ValidationTrial)
 		hiEff := math.Min(hi, s.ceiling+eps)
@@ -446,17 +450,20 @@ func (s *state) multistage(ctx context.Context, tol float64) (float64, *Measurem
 		var rate float64
 		switch {
 		case loV >= 0:
-			rate = (loV + hiEff) / 2 // bisect between a validated pass and the lowest failure
-		case loS >= 0 && fails == 0:
-			rate = loS // validate the short-trial candidate
+			rate = (loV + hiEff) / 2 // bisect between a validated pass and the lowest failure or ceiling
+		case loS >= 0 && misses == 0:
+			rate = math.Min(loS, s.ceiling) // validate the short-trial candidate
 		default:
 			step := res
-			if fails >= 2 {
-				step = res * math.Pow(2, float64(fails-1))
+			if misses >= 2 {
+				step = res * math.Pow(2, float64(misses-1))
 			}
 			top := math.Min(hi, s.ceiling)
 			if loS >= 0 {
 				top = math.Min(top, loS+res)
+			}
+			if spoiled {
+				step = math.Max(step, top/2)
 			}
 			rate = top - step
 			if rate <= eps {
@@ -471,8 +478,9 @@ func (s *state) multistage(ctx context.Context, tol float64) (float64, *Measurem
 		if err != nil {
 			return s.finishErr(tol, err)
 		}
-		if !m.TesterLimited && !Pass(m.LossPercent, tol) {
-			fails++
+		spoiled = m.TesterLimited
+		if m.TesterLimited || !Pass(m.LossPercent, tol) {
+			misses++
 		}
 	}
 }

@@ -277,3 +277,73 @@ func TestTesterHiccup(t *testing.T) {
 		}
 	}
 }
+
+// TestTesterSpoilsAboveARate: a tester that sends everything it is asked but spoils every trial above a
+// rate (bursts after preemption: the trial is invalid, not short) is found as the limit in a bounded number
+// of trials, whichever trials it spoils; the NDR is a valid pass at or below that rate and marked
+// tester-limited, and no spoiled trial is booked as a pass or a fail. Found on a shared 2-core host: short
+// trials at 0.108 % passed cleanly, every 5 s validation there was spoiled, and Multistage validated the
+// same rate again and again until its trial cap.
+func TestTesterSpoilsAboveARate(t *testing.T) {
+	const dutPercent = 50.0
+	cases := []struct {
+		name      string
+		spoiledAt float64 // the tester spoils trials above this rate
+		longOnly  bool    // only full-length trials (a short one is over before the tester is preempted)
+	}{
+		{"long trials above 20%", 20, true},
+		{"long trials above 0.11%", 0.11, true},
+		{"every trial above 20%", 20, false},
+		{"every trial above 0.11%", 0.11, false},
+		{"long trials above 0.3% (below the resolution)", 0.3, true},
+	}
+	for _, a := range algos {
+		for _, c := range cases {
+			t.Run(a.name+"/"+c.name, func(t *testing.T) {
+				measure := func(_ context.Context, rate float64, d time.Duration, _ string) (search.Measurement, error) {
+					m := search.Measurement{RatePercent: rate, Duration: d, AchievedPercent: rate}
+					if rate > c.spoiledAt && (!c.longOnly || d >= time.Minute) {
+						m.TesterLimited = true
+					}
+					if rate > dutPercent {
+						m.LossPercent = 100 * (rate - dutPercent) / rate
+					}
+					return m, nil
+				}
+				p := params(0.5)
+				r, err := a.run(context.Background(), p, measure)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if testing.Verbose() {
+					t.Logf("%d trials, NDR %.3f%% found %v limited %v: %s", r.Trials, r.NDR, r.Found, r.TesterLimited, rates(r))
+				}
+				if r.Trials > 30 {
+					t.Errorf("%d trials to find a tester limit at %.2f%% (history %s)", r.Trials, c.spoiledAt, rates(r))
+				}
+				if !r.TesterLimited {
+					t.Errorf("not marked tester-limited: NDR %.3f%% found %v; notes %q", r.NDR, r.Found, r.Notes)
+				}
+				if r.Found && (r.NDR > c.spoiledAt+1e-9 || r.NDR < c.spoiledAt-2*p.Resolution-1e-9 || r.NDRTrial.TesterLimited) {
+					t.Errorf("NDR %.3f%%, the tester's limit %.3f%% (history %s)", r.NDR, c.spoiledAt, rates(r))
+				}
+				if !r.Found && c.spoiledAt >= p.Resolution {
+					t.Errorf("no NDR, though every trial up to %.2f%% was valid and passed (history %s)", c.spoiledAt, rates(r))
+				}
+				checkNeverAboveFailure(t, r, 0)
+			})
+		}
+	}
+}
+
+func rates(r *search.Result) string {
+	s := ""
+	for _, m := range r.History {
+		mark := ""
+		if m.TesterLimited {
+			mark = "!"
+		}
+		s += fmt.Sprintf(" %.3f%s/%s", m.RatePercent, mark, m.Duration)
+	}
+	return s
+}
