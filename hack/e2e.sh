@@ -6,6 +6,7 @@
 # 1-CPU tester pod sends on a 2-core machine, so the DUT, not the tester, is what is measured. Everything is torn down at the end, whatever happened (KEEP=1 keeps it).
 #
 #   E2E_STATE=/var/tmp/linerate-e2e   E2E_DUT_RATE=5mbit   E2E_RUN=regexp (go test -run)   KEEP=1
+#   E2E_ARTIFACTS=DIR   where a failed run's logs, events and objects go (default under /var/tmp/linerate-e2e-artifacts)
 set -euo pipefail
 export LR_STATE=${E2E_STATE:-/var/tmp/linerate-e2e}
 export LR_DUT=${E2E_DUT_NAME:-lre2e}
@@ -16,12 +17,17 @@ rate=${E2E_DUT_RATE:-5mbit}
 
 lr_require_root
 mkdir -p "$LR_STATE"
+# A failed run keeps its logs, events and objects in E2E_ARTIFACTS; the teardown must leave the machine as it
+# was (lr_assert_clean), or the run fails.
+artifacts=${E2E_ARTIFACTS:-/var/tmp/linerate-e2e-artifacts/$(date -u +%Y%m%dT%H%M%SZ)}
 teardown() {
 	rc=$?
+	[ "$rc" = 0 ] || lr_artifacts "$artifacts"
 	if [ "${KEEP:-0}" = 1 ]; then
 		echo "KEEP=1: left up; remove with: E2E_STATE=$LR_STATE bash hack/e2e.sh --down" >&2
 	else
 		lr_teardown
+		lr_assert_clean || rc=1
 	fi
 	exit $rc
 }

@@ -37,13 +37,30 @@ func usage() {
 `)
 }
 
+// interruptible is a context that SIGINT or SIGTERM cancels with the signal's name as its cause, so that a
+// run can say what stopped it and keep what it measured. A second signal ends the process at once.
+func interruptible() context.Context {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		sig := <-sigs
+		signal.Reset(os.Interrupt, syscall.SIGTERM)
+		name := "SIGTERM"
+		if sig == os.Interrupt {
+			name = "SIGINT"
+		}
+		cancel(fmt.Errorf("%w by %s", runner.ErrInterrupted, name))
+	}()
+	return ctx
+}
+
 func main() {
 	if len(os.Args) < 2 {
 		usage()
 		os.Exit(2)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx := interruptible()
 	var err error
 	switch os.Args[1] {
 	case "run":

@@ -291,6 +291,29 @@ lr_results() {
 
 # lr_teardown: everything in $LR_STATE — the cluster (pods first, so host-device gives the ports back),
 # the DUT, the state directory.
+# lr_artifacts DIR: what a failed run needs for its diagnosis, copied out of the cluster before the teardown
+# removes it: the manager's and every tester pod's logs (current and previous container), the events and
+# objects of the operator's and the tests' namespaces, the results ConfigMaps, and the node's kubelet and
+# containerd logs. Best effort: a cluster that never came up leaves what exists.
+lr_artifacts() {
+	local dir=$1 ns pod
+	mkdir -p "$dir"
+	if [ -f "$LR_STATE/cluster/kubeconfig" ]; then
+		export KUBECONFIG=$LR_STATE/cluster/kubeconfig
+		for ns in "$LR_NS" "$LR_TEST_NS"; do
+			kubectl get events -n "$ns" --sort-by=.lastTimestamp -o wide >"$dir/events-$ns.txt" 2>&1 || true
+			kubectl get pods,traffictests,configmaps -n "$ns" -o yaml >"$dir/objects-$ns.yaml" 2>&1 || true
+			for pod in $(kubectl get pods -n "$ns" -o name 2>/dev/null); do
+				kubectl logs -n "$ns" "$pod" --all-containers --timestamps >"$dir/logs-$ns-${pod#pod/}.txt" 2>&1 || true
+				kubectl logs -n "$ns" "$pod" --all-containers --timestamps --previous >"$dir/logs-$ns-${pod#pod/}.previous.txt" 2>/dev/null ||
+					rm -f "$dir/logs-$ns-${pod#pod/}.previous.txt"
+			done
+		done
+	fi
+	cp "$LR_STATE"/cluster/logs/*.log "$dir/" 2>/dev/null || true
+	echo "artifacts of the failed run: $dir" >&2
+}
+
 lr_teardown() {
 	if [ -d "$LR_STATE/cluster" ]; then
 		lr_log "cluster down ($LR_STATE/cluster)"

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -111,6 +112,9 @@ func (c consoleSink) OnTrial(t results.Trial) {
 func (consoleSink) OnProgress(v1alpha1.Progress) {}
 func (consoleSink) OnResults(*v1alpha1.Results)  {}
 
+// ErrInterrupted is the cause of a run's context that a signal cancelled (wrapped with the signal's name).
+var ErrInterrupted = errors.New("interrupted")
+
 // RunLocal runs a TrafficTest on local ports, without a cluster.
 func RunLocal(ctx context.Context, o LocalOptions) (*v1alpha1.Results, error) {
 	tt, profile, err := LoadTest(o.Files)
@@ -149,6 +153,17 @@ func RunLocal(ctx context.Context, o LocalOptions) (*v1alpha1.Results, error) {
 	defer func() { _ = proc.Close() }() // the engine stops after the run; the run's own error is the one to report
 	r := rfc2544.New(p, proc.Client, consoleSink{o.Stderr}, rfc2544.Options{Baseline: baseline})
 	res, runErr := r.Run(ctx)
+	incomplete := ""
+	if ctx.Err() != nil {
+		// what was measured before the interruption is kept, and said to be all there is
+		incomplete = fmt.Sprintf("%v after %d trials: the results hold what was measured until then, and are incomplete",
+			context.Cause(ctx), len(r.Trials()))
+		if res == nil {
+			res = &v1alpha1.Results{}
+		}
+		res.Notes = append(res.Notes, "the run was "+incomplete)
+		runErr = errors.New(incomplete)
+	}
 	if o.Report != "" {
 		if err := WriteReport(o.Report, p, res, r.Trials()); err != nil {
 			fmt.Fprintf(o.Stderr, "linerate: report: %v\n", err)
@@ -159,7 +174,11 @@ func RunLocal(ctx context.Context, o LocalOptions) (*v1alpha1.Results, error) {
 	if o.Output == "json" {
 		enc := json.NewEncoder(o.Stdout)
 		enc.SetIndent("", "  ")
-		_ = enc.Encode(map[string]any{"name": tt.Name, "results": res, "trials": r.Trials(), "error": errString(runErr)})
+		out := map[string]any{"name": tt.Name, "results": res, "trials": r.Trials(), "error": errString(runErr)}
+		if incomplete != "" {
+			out["incomplete"] = incomplete
+		}
+		_ = enc.Encode(out)
 	} else {
 		PrintTable(o.Stdout, res, plan.FormatPercent(p.Throughput.LossTolerancePercent))
 	}

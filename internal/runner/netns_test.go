@@ -81,9 +81,10 @@ func logTrialsIfFailed(t *testing.T, o cliOut) {
 }
 
 type cliOut struct {
-	Results v1alpha1.Results `json:"results"`
-	Trials  []results.Trial  `json:"trials"`
-	Error   string           `json:"error"`
+	Results    v1alpha1.Results `json:"results"`
+	Trials     []results.Trial  `json:"trials"`
+	Error      string           `json:"error"`
+	Incomplete string           `json:"incomplete"`
 }
 
 func runCLI(t *testing.T, eng, tns, yaml string) cliOut {
