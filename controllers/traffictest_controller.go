@@ -34,6 +34,7 @@ import (
 	"linerate.dev/linerate/internal/plan"
 	"linerate.dev/linerate/internal/results"
 	"linerate.dev/linerate/internal/tester"
+	"linerate.dev/linerate/internal/units"
 )
 
 // runningRequeue is how often a running test is looked at even without events, so the status shows
@@ -450,11 +451,11 @@ func headline(res *v1alpha1.Results) string {
 		}
 	}
 	if best != nil {
-		return fmt.Sprintf("NDR %dB %s (%s%%)", best.FrameSize, expectations.FormatBits(best.NDR.L2BitsPerSecond), best.NDR.PercentOfLineRate)
+		return fmt.Sprintf("NDR %dB %s (%s%%)", best.FrameSize, units.FormatBits(best.NDR.L2BitsPerSecond), best.NDR.PercentOfLineRate)
 	}
 	if len(res.Imix) > 0 {
 		m := res.Imix[0]
-		return fmt.Sprintf("IMIX NDR %s (%s%%)", expectations.FormatBits(m.NDR.L2BitsPerSecond), m.NDR.PercentOfLineRate)
+		return fmt.Sprintf("IMIX NDR %s (%s%%)", units.FormatBits(m.NDR.L2BitsPerSecond), m.NDR.PercentOfLineRate)
 	}
 	return ""
 }

@@ -7,6 +7,7 @@ import (
 
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/plan"
+	"linerate.dev/linerate/internal/units"
 )
 
 // Evaluate checks every expectation against the results of a run that planned the given rows. It returns
@@ -153,10 +154,10 @@ func checkThroughput(e v1alpha1.ThroughputExpectation, res *v1alpha1.Results) (f
 		}
 		var below []string
 		if e.L2BitsPerSecond != nil && r.rate.L2BitsPerSecond < e.L2BitsPerSecond.Value() {
-			below = append(below, fmt.Sprintf("%s L2 is below %s", FormatBits(r.rate.L2BitsPerSecond), FormatBits(e.L2BitsPerSecond.Value())))
+			below = append(below, fmt.Sprintf("%s L2 is below %s", units.FormatBits(r.rate.L2BitsPerSecond), units.FormatBits(e.L2BitsPerSecond.Value())))
 		}
 		if e.L1BitsPerSecond != nil && r.rate.L1BitsPerSecond < e.L1BitsPerSecond.Value() {
-			below = append(below, fmt.Sprintf("%s L1 is below %s", FormatBits(r.rate.L1BitsPerSecond), FormatBits(e.L1BitsPerSecond.Value())))
+			below = append(below, fmt.Sprintf("%s L1 is below %s", units.FormatBits(r.rate.L1BitsPerSecond), units.FormatBits(e.L1BitsPerSecond.Value())))
 		}
 		if e.FramesPerSecond != nil && r.rate.FramesPerSecond < e.FramesPerSecond.Value() {
 			below = append(below, fmt.Sprintf("%d frames/s is below %d", r.rate.FramesPerSecond, e.FramesPerSecond.Value()))
@@ -198,7 +199,7 @@ func checkLatency(e v1alpha1.LatencyExpectation, res *v1alpha1.Results) (failure
 		v := Statistic(l.Aggregate, stat)
 		if v > e.Max.Nanoseconds() {
 			failures = append(failures, fmt.Sprintf("maxLatency %d B %s: %s %s is above %s", l.FrameSize, l.Direction, stat,
-				FormatNs(v), e.Max.Duration))
+				units.FormatNs(v), e.Max.Duration))
 		}
 	}
 	if seen == 0 {
@@ -227,31 +228,6 @@ func Statistic(s v1alpha1.LatencySummary, stat v1alpha1.Statistic) int64 {
 	default:
 		return s.P99Ns
 	}
-}
-
-// FormatBits renders bit/s the way network engineers read them.
-func FormatBits(v int64) string {
-	f := float64(v)
-	switch {
-	case f >= 1e9:
-		return strconv.FormatFloat(f/1e9, 'f', 3, 64) + " Gbit/s"
-	case f >= 1e6:
-		return strconv.FormatFloat(f/1e6, 'f', 2, 64) + " Mbit/s"
-	case f >= 1e3:
-		return strconv.FormatFloat(f/1e3, 'f', 1, 64) + " kbit/s"
-	}
-	return strconv.FormatInt(v, 10) + " bit/s"
-}
-
-// FormatNs renders nanoseconds with a readable unit.
-func FormatNs(ns int64) string {
-	switch {
-	case ns >= 1_000_000:
-		return strconv.FormatFloat(float64(ns)/1e6, 'f', 3, 64) + " ms"
-	case ns >= 1_000:
-		return strconv.FormatFloat(float64(ns)/1e3, 'f', 2, 64) + " µs"
-	}
-	return strconv.FormatInt(ns, 10) + " ns"
 }
 
 // Penalty compares throughput with a baseline run (e.g. the same path without encryption), per frame size

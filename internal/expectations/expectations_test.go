@@ -152,16 +152,3 @@ func TestPenaltyAgainstBaseline(t *testing.T) {
 		t.Fatalf("no penalty measured is inconclusive: %s %q", v, f)
 	}
 }
-
-func TestFormatting(t *testing.T) {
-	for in, want := range map[int64]string{9_412_000_000: "9.412 Gbit/s", 500_000: "500.0 kbit/s", 12: "12 bit/s"} {
-		if got := FormatBits(in); got != want {
-			t.Errorf("FormatBits(%d) = %q, want %q", in, got, want)
-		}
-	}
-	for in, want := range map[int64]string{1_500_000: "1.500 ms", 4200: "4.20 µs", 800: "800 ns"} {
-		if got := FormatNs(in); got != want {
-			t.Errorf("FormatNs(%d) = %q, want %q", in, got, want)
-		}
-	}
-}

@@ -7,6 +7,7 @@ import (
 
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/plan"
+	"linerate.dev/linerate/internal/units"
 )
 
 // Diagnosis bounds.
@@ -80,7 +81,7 @@ func Diagnose(res *v1alpha1.Results, p *plan.Plan) *v1alpha1.Diagnosis {
 	case b*minL >= a:
 		d.Bound = BoundBits
 		d.Explanation = fmt.Sprintf("per-byte cost (%.3f ns/B, about %s L1) outweighs per-frame cost even at %.0f B: the DUT is limited in bit/s",
-			b, FormatBps(8e9/b), minL-20)
+			b, units.FormatBits(int64(math.Round(8e9/b))), minL-20)
 	default:
 		cross := a/b - 20
 		d.Bound = BoundMixed

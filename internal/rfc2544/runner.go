@@ -21,6 +21,7 @@ import (
 	"linerate.dev/linerate/internal/expectations"
 	"linerate.dev/linerate/internal/plan"
 	"linerate.dev/linerate/internal/results"
+	"linerate.dev/linerate/internal/units"
 )
 
 // Sink receives what the run measures.
@@ -298,7 +299,7 @@ func (r *Runner) setup(ctx context.Context) error {
 		}
 		if info.SpeedMbps > 0 && info.SpeedMbps*1_000_000 < r.plan.Traffic.LineRateBps {
 			r.note(fmt.Sprintf("port %s runs at %d Mbit/s, below traffic.lineRate %s: rates above the port speed are tester-limited",
-				port.Name, info.SpeedMbps, FormatBps(float64(r.plan.Traffic.LineRateBps))))
+				port.Name, info.SpeedMbps, units.FormatBits(r.plan.Traffic.LineRateBps)))
 		}
 	}
 	for i, port := range r.plan.Ports {
@@ -584,18 +585,6 @@ func FormatPct(v float64) string {
 
 // FormatLoss renders a loss percentage.
 func FormatLoss(v float64) string { return plan.FormatPercent(v) }
-
-// FormatBps renders a bit rate with an SI prefix.
-func FormatBps(v float64) string {
-	switch {
-	case v >= 1e9:
-		return strconv.FormatFloat(v/1e9, 'f', 3, 64) + " Gbit/s"
-	case v >= 1e6:
-		return strconv.FormatFloat(v/1e6, 'f', 2, 64) + " Mbit/s"
-	default:
-		return strconv.FormatFloat(v/1e3, 'f', 1, 64) + " kbit/s"
-	}
-}
 
 // limitsOf are the engine's health limits of a plan, defaults filled.
 func limitsOf(v plan.Validity) engine.Limits {

@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 
 	"linerate.dev/linerate/api/v1alpha1"
-	"linerate.dev/linerate/internal/expectations"
+	"linerate.dev/linerate/internal/units"
 )
 
 func fmtInt(v int64) string {
@@ -23,7 +23,7 @@ func fmtInt(v int64) string {
 	return b.String()
 }
 
-func ns(v int64) string { return expectations.FormatNs(v) }
+func ns(v int64) string { return units.FormatNs(v) }
 
 // PrintTable writes the RFC 2544 result tables the way a test report shows them.
 func PrintTable(w io.Writer, r *v1alpha1.Results, lossTolerance string) {
@@ -51,8 +51,8 @@ func PrintTable(w io.Writer, r *v1alpha1.Results, lossTolerance string) {
 				mark = " (tester limit)"
 			}
 			fmt.Fprintf(tw, "%d B\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d (%s s)%s\t\n", t.FrameSize, t.Direction,
-				fmtInt(t.NDR.FramesPerSecond), expectations.FormatBits(t.NDR.L2BitsPerSecond),
-				expectations.FormatBits(t.NDR.L1BitsPerSecond), t.NDR.PercentOfLineRate, t.LossPercent, pdr, lat,
+				fmtInt(t.NDR.FramesPerSecond), units.FormatBits(t.NDR.L2BitsPerSecond),
+				units.FormatBits(t.NDR.L1BitsPerSecond), t.NDR.PercentOfLineRate, t.LossPercent, pdr, lat,
 				t.Trials, t.TrialSeconds, mark)
 		}
 	}
@@ -90,7 +90,7 @@ func PrintTable(w io.Writer, r *v1alpha1.Results, lossTolerance string) {
 	}
 	for _, m := range r.Imix {
 		fmt.Fprintf(tw, "\nIMIX throughput %s (average %s B): %s frames/s, %s L2, %s%% of line, loss %s%%\n", m.Direction,
-			m.AverageFrameSize, fmtInt(m.NDR.FramesPerSecond), expectations.FormatBits(m.NDR.L2BitsPerSecond),
+			m.AverageFrameSize, fmtInt(m.NDR.FramesPerSecond), units.FormatBits(m.NDR.L2BitsPerSecond),
 			m.NDR.PercentOfLineRate, m.LossPercent)
 		fmt.Fprintln(tw, "size\ttx\trx\tloss %\tloss % above the NDR\t")
 		for i, c := range m.Classes {
@@ -106,7 +106,7 @@ func PrintTable(w io.Writer, r *v1alpha1.Results, lossTolerance string) {
 	}
 	for _, p := range r.Penalty {
 		fmt.Fprintf(tw, "Penalty %d B %s: %s%% (%s) against the baseline\n", p.FrameSize, p.Direction, p.Percent,
-			expectations.FormatBits(p.L2BitsPerSecond))
+			units.FormatBits(p.L2BitsPerSecond))
 	}
 	if len(r.Notes) > 0 {
 		fmt.Fprintln(tw, "\nNotes:")
