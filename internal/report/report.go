@@ -39,7 +39,9 @@ func LineChart(title, xLabel, yLabel string, series []Series) string {
 		xmin, xmax = 0, 1
 	}
 	if xmax == xmin {
-		xmax = xmin + 1
+		// one x value (one frame size): the point in the middle, with room on both sides
+		d := math.Max(math.Abs(xmin)/2, 1)
+		xmin, xmax = xmin-d, xmax+d
 	}
 	if ymax <= 0 {
 		ymax = 1
@@ -56,7 +58,8 @@ func LineChart(title, xLabel, yLabel string, series []Series) string {
 		v := ymax * float64(i) / 4
 		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="end">%s</text><line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#ddd"/>`,
 			ml-5, y(v)+4, short(v), ml, y(v), w-mr, y(v))
-		xv := xmin + (xmax-xmin)*float64(i)/4
+	}
+	for _, xv := range xTicks(series, xmin, xmax) {
 		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">%s</text>`, x(xv), h-mb+16, short(xv))
 	}
 	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">%s</text>`, (ml+w-mr)/2, h-10, esc(xLabel))
@@ -75,6 +78,30 @@ func LineChart(title, xLabel, yLabel string, series []Series) string {
 	}
 	b.WriteString(`</svg>`)
 	return b.String()
+}
+
+// xTicks are where the x axis is labelled: at the data's own x values when there are a few (frame sizes,
+// offered loads), so every label names a measured point; otherwise five even steps.
+func xTicks(series []Series, xmin, xmax float64) []float64 {
+	seen := map[float64]bool{}
+	var xs []float64
+	for _, s := range series {
+		for _, p := range s.Points {
+			if !seen[p[0]] {
+				seen[p[0]] = true
+				xs = append(xs, p[0])
+			}
+		}
+	}
+	if len(xs) > 0 && len(xs) <= 10 {
+		sort.Float64s(xs)
+		return xs
+	}
+	xs = xs[:0]
+	for i := 0; i <= 4; i++ {
+		xs = append(xs, xmin+(xmax-xmin)*float64(i)/4)
+	}
+	return xs
 }
 
 func esc(s string) string { return template.HTMLEscapeString(s) }
@@ -164,7 +191,7 @@ var page = template.Must(template.New("r").Parse(`<!doctype html><html><head><me
 <title>linerate: {{.Name}}</title><style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}
 td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}</style></head><body>
 <h1>RFC 2544 results: {{.Name}}</h1>
-{{if .DUT}}<p>DUT: {{.DUT.Name}} {{.DUT.Model}} {{.DUT.Software}} {{.DUT.Cipher}}</p>{{end}}
+{{with .DUT}}{{if or .Name .Model .Software .Cipher}}<p>DUT: {{.Name}} {{.Model}} {{.Software}} {{.Cipher}}</p>{{end}}{{end}}
 {{range .Charts}}<p><img src="{{.}}"></p>{{end}}
 {{if .Res.Throughput}}<h2>Throughput</h2><table><tr><th>frame</th><th>direction</th><th>frames/s</th><th>L2 bit/s</th><th>L1 bit/s</th><th>% line</th><th>loss %</th><th>trials</th></tr>
 {{range .Res.Throughput}}<tr><td>{{.FrameSize}}</td><td>{{.Direction}}</td><td>{{.NDR.FramesPerSecond}}</td><td>{{.NDR.L2BitsPerSecond}}</td><td>{{.NDR.L1BitsPerSecond}}</td><td>{{.NDR.PercentOfLineRate}}</td><td>{{.LossPercent}}</td><td>{{.Trials}}</td></tr>{{end}}</table>{{end}}

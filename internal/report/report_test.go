@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -58,5 +59,59 @@ func TestReportPlotsEveryTable(t *testing.T) {
 	tl, _ := os.ReadFile(filepath.Join(dir, "trials.jsonl"))
 	if strings.Count(string(tl), "\n") != 2 {
 		t.Errorf("trials.jsonl: %q", tl)
+	}
+}
+
+// The x axis is labelled where the data are: one frame size gives one tick under its point, in the middle
+// of the plot, never "512 512 512 513 513" with the point on the left edge; a handful of sizes gets a tick
+// each.
+func TestXAxisTicksAreTheDataPoints(t *testing.T) {
+	ticks := regexp.MustCompile(`<text x="([0-9.]+)" y="326" text-anchor="middle">([^<]*)</text>`)
+	point := regexp.MustCompile(`<circle cx="([0-9.]+)"`)
+	for _, c := range []struct {
+		name  string
+		xs    []float64
+		ticks []string
+	}{
+		{"one size", []float64{512}, []string{"512"}},
+		{"seven sizes", []float64{64, 128, 256, 512, 1024, 1280, 1518}, []string{"64", "128", "256", "512", "1.02k", "1.28k", "1.52k"}},
+		{"two sizes", []float64{64, 1518}, []string{"64", "1.52k"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var pts [][2]float64
+			for i, x := range c.xs {
+				pts = append(pts, [2]float64{x, float64(1000 * (i + 1))})
+			}
+			svg := LineChart("t", "frame size (B)", "frames/s", []Series{{Name: "west->east", Points: pts}})
+			wellFormed(t, c.name, svg)
+			var got []string
+			for _, m := range ticks.FindAllStringSubmatch(svg, -1) {
+				got = append(got, m[2])
+			}
+			if strings.Join(got, " ") != strings.Join(c.ticks, " ") {
+				t.Errorf("x ticks %q, want %q", got, c.ticks)
+			}
+			if len(c.xs) == 1 {
+				cx := point.FindStringSubmatch(svg)
+				if cx == nil || cx[1] != "350.0" { // (80 + 620) / 2: the middle of the plot area
+					t.Errorf("the only point is at x=%v, want the middle of the plot (350.0)", cx)
+				}
+			}
+		})
+	}
+}
+
+// A spec without a DUT (or with an empty one) prints no empty "DUT:" line.
+func TestNoEmptyDUTLine(t *testing.T) {
+	for _, dut := range []*v1alpha1.DUTSpec{nil, {}, {Name: "gw-1"}} {
+		dir := t.TempDir()
+		if err := Write(dir, "t", &v1alpha1.Results{DUT: dut}, nil); err != nil {
+			t.Fatal(err)
+		}
+		html, _ := os.ReadFile(filepath.Join(dir, "index.html"))
+		has := strings.Contains(string(html), "DUT:")
+		if want := dut != nil && dut.Name != ""; has != want {
+			t.Errorf("DUT %+v: a DUT line %v, want %v", dut, has, want)
+		}
 	}
 }
