@@ -501,8 +501,10 @@ func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, 
 				r.note("the latency of trials in which a tester worker paused longer than spec.tester.validity.maxWorkerGap is not reported: frames waited in the tester")
 			}
 		}
-		rec.TesterLimited = sr.Saturated || len(rec.TesterFaults) > 0
-		if sr.Saturated {
+		// one rule decides: the limits of spec.tester.validity (the engine's own saturated flag only says
+		// why, in the note)
+		rec.TesterLimited = len(rec.TesterFaults) > 0
+		if rec.TesterLimited && sr.Saturated {
 			r.note(r.saturationNote(res, dirs[d].TX))
 		}
 		if len(rec.TesterFaults) > 0 && !r.faultNoted {

@@ -20,7 +20,8 @@ func (e *Engine) Measure(size int) search.Measure {
 			return search.Measurement{}, err
 		}
 		s := r.Streams[0]
-		m := search.Measurement{Duration: time.Duration(r.DurationNs), LossPercent: s.LossPercent(), TesterLimited: s.Saturated,
+		m := search.Measurement{Duration: time.Duration(r.DurationNs), LossPercent: s.LossPercent(),
+			TesterLimited:   len(r.TesterFaults([]int{0}, engine.DefaultLimits())) > 0,
 			AchievedPercent: 100 * s.AchievedFPS / line}
 		if r.Aborted() {
 			m.Aborted = r.Reason

@@ -288,8 +288,14 @@ func (e *Engine) RunTrial(ctx context.Context, t engine.TrialConfig, progress fu
 			lost += corrupted
 		}
 		rx := tx - lost
-		sr := engine.StreamResult{ID: t.Streams[i], TargetFPS: l.target, AchievedFPS: l.fps,
-			Saturated: l.fps < l.target*0.995, TxFrames: tx, RxFrames: rx, Lost: lost, Corrupted: corrupted,
+		// what the schedule asked for, as the engine reports it; whether the shortfall spoils the trial is
+		// the runner's rule (engine.Limits), not the simulator's
+		scheduled := tx
+		if t.Burst == 0 {
+			scheduled = int64(math.Ceil(l.target * dur))
+		}
+		sr := engine.StreamResult{ID: t.Streams[i], TargetFPS: l.target, AchievedFPS: l.fps, ScheduledFrames: scheduled,
+			Saturated: tx < scheduled, TxFrames: tx, RxFrames: rx, Lost: lost, Corrupted: corrupted,
 			TxBytes: int64(float64(tx) * l.mean), RxBytes: int64(float64(rx) * l.mean)}
 		if rx > 0 {
 			sr.Latency = e.latency(l.fps/c, rx, l.mean)

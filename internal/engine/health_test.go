@@ -1,0 +1,65 @@
+package engine_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"linerate.dev/linerate/internal/engine"
+)
+
+// Each kind of tester fault spoils a trial on its own, at the limit's edge; a clean trial has none.
+func TestTesterFaults(t *testing.T) {
+	clean := func() *engine.TrialResult {
+		return &engine.TrialResult{State: engine.StateDone,
+			Streams: []engine.StreamResult{{ID: 0, TargetFPS: 10000, ScheduledFrames: 10000, TxFrames: 10000, TxMaxLagNs: 200_000, TxPeakFPS: 11000}},
+			Ports:   []engine.PortCounters{{ID: 0}, {ID: 1}}}
+	}
+	lim := engine.Limits{MaxTxLag: time.Millisecond, MaxShortfall: 0.001}
+	for _, c := range []struct {
+		name  string
+		spoil func(r *engine.TrialResult)
+		lim   engine.Limits
+		want  string // "" for a clean trial
+	}{
+		{"clean", func(*engine.TrialResult) {}, lim, ""},
+		{"lag at the limit", func(r *engine.TrialResult) { r.Streams[0].TxMaxLagNs = 1_000_000 }, lim, ""},
+		{"lag over the limit", func(r *engine.TrialResult) { r.Streams[0].TxMaxLagNs = 1_000_001 }, lim, "behind its schedule"},
+		{"lag under a looser limit", func(r *engine.TrialResult) { r.Streams[0].TxMaxLagNs = 12_000_000 }, engine.Limits{MaxTxLag: 15 * time.Millisecond}, ""},
+		{"shortfall at 0.1 %", func(r *engine.TrialResult) { r.Streams[0].TxFrames = 9990 }, lim, ""},
+		{"shortfall over 0.1 %", func(r *engine.TrialResult) { r.Streams[0].TxFrames = 9989 }, lim, "scheduled frames"},
+		{"0.6 % short under a 1 % limit (the engine's own saturated flag does not decide)", func(r *engine.TrialResult) {
+			r.Streams[0].TxFrames, r.Streams[0].Saturated = 9940, true
+		}, engine.Limits{MaxShortfall: 0.01}, ""},
+		{"shortfall of an aborted trial", func(r *engine.TrialResult) { r.State, r.Streams[0].TxFrames = engine.StateAborted, 10 }, lim, ""},
+		{"RX ring full", func(r *engine.TrialResult) { r.Ports[1].IMissed = 1 }, lim, "on receipt itself"},
+		{"no mbuf", func(r *engine.TrialResult) { r.Ports[1].RxNoMbuf = 1 }, lim, "on receipt itself"},
+		{"kernel ring full", func(r *engine.TrialResult) { r.Ports[1].RxKernelDrops = 1 }, lim, "kernel ring full: 1"},
+		{"receive error", func(r *engine.TrialResult) { r.Ports[1].IErrors = 1 }, lim, "receive errors"},
+		{"transmit error", func(r *engine.TrialResult) { r.Ports[0].OErrors = 1 }, lim, "failed to send"},
+		{"TX pool empty", func(r *engine.TrialResult) { r.Ports[0].TxAllocFail = 1 }, lim, "no buffer: 1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := clean()
+			c.spoil(r)
+			got := r.TesterFaults([]int{0}, c.lim)
+			switch {
+			case c.want == "" && len(got) > 0:
+				t.Errorf("a clean trial has faults: %q", got)
+			case c.want != "" && (len(got) != 1 || !strings.Contains(got[0], c.want)):
+				t.Errorf("faults %q, want one saying %q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestWorkerPauses(t *testing.T) {
+	r := &engine.TrialResult{Workers: []engine.WorkerHealth{{Lcore: 1, Role: "tx", MaxGapNs: 1_000_000}, {Lcore: 2, Role: "rx", MaxGapNs: 1_000_001}}}
+	got := r.WorkerPauses(engine.Limits{MaxWorkerGap: time.Millisecond})
+	if len(got) != 1 || !strings.Contains(got[0], "rx worker on lcore 2") {
+		t.Errorf("pauses %q, want the rx worker's only", got)
+	}
+	if got := r.WorkerPauses(engine.Limits{MaxWorkerGap: 2 * time.Millisecond}); len(got) != 0 {
+		t.Errorf("pauses under a 2 ms limit: %q", got)
+	}
+}
