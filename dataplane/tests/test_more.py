@@ -410,8 +410,20 @@ class DelayLine(Base):
         e.cmd("PORT id=0 ip4=198.18.1.2/24 peer_mac=%s" % self.net.mac("t1", tns))
         e.cmd("PORT id=1 ip4=198.19.1.2/24 peer_mac=%s" % self.net.mac("t0", tns))
         e.cmd("STREAM id=0 tx=0 rx=1 src=198.18.1.2 dst=198.19.1.2 sizes=128")
-        # frames 5 ms apart, the extra delay 3 ms: the line never reorders them
-        s = e.trial([0], [self.FPS], duration_ms=2000, drain_ms=1000)["streams"][0]
+        # Frames 5 ms apart, the extra delay 3 ms: the line never reorders them, as long as the tester paces
+        # them. A tester that fell 2 ms behind sent two frames closer than 3 ms (and the line reordered
+        # them), and a worker that paused added its pause to the latency: the engine reports both
+        # (tx_max_lag_ns, workers' max_gap_ns), and such a trial is the tester's, not the truth under test.
+        # It is repeated, as a runner repeats a trial the tester spoiled.
+        for _ in range(3):
+            r = e.trial([0], [self.FPS], duration_ms=2000, drain_ms=1000)
+            s = r["streams"][0]
+            lag, gap = s["tx_max_lag_ns"], max(w["max_gap_ns"] for w in r["workers"])
+            if lag < 2000000 and gap < 1000000:
+                break
+        else:
+            self.skipTest("the OS kept preempting the engine (lag %d ns, worker pause %d ns): this machine is "
+                          "too loaded to pace 5 ms apart; the engine said so, which is what it must do" % (lag, gap))
         self.check_exact(s, 2 * self.FPS)
         lat = s["latency"]
         self.assertTrue(lat["valid"])
