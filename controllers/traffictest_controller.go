@@ -3,8 +3,6 @@ package controllers
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -128,6 +126,13 @@ func (r *TrafficTestReconciler) reconcile(ctx context.Context, tt *v1alpha1.Traf
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if ending := terminating(pods); len(ending) > 0 {
+		// Pods of a suspended run (or deleted by someone) still write as they stop; nothing new starts,
+		// and nothing they write is read as this run's, until they are gone.
+		r.setCondition(tt, v1alpha1.ConditionTesterReady, metav1.ConditionFalse, v1alpha1.ReasonPodsPending,
+			"waiting for tester pod(s) "+strings.Join(ending, ", ")+" to end")
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
 	if len(pods) == 0 {
 		if st.StartTime != nil && len(st.TesterPods) > 0 && st.Phase == v1alpha1.PhaseRunning {
 			// The pods were there and are gone (deleted, evicted, node lost): fail, keep what was measured.
@@ -137,6 +142,16 @@ func (r *TrafficTestReconciler) reconcile(ctx context.Context, tt *v1alpha1.Traf
 		return r.startPods(ctx, tt, p, hash)
 	}
 	return r.follow(ctx, tt, pods)
+}
+
+func terminating(pods []corev1.Pod) []string {
+	var out []string
+	for _, p := range pods {
+		if !p.DeletionTimestamp.IsZero() {
+			out = append(out, p.Name)
+		}
+	}
+	return out
 }
 
 func finished(p v1alpha1.Phase) bool {
@@ -167,10 +182,9 @@ func (r *TrafficTestReconciler) resolvePlan(ctx context.Context, tt *v1alpha1.Tr
 	if err != nil {
 		return nil, "", false, err
 	}
-	sum := sha256.Sum256([]byte(data))
 	r.setCondition(tt, v1alpha1.ConditionPlanReady, metav1.ConditionTrue, v1alpha1.ReasonResolved,
 		fmt.Sprintf("%d test(s), %s, %s", len(p.Tests), describeSizes(p), p.Traffic.Direction))
-	return p, hex.EncodeToString(sum[:8]), true, nil
+	return p, plan.Hash([]byte(data)), true, nil
 }
 
 func describeSizes(p *plan.Plan) string {
@@ -219,10 +233,19 @@ func (r *TrafficTestReconciler) ensureResultPath(ctx context.Context, tt *v1alph
 	tt.Status.ResultsConfigMap = resCM.Name
 
 	sa, role, rb := tester.RBAC(tt)
-	for _, obj := range []client.Object{sa, role, rb} {
+	for _, obj := range []client.Object{sa, rb} {
 		if err := r.createOwned(ctx, tt, obj); err != nil {
 			return err
 		}
+	}
+	// The Role follows the tester's needs as this operator knows them (a test made by an older operator
+	// gets the rights its new tester pods need).
+	want := role.Rules
+	if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, role, func() error {
+		role.Rules = want
+		return controllerutil.SetControllerReference(tt, role, r.Scheme)
+	}); err != nil {
+		return fmt.Errorf("tester Role: %w", err)
 	}
 	if tester.SplitAcrossNodes(p) {
 		if err := r.createOwned(ctx, tt, tester.ReceiverService(tt)); err != nil {
@@ -261,6 +284,9 @@ func (r *TrafficTestReconciler) startPods(ctx context.Context, tt *v1alpha1.Traf
 	if err != nil {
 		r.setCondition(tt, v1alpha1.ConditionPlanReady, metav1.ConditionFalse, v1alpha1.ReasonInvalidPlan, err.Error())
 		return ctrl.Result{}, nil
+	}
+	if err := r.forgetEndedRunner(ctx, tt); err != nil {
+		return ctrl.Result{}, err
 	}
 	var names []string
 	for _, pod := range pods {
@@ -411,12 +437,26 @@ func (r *TrafficTestReconciler) harvest(ctx context.Context, tt *v1alpha1.Traffi
 			st.Progress = &p
 		}
 	}
-	if b := cm.BinaryData[results.KeyTrials]; len(b) > 0 {
-		if trials, err := results.DecodeTrials(b); err == nil {
-			st.TrialsMeasured = int32(len(trials))
-		} else {
-			log.Error(err, "unreadable trial records in the results ConfigMap")
+	// Counted from the segment list and the open segment alone: the sealed segments are not read again.
+	segments, err := results.Segments(cm)
+	if err != nil {
+		log.Error(err, "unreadable list of trial segments in the results ConfigMap")
+	}
+	open, err := results.DecodeTrialLines(cm.BinaryData[results.KeyTrials])
+	if err != nil {
+		log.Error(err, "unreadable trial records in the results ConfigMap")
+	}
+	if segments != nil || open != nil {
+		n := len(open)
+		st.TrialConfigMaps = nil
+		for _, s := range segments {
+			n += s.Trials
+			st.TrialConfigMaps = append(st.TrialConfigMaps, s.ConfigMap)
 		}
+		st.TrialsMeasured = int32(n)
+	}
+	if err := r.ensureSpareSegment(ctx, tt, len(segments), results.OpenBytes(open)); err != nil {
+		return nil, err
 	}
 	var state *results.State
 	if s := cm.Data[results.KeyState]; s != "" {
@@ -480,8 +520,35 @@ func (r *TrafficTestReconciler) suspend(ctx context.Context, tt *v1alpha1.Traffi
 	st.TesterPods = nil
 	st.StartTime = nil
 	r.setCondition(tt, v1alpha1.ConditionTesterReady, metav1.ConditionFalse, v1alpha1.ReasonSuspended,
-		"spec.suspend is true; the test starts from the beginning when it is set to false")
+		"spec.suspend is true; when it is set to false the run goes on after its last complete step (the trial records so far are kept)")
 	return ctrl.Result{}, nil
+}
+
+// ensureSpareSegment makes the ConfigMap the runner seals the open segment of trial records into next,
+// once it is half full: the runner may write ConfigMaps named for its test, not create any.
+func (r *TrafficTestReconciler) ensureSpareSegment(ctx context.Context, tt *v1alpha1.TrafficTest, sealed, openBytes int) error {
+	name := results.SpareSegment(tt.Name, sealed, openBytes)
+	if name == "" || finished(tt.Status.Phase) {
+		return nil
+	}
+	if err := r.Get(ctx, types.NamespacedName{Namespace: tt.Namespace, Name: name}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+		return err
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: tt.Namespace, Labels: tester.Labels(tt, "")}}
+	return r.createOwned(ctx, tt, cm)
+}
+
+// forgetEndedRunner removes what an earlier runner of this test said about its own end and position (a
+// suspended runner ends "Failed: Cancelled"): read as the new runner's, it would end the resumed run at
+// once. The records, tables and checkpoint stay; the new runner goes on from them.
+func (r *TrafficTestReconciler) forgetEndedRunner(ctx context.Context, tt *v1alpha1.TrafficTest) error {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: tt.Namespace, Name: results.ConfigMapName(tt.Name)}}
+	patch := []byte(`{"data":{"` + results.KeyState + `":null,"` + results.KeyProgress + `":null}}`)
+	if err := r.Patch(ctx, cm, client.RawPatch(types.MergePatchType, patch)); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("results ConfigMap: %w", err)
+	}
+	tt.Status.Progress = nil
+	return nil
 }
 
 func (r *TrafficTestReconciler) deletePods(ctx context.Context, tt *v1alpha1.TrafficTest) error {

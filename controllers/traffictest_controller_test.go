@@ -107,6 +107,7 @@ type testerWrites struct {
 	progress *v1alpha1.Progress
 	state    *results.State
 	trials   []results.Trial
+	segments []results.Segment
 }
 
 func writeResults(t *testing.T, ns, test string, w testerWrites) {
@@ -137,6 +138,9 @@ func writeResults(t *testing.T, ns, test string, w testerWrites) {
 	}
 	if w.state != nil {
 		put(results.KeyState, w.state)
+	}
+	if w.segments != nil {
+		put(results.KeySegments, w.segments)
 	}
 	if w.trials != nil {
 		b, err := results.EncodeTrials(w.trials)
@@ -235,8 +239,13 @@ func TestTesterPodIsRenderedForDPDK(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, rule := range role.Rules {
-		if len(rule.ResourceNames) != 1 {
+		if len(rule.ResourceNames) == 0 {
 			t.Errorf("tester role must be limited by resourceNames: %+v", rule)
+		}
+		for _, n := range rule.ResourceNames {
+			if !strings.HasPrefix(n, "gw-") {
+				t.Errorf("tester role reaches %s, not an object of its test", n)
+			}
 		}
 		for _, v := range rule.Verbs {
 			if v == "create" || v == "delete" || v == "list" {
@@ -575,6 +584,123 @@ func TestCancelSuspendDeadlineAndTTL(t *testing.T) {
 	eventually(t, "TTL deletion", func() (bool, string) {
 		return getTest(t, ns, "late") == nil, "still there"
 	})
+}
+
+// Suspend, then resume: the stopped runner's last words (it ends "Failed: Cancelled" when its pod is
+// stopped) do not end the resumed run, no new pod starts while the old one is still stopping, and the
+// records measured before stay where they are, counted in the status with the segments that hold them.
+func TestResumeIgnoresTheStoppedRunnerAndKeepsTheRecords(t *testing.T) {
+	startManager(t)
+	ns := namespace(t)
+	ctx := context.Background()
+	newTest(t, ns, "pause", sriovTest)
+	pod := waitPod(t, ns, "pause-tester")
+	// the kubelet takes its time to stop the container: the pod stays, terminating, until it is done
+	pod.Finalizers = []string{"linerate.dev/test-kubelet-still-stopping"}
+	if err := k8sClient.Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	kubelet(t, pod, corev1.PodRunning, 0, "")
+	trials := []results.Trial{{Seq: 1501, Test: v1alpha1.TestThroughput, FrameSize: 64}, {Seq: 1502, Test: v1alpha1.TestThroughput, FrameSize: 128}}
+	writeResults(t, ns, "pause", testerWrites{results: sampleResults(64), trials: trials,
+		segments: []results.Segment{{ConfigMap: results.SegmentConfigMapName("pause", 1), Trials: 1500, FirstSeq: 1, LastSeq: 1500}},
+		state:    &results.State{State: results.StateRunning}})
+	tt := waitTest(t, ns, "pause", "Running with 1502 trials", func(tt *v1alpha1.TrafficTest) bool {
+		return tt.Status.Phase == v1alpha1.PhaseRunning && tt.Status.TrialsMeasured == 1502
+	})
+	if got := tt.Status.TrialConfigMaps; len(got) != 1 || got[0] != "pause-trials-1" {
+		t.Errorf("status.trialConfigMaps %v", got)
+	}
+
+	tt.Spec.Suspend = true
+	if err := k8sClient.Update(ctx, tt); err != nil {
+		t.Fatal(err)
+	}
+	tt = waitTest(t, ns, "pause", "Suspended", phaseIs(v1alpha1.PhaseSuspended))
+	if c := condition(tt, v1alpha1.ConditionTesterReady); c == nil || !strings.Contains(c.Message, "goes on after its last complete step") {
+		t.Errorf("suspended: %+v", c)
+	}
+	// the stopping runner reports its end, as RunPod does when its context ends
+	writeResults(t, ns, "pause", testerWrites{state: &results.State{State: results.StateFailed, Reason: "Cancelled", Message: "context canceled"}})
+
+	tt.Spec.Suspend = false
+	if err := k8sClient.Update(ctx, tt); err != nil {
+		t.Fatal(err)
+	}
+	waitTest(t, ns, "pause", "waiting for the stopping pod", func(tt *v1alpha1.TrafficTest) bool {
+		c := condition(tt, v1alpha1.ConditionTesterReady)
+		return c != nil && strings.Contains(c.Message, "waiting for tester pod(s) pause-tester to end")
+	})
+	time.Sleep(time.Second)
+	if tt = getTest(t, ns, "pause"); tt.Status.Phase == v1alpha1.PhaseFailed {
+		t.Fatalf("the resumed run ended on the stopped runner's state: %+v", tt.Status.Conditions)
+	}
+
+	old := pod.UID
+	pod.Finalizers = nil
+	if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+		t.Fatal(err)
+	}
+	pod.Finalizers = nil
+	if err := k8sClient.Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a new tester pod", func() (bool, string) {
+		p := &corev1.Pod{}
+		err := k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), p)
+		return err == nil && p.UID != old, fmt.Sprint(err)
+	})
+	cm := &corev1.ConfigMap{}
+	if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: results.ConfigMapName("pause")}, cm); err != nil {
+		t.Fatal(err)
+	}
+	if _, stale := cm.Data[results.KeyState]; stale {
+		t.Errorf("the stopped runner's state is still there for the new runner's operator to read: %s", cm.Data[results.KeyState])
+	}
+	if got, err := results.DecodeTrials(cm.BinaryData[results.KeyTrials]); err != nil || len(got) != 2 || cm.Data[results.KeySegments] == "" || cm.Data[results.KeyResults] == "" {
+		t.Errorf("records or tables lost on resume: %d open records (%v), segments %q", len(got), err, cm.Data[results.KeySegments])
+	}
+	pod = waitPod(t, ns, "pause-tester")
+	kubelet(t, pod, corev1.PodRunning, 0, "")
+	tt = waitTest(t, ns, "pause", "Running again", phaseIs(v1alpha1.PhaseRunning))
+	if tt.Status.TrialsMeasured != 1502 || tt.Status.Results == nil {
+		t.Errorf("after resuming: %d trials, results %v", tt.Status.TrialsMeasured, tt.Status.Results)
+	}
+}
+
+// The operator makes the ConfigMap the runner seals trial records into next, once the records in the
+// results ConfigMap are half way to being sealed, owned by the test so that it goes with it; the tester
+// itself may create nothing.
+func TestOperatorMakesTheNextTrialSegment(t *testing.T) {
+	startManager(t)
+	ns := namespace(t)
+	ctx := context.Background()
+	newTest(t, ns, "long", sriovTest)
+	kubelet(t, waitPod(t, ns, "long-tester"), corev1.PodRunning, 0, "")
+	fault := strings.Repeat("port west: the tester's own receive path dropped frames; ", 20)
+	var trials []results.Trial
+	for i := 1; i <= 500; i++ {
+		trials = append(trials, results.Trial{Seq: 2000 + i, Test: v1alpha1.TestThroughput, FrameSize: 64, TesterFaults: []string{fault}})
+	}
+	write := func(n int) {
+		writeResults(t, ns, "long", testerWrites{trials: trials[:n],
+			segments: []results.Segment{{ConfigMap: "long-trials-1", Trials: 2000, FirstSeq: 1, LastSeq: 2000}}})
+	}
+	write(10)
+	waitTest(t, ns, "long", "10 open records counted", func(tt *v1alpha1.TrafficTest) bool { return tt.Status.TrialsMeasured == 2010 })
+	if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "long-trials-2"}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("a spare segment made while the open one is nearly empty: %v", err)
+	}
+	write(500) // some 600 KB of JSON lines: past half of results.SealBytes
+	spare := &corev1.ConfigMap{}
+	eventually(t, "segment long-trials-2", func() (bool, string) {
+		err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "long-trials-2"}, spare)
+		return err == nil, fmt.Sprint(err)
+	})
+	tt := getTest(t, ns, "long")
+	if !metav1.IsControlledBy(spare, tt) || spare.Labels[tester.LabelTest] != "long" {
+		t.Errorf("segment long-trials-2: owners %+v labels %v", spare.OwnerReferences, spare.Labels)
+	}
 }
 
 func TestBaselinePenalty(t *testing.T) {

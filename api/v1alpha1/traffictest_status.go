@@ -112,9 +112,15 @@ type TrafficTestStatus struct {
 	// tester's progress; it outlives the tester pods and is deleted with the TrafficTest.
 	// +optional
 	ResultsConfigMap string `json:"resultsConfigMap,omitempty"`
-	// trialsMeasured counts trial records in ResultsConfigMap.
+	// trialsMeasured counts the trial records of the run, in resultsConfigMap and trialConfigMaps.
 	// +optional
 	TrialsMeasured int32 `json:"trialsMeasured,omitempty"`
+	// trialConfigMaps hold the trial records that no longer fit resultsConfigMap (a ConfigMap holds 1 MiB),
+	// oldest first, each as trials.jsonl.gz; the newest records are in resultsConfigMap. They are deleted
+	// with it.
+	// +optional
+	// +listType=atomic
+	TrialConfigMaps []string `json:"trialConfigMaps,omitempty"`
 	// testerPods are the pods running the test.
 	// +optional
 	// +listType=atomic

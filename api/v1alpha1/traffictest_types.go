@@ -180,7 +180,9 @@ type TrafficTestSpec struct {
 	Expectations *Expectations `json:"expectations,omitempty"`
 
 	// suspend keeps the test from starting, or stops a running one (its pods are deleted, measured
-	// results are kept); setting it back to false starts the test from the beginning.
+	// results are kept); setting it back to false resumes the run after its last complete step (one test
+	// at one frame size): a step under way is measured again from its start, its earlier trial records are
+	// kept. A spec that changed what it measures while suspended starts from the beginning.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
 

@@ -931,6 +931,11 @@ func (in *TrafficTestStatus) DeepCopyInto(out *TrafficTestStatus) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	if in.TrialConfigMaps != nil {
+		in, out := &in.TrialConfigMaps, &out.TrialConfigMaps
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.TesterPods != nil {
 		in, out := &in.TesterPods, &out.TesterPods
 		*out = make([]string, len(*in))

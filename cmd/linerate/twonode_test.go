@@ -195,7 +195,7 @@ spec:
 	if ndr < maxRate-resolution-1e-9 {
 		t.Logf("NDR %s%% below the router's %.1f%%: loss in the receiver on this loaded machine", row.NDR.PercentOfLineRate, maxRate)
 	}
-	trials, err := results.DecodeTrials(got.BinaryData[results.KeyTrials])
+	trials, err := results.ReadTrials(ctx, c, "default", tt.Name)
 	if err != nil || len(trials) < int(row.Trials) || len(trials) == 0 {
 		t.Fatalf("%d trial records for a search of %d trials (%v)", len(trials), row.Trials, err)
 	}

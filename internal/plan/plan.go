@@ -8,6 +8,8 @@
 package plan
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -184,6 +186,14 @@ func (p *Plan) Has(t v1alpha1.TestKind) bool { return slices.Contains(p.Tests, t
 func (p *Plan) Marshal() (string, error) {
 	b, err := json.MarshalIndent(p, "", "  ")
 	return string(b), err
+}
+
+// Hash names a rendered plan (the text Marshal returns, as the plan ConfigMap and the tester's plan file
+// hold it): the operator annotates the tester pods with it, and a runner resumes a run only from a
+// checkpoint of the same plan.
+func Hash(rendered []byte) string {
+	sum := sha256.Sum256(rendered)
+	return hex.EncodeToString(sum[:8])
 }
 
 // Unmarshal reads a plan and checks its version.

@@ -7,8 +7,10 @@
 //   - results.json        v1alpha1.Results: the result tables so far (complete steps only).
 //   - progress.json       v1alpha1.Progress: where the runner is; refreshed at least every 5 s.
 //   - state.json          State: running / done / failed, with a reason.
-//   - trials.jsonl.gz     (binaryData) every trial record, one JSON object per line, gzip-compressed:
-//     a full RFC 2544 suite has thousands of trials and a ConfigMap holds 1 MiB.
+//   - trials.jsonl.gz     (binaryData) the trial records, one JSON object per line, gzip-compressed; past
+//     SealBytes they move into sealed segments (segments.go): a long run outgrows a ConfigMap's 1 MiB.
+//   - trial-segments.json the sealed segments, oldest first.
+//   - checkpoint.json     where the run stood after its last complete step, to resume from (checkpoint.go).
 package results
 
 import (
@@ -32,7 +34,9 @@ const (
 )
 
 // ConfigMapName is the results ConfigMap of a TrafficTest.
-func ConfigMapName(test string) string { return test + "-results" }
+func ConfigMapName(test string) string { return test + resultsSuffix }
+
+const resultsSuffix = "-results"
 
 // PlanConfigMapName is the plan ConfigMap of a TrafficTest.
 func PlanConfigMapName(test string) string { return test + "-plan" }
@@ -100,22 +104,37 @@ type Trial struct {
 
 // EncodeTrials packs trial records for KeyTrials.
 func EncodeTrials(trials []Trial) ([]byte, error) {
-	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	enc := json.NewEncoder(zw)
+	lines := make([][]byte, len(trials))
 	for i := range trials {
-		if err := enc.Encode(&trials[i]); err != nil {
+		l, err := json.Marshal(&trials[i])
+		if err != nil {
 			return nil, err
 		}
+		lines[i] = l
 	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return EncodeTrialLines(lines)
 }
 
 // DecodeTrials unpacks KeyTrials.
 func DecodeTrials(data []byte) ([]Trial, error) {
+	lines, err := DecodeTrialLines(data)
+	if err != nil {
+		return nil, err
+	}
+	var out []Trial
+	for i, l := range lines {
+		var t Trial
+		if err := json.Unmarshal(l, &t); err != nil {
+			return nil, fmt.Errorf("%s line %d: %w", KeyTrials, i+1, err)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// DecodeTrialLines unpacks KeyTrials into its JSON lines, as written: a runner that continues a run
+// extends the records without re-encoding what is already there.
+func DecodeTrialLines(data []byte) ([][]byte, error) {
 	if len(data) == 0 {
 		return nil, nil
 	}
@@ -124,18 +143,32 @@ func DecodeTrials(data []byte) ([]Trial, error) {
 		return nil, fmt.Errorf("%s: %w", KeyTrials, err)
 	}
 	defer func() { _ = zr.Close() }() // a reader: the data's errors come from reading it
-	var out []Trial
+	var out [][]byte
 	sc := bufio.NewScanner(zr)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
-		var t Trial
-		if err := json.Unmarshal(sc.Bytes(), &t); err != nil {
-			return nil, fmt.Errorf("%s line %d: %w", KeyTrials, len(out)+1, err)
-		}
-		out = append(out, t)
+		out = append(out, bytes.Clone(sc.Bytes()))
 	}
 	if err := sc.Err(); err != nil && err != io.EOF {
 		return nil, err
 	}
 	return out, nil
+}
+
+// EncodeTrialLines packs JSON lines (each one record, without its newline) for KeyTrials.
+func EncodeTrialLines(lines [][]byte) ([]byte, error) {
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	for _, l := range lines {
+		if _, err := zw.Write(l); err != nil {
+			return nil, err
+		}
+		if _, err := zw.Write([]byte{'\n'}); err != nil {
+			return nil, err
+		}
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }

@@ -34,6 +34,12 @@ type Sink interface {
 	OnResults(*v1alpha1.Results)
 }
 
+// Checkpointer is a Sink that keeps checkpoints: after every complete step it gets one (with the result
+// tables) instead of OnResults, so that a suspended run can go on from there.
+type Checkpointer interface {
+	OnCheckpoint(results.Checkpoint)
+}
+
 // NopSink discards everything.
 type NopSink struct{}
 
@@ -60,6 +66,13 @@ type Options struct {
 	MaxTrialsPerSearch int
 	// ResolveTimeout bounds next-hop resolution per port (default 3 s).
 	ResolveTimeout time.Duration
+	// PlanHash names the plan (plan.Hash) in checkpoints.
+	PlanHash string
+	// Resume is the checkpoint of an earlier runner of this run: the steps it completed are not measured
+	// again. Ignored when it belongs to another plan.
+	Resume *results.Checkpoint
+	// LastSeq is the sequence number of the last trial record already written; this run's go on from it.
+	LastSeq int
 }
 
 // Runner runs one plan.
@@ -79,6 +92,10 @@ type Runner struct {
 	ndr        map[key]ndrInfo
 	trials     []results.Trial
 	faultNoted bool
+	// skipSteps are the steps still to pass over because a checkpoint says they are done; resumes counts
+	// the resumptions of this run.
+	skipSteps int
+	resumes   int
 }
 
 type streamDef struct {
@@ -143,6 +160,10 @@ func (r *Runner) Run(ctx context.Context) (*v1alpha1.Results, error) {
 		return r.res, fmt.Errorf("plan has %d ports, need 2", len(p.Ports))
 	}
 	r.stepsTotal = r.countSteps()
+	r.seq = r.opt.LastSeq
+	if cp := r.opt.Resume; cp != nil {
+		r.resume(cp)
+	}
 	if err := r.setup(ctx); err != nil {
 		return r.res, err
 	}
@@ -200,7 +221,7 @@ func (r *Runner) runTests(ctx context.Context) error {
 		case v1alpha1.TestImixThroughput:
 			if p.Imix == nil {
 				err = fmt.Errorf("plan: imixThroughput without an imix")
-			} else {
+			} else if !r.skipStep() {
 				r.progress = v1alpha1.Progress{Test: t}
 				err = r.imix(ctx)
 				r.stepDone()
@@ -216,6 +237,9 @@ func (r *Runner) runTests(ctx context.Context) error {
 
 func (r *Runner) forSizes(ctx context.Context, t v1alpha1.TestKind, f func(context.Context, int) error) error {
 	for _, size := range r.plan.FrameSizes {
+		if r.skipStep() {
+			continue
+		}
 		r.progress = v1alpha1.Progress{Test: t, FrameSize: int32(size)}
 		if err := f(ctx, size); err != nil {
 			return err
@@ -228,6 +252,56 @@ func (r *Runner) forSizes(ctx context.Context, t v1alpha1.TestKind, f func(conte
 func (r *Runner) stepDone() {
 	r.stepsDone++
 	r.progress.StepsDone = int32(r.stepsDone)
+	if c, ok := r.sink.(Checkpointer); ok {
+		c.OnCheckpoint(r.checkpoint())
+		return
+	}
+	r.sink.OnResults(r.res)
+}
+
+// skipStep passes over a step a checkpoint says is done.
+func (r *Runner) skipStep() bool {
+	if r.skipSteps == 0 {
+		return false
+	}
+	r.skipSteps--
+	return true
+}
+
+// checkpoint is where the run stands after a complete step.
+func (r *Runner) checkpoint() results.Checkpoint {
+	cp := results.Checkpoint{PlanHash: r.opt.PlanHash, StepsDone: r.stepsDone, LastSeq: r.seq,
+		Results: r.res.DeepCopy(), Resumes: r.resumes}
+	for k, v := range r.ndr {
+		cp.NDR = append(cp.NDR, results.NDRPoint{FrameSize: k.size, Direction: k.dir, Percent: v.percent, Found: v.found})
+	}
+	slices.SortFunc(cp.NDR, func(a, b results.NDRPoint) int {
+		if a.FrameSize != b.FrameSize {
+			return a.FrameSize - b.FrameSize
+		}
+		return a.Direction - b.Direction
+	})
+	return cp
+}
+
+// resume takes up a checkpoint of an earlier runner of the same plan: its tables and NDRs stand, its
+// complete steps are passed over, and the notes say what was kept and what was measured again.
+func (r *Runner) resume(cp *results.Checkpoint) {
+	if cp.PlanHash != r.opt.PlanHash || cp.Results == nil || cp.StepsDone > r.stepsTotal {
+		r.note(fmt.Sprintf("the results ConfigMap held a checkpoint of another plan (spec changed while suspended): the run started from the beginning; the earlier trial records (seq 1-%d) are kept", r.opt.LastSeq))
+		return
+	}
+	r.res = cp.Results.DeepCopy()
+	for _, n := range cp.NDR {
+		r.ndr[key{n.FrameSize, n.Direction}] = ndrInfo{percent: n.Percent, found: n.Found}
+	}
+	r.stepsDone, r.skipSteps, r.resumes = cp.StepsDone, cp.StepsDone, cp.Resumes+1
+	r.progress.StepsDone = int32(r.stepsDone)
+	msg := fmt.Sprintf("resumed after a suspension (resumption %d): the %d of %d steps complete then were not measured again", r.resumes, cp.StepsDone, r.stepsTotal)
+	if r.opt.LastSeq > cp.LastSeq {
+		msg += fmt.Sprintf("; the step under way then was measured again from its start, its earlier trials (seq %d-%d) are kept in the records but count for nothing", cp.LastSeq+1, r.opt.LastSeq)
+	}
+	r.note(msg)
 	r.sink.OnResults(r.res)
 }
 

@@ -136,7 +136,20 @@ func RunPod(ctx context.Context, o PodOptions) error {
 		eng = &engine.Pair{Local: proc.Client, Remote: remote}
 		logf("port %s is driven by the engine at %s; latency across the two nodes is reported only with synchronised clocks", p.Ports[1].Name, addr)
 	}
-	r := rfc2544.New(p, eng, sink, rfc2544.Options{})
+	// A runner started after a suspension (or a crash) goes on from the last checkpoint: the records stay,
+	// complete steps are not measured again.
+	cp, lastSeq, err := sink.Resume(ctx)
+	if err != nil {
+		return fail("ResultsUnreadable", fmt.Errorf("reading what the run measured before: %w", err))
+	}
+	raw, err := os.ReadFile(o.PlanFile)
+	if err != nil {
+		return fail("InvalidPlan", err)
+	}
+	if cp != nil {
+		logf("resuming after %d complete step(s), trial records up to seq %d kept", cp.StepsDone, lastSeq)
+	}
+	r := rfc2544.New(p, eng, sink, rfc2544.Options{PlanHash: plan.Hash(raw), Resume: cp, LastSeq: lastSeq})
 	res, runErr := r.Run(ctx)
 	stopHeartbeat()
 	sink.writeProgress(false)

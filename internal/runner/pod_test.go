@@ -7,8 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -18,12 +16,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/yaml"
 
 	"linerate.dev/linerate/api/v1alpha1"
-	"linerate.dev/linerate/internal/plan"
 	"linerate.dev/linerate/internal/results"
-	"linerate.dev/linerate/internal/runner"
 	"linerate.dev/linerate/internal/testenv"
 )
 
@@ -38,59 +33,27 @@ func TestRunnerPodThroughAForwardingNamespace(t *testing.T) {
 		t.Skip(why)
 	}
 	tns, _ := router(t, "pd")
-	dir := t.TempDir()
-
 	// The plan exactly as the operator renders it from the TrafficTest.
 	const maxRate, resolution = 1.0, 0.25
-	var tt v1alpha1.TrafficTest
-	if err := yaml.UnmarshalStrict([]byte(fmt.Sprintf(testYAML, "pod", "throughput", "64", "0.25", "1")), &tt); err != nil {
-		t.Fatal(err)
-	}
-	tt.Namespace = "default"
-	p, err := plan.Resolve(&tt, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := p.Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	planFile := filepath.Join(dir, "plan.json")
-	if err := os.WriteFile(planFile, []byte(raw), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// ip netns exec execs the engine in place, so the runner's PID bookkeeping still holds.
-	wrapper := filepath.Join(dir, "engine-in-netns")
-	if err := os.WriteFile(wrapper, []byte(fmt.Sprintf("#!/bin/sh\nexec ip netns exec %s %s \"$@\"\n", tns, eng)), 0o755); err != nil {
-		t.Fatal(err)
-	}
-
-	_, c := testenv.ForTest(t)
+	pr := newPodRun(t, eng, tns, "pod", fmt.Sprintf(testYAML, "pod", "throughput", "64", "0.25", "1"))
+	c := pr.c
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cm := &corev1.ConfigMap{}
-	cm.Namespace, cm.Name = "default", results.ConfigMapName(tt.Name)
-	if err := c.Create(ctx, cm); err != nil {
-		t.Fatal(err)
-	}
-
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	metricsAddr := ln.Addr().String()
+	pr.metricsAddr = ln.Addr().String()
 	_ = ln.Close()
 
 	var log strings.Builder
-	runErr := runner.RunPod(ctx, runner.PodOptions{PlanFile: planFile, Namespace: "default", ResultsConfigMap: cm.Name,
-		RunDir: dir, Engine: wrapper, MetricsAddr: metricsAddr, Client: c, Log: &syncWriter{w: &log}})
-	if runErr != nil {
+	if runErr := pr.run(ctx, &log); runErr != nil {
 		t.Fatalf("RunPod: %v\n%s", runErr, log.String())
 	}
 
 	// Read it back as controllers/traffictest_controller.go harvest() does.
 	got := &corev1.ConfigMap{}
-	if err := c.Get(ctx, types.NamespacedName{Namespace: "default", Name: cm.Name}, got); err != nil {
+	if err := c.Get(ctx, types.NamespacedName{Namespace: "default", Name: results.ConfigMapName("pod")}, got); err != nil {
 		t.Fatal(err)
 	}
 	var st results.State
@@ -116,7 +79,7 @@ func TestRunnerPodThroughAForwardingNamespace(t *testing.T) {
 	if err := json.Unmarshal([]byte(got.Data[results.KeyProgress]), &pg); err != nil || pg.StepsTotal < 1 || pg.Trial < 1 {
 		t.Errorf("progress.json %q (%v)", got.Data[results.KeyProgress], err)
 	}
-	trials, err := results.DecodeTrials(got.BinaryData[results.KeyTrials])
+	trials, err := results.ReadTrials(ctx, c, "default", "pod")
 	if err != nil || len(trials) < int(row.Trials) {
 		t.Fatalf("%d trial records for a search of %d trials (%v)", len(trials), row.Trials, err)
 	}
@@ -128,7 +91,7 @@ func TestRunnerPodThroughAForwardingNamespace(t *testing.T) {
 	}
 
 	// The live counters on /metrics count the same trials.
-	resp, err := http.Get("http://" + metricsAddr + "/metrics")
+	resp, err := http.Get("http://" + pr.metricsAddr + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -330,6 +330,10 @@ func RBAC(tt *v1alpha1.TrafficTest) (*corev1.ServiceAccount, *rbacv1.Role, *rbac
 			Verbs: []string{"get", "update", "patch"}},
 		{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{results.PlanConfigMapName(tt.Name)},
 			Verbs: []string{"get"}},
+		// Sealed segments of the trial records (internal/results/segments.go), made by the operator: create
+		// cannot be limited to names, so the runner gets none.
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: results.SegmentConfigMapNames(tt.Name),
+			Verbs: []string{"get", "update"}},
 	}}
 	rb := &rbacv1.RoleBinding{
 		ObjectMeta: meta(),

@@ -332,11 +332,8 @@ func TestSampleMeasuresTheDUT(t *testing.T) {
 	if done.Status.TrialsMeasured == 0 || done.Status.Headline == "" {
 		t.Errorf("status lacks trials/headline: %+v", done.Status)
 	}
-	cm := &corev1.ConfigMap{}
-	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: results.ConfigMapName(tt.Name)}, cm); err != nil {
-		t.Fatal(err)
-	}
-	trials, err := results.DecodeTrials(cm.BinaryData[results.KeyTrials])
+	// every record, in the results ConfigMap and the segments sealed off it
+	trials, err := results.ReadTrials(context.Background(), k8s, namespace, tt.Name)
 	if err != nil || int32(len(trials)) != done.Status.TrialsMeasured {
 		t.Errorf("results ConfigMap holds %d trials (%v), status counts %d", len(trials), err, done.Status.TrialsMeasured)
 	}
@@ -431,11 +428,8 @@ func TestKilledTesterKeepsMeasuredTrials(t *testing.T) {
 	if done.Status.TrialsMeasured < measured {
 		t.Errorf("trials lost: %d before the kill, %d after", measured, done.Status.TrialsMeasured)
 	}
-	cm := &corev1.ConfigMap{}
-	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: results.ConfigMapName(tt.Name)}, cm); err != nil {
-		t.Fatal(err)
-	}
-	trials, err := results.DecodeTrials(cm.BinaryData[results.KeyTrials])
+	// every record, in the results ConfigMap and the segments sealed off it
+	trials, err := results.ReadTrials(context.Background(), k8s, namespace, tt.Name)
 	if err != nil || int32(len(trials)) < measured {
 		t.Errorf("results ConfigMap holds %d trials (%v), want >= %d", len(trials), err, measured)
 	}
@@ -479,11 +473,8 @@ func TestManagerRestartMidTestLosesNothing(t *testing.T) {
 	if done.Status.Phase != v1alpha1.PhaseSucceeded {
 		t.Fatalf("after an operator restart: %s %+v", done.Status.Phase, done.Status.Conditions)
 	}
-	cm := &corev1.ConfigMap{}
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: results.ConfigMapName(tt.Name)}, cm); err != nil {
-		t.Fatal(err)
-	}
-	trials, err := results.DecodeTrials(cm.BinaryData[results.KeyTrials])
+	// every record, in the results ConfigMap and the segments sealed off it
+	trials, err := results.ReadTrials(ctx, k8s, namespace, tt.Name)
 	if err != nil || int32(len(trials)) != done.Status.TrialsMeasured {
 		t.Errorf("status counts %d trials, the ConfigMap holds %d (%v)", done.Status.TrialsMeasured, len(trials), err)
 	}

@@ -1,0 +1,94 @@
+package rfc2544_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/engine/sim"
+	"linerate.dev/linerate/internal/results"
+	"linerate.dev/linerate/internal/rfc2544"
+)
+
+// checkpointer is a sink that keeps checkpoints, as the results ConfigMap does.
+type checkpointer struct {
+	recorder
+	checkpoints []results.Checkpoint
+}
+
+func (c *checkpointer) OnCheckpoint(cp results.Checkpoint) { c.checkpoints = append(c.checkpoints, cp) }
+
+// A runner given the checkpoint taken after the throughput steps measures only what follows, from the
+// NDRs the checkpoint holds; a checkpoint of another plan is not trusted.
+func TestResumeFromACheckpoint(t *testing.T) {
+	p := planFor(t, v1alpha1.TestThroughput, v1alpha1.TestLatency)
+	dut := sim.DUT{CapacityFPS: 2.5e6, Seed: 3}
+	full := &checkpointer{}
+	e := sim.New(dut)
+	whole, err := rfc2544.New(p, e, full, rfc2544.Options{Sleep: e.Sleep, PlanHash: "plan-a"}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(full.checkpoints) != 6 || full.results != 1 {
+		t.Fatalf("%d checkpoints and %d result writes for 6 steps, want a checkpoint per step and the final tables", len(full.checkpoints), full.results)
+	}
+	afterThroughput := full.checkpoints[2]
+	if afterThroughput.StepsDone != 3 || len(afterThroughput.NDR) != 3 || len(afterThroughput.Results.Throughput) != 3 {
+		t.Fatalf("checkpoint after the throughput steps: %+v", afterThroughput)
+	}
+	const lastSeq = 1000 // records of the interrupted step beyond the checkpoint's
+	for _, tc := range []struct {
+		name     string
+		planHash string
+		measured []v1alpha1.TestKind
+		note     string
+	}{
+		{"same plan", "plan-a", []v1alpha1.TestKind{v1alpha1.TestLatency}, "the 3 of 6 steps complete then were not measured again"},
+		{"plan changed while suspended", "plan-b", []v1alpha1.TestKind{v1alpha1.TestThroughput, v1alpha1.TestLatency}, "checkpoint of another plan"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &checkpointer{}
+			e := sim.New(dut)
+			cp := afterThroughput
+			res, err := rfc2544.New(p, e, rec, rfc2544.Options{Sleep: e.Sleep, PlanHash: tc.planHash, Resume: &cp, LastSeq: lastSeq}).Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var kinds []v1alpha1.TestKind
+			for i, tr := range rec.trials {
+				if tr.Seq != lastSeq+i+1 {
+					t.Fatalf("trial %d has seq %d, want %d: numbering must go on from the records", i, tr.Seq, lastSeq+i+1)
+				}
+				if len(kinds) == 0 || kinds[len(kinds)-1] != tr.Test {
+					kinds = append(kinds, tr.Test)
+				}
+			}
+			if strings.Join(kindNames(kinds), ",") != strings.Join(kindNames(tc.measured), ",") {
+				t.Errorf("measured %v, want %v", kinds, tc.measured)
+			}
+			if len(res.Throughput) != 3 || len(res.Latency) != 3 {
+				t.Fatalf("tables: %d throughput, %d latency rows", len(res.Throughput), len(res.Latency))
+			}
+			for i := range res.Latency {
+				if res.Latency[i].Rate != whole.Latency[i].Rate {
+					t.Errorf("latency %d B at %+v, the uninterrupted run at %+v", res.Latency[i].FrameSize, res.Latency[i].Rate, whole.Latency[i].Rate)
+				}
+			}
+			if !strings.Contains(strings.Join(res.Notes, "\n"), tc.note) {
+				t.Errorf("no note %q in %q", tc.note, res.Notes)
+			}
+			if last := rec.checkpoints[len(rec.checkpoints)-1]; last.StepsDone != 6 || last.PlanHash != tc.planHash {
+				t.Errorf("last checkpoint %+v", last)
+			}
+		})
+	}
+}
+
+func kindNames(k []v1alpha1.TestKind) []string {
+	out := make([]string, len(k))
+	for i, x := range k {
+		out[i] = string(x)
+	}
+	return out
+}
