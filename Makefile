@@ -4,6 +4,8 @@
 
 K8S_VERSION ?= 1.37.2
 LOCALBIN    ?= $(CURDIR)/bin
+# VERSION is what `linerate version` prints: the nearest tag and the commit.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 ENVTEST_DIR ?= $(LOCALBIN)/k8s/$(K8S_VERSION)-linux-amd64
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
 IMG         ?= linerate.dev/manager:dev
@@ -83,7 +85,7 @@ fresh-check: ## `make test` in a clean Debian 12 root (debootstrap) on a fresh c
 .PHONY: build
 build: generate ## Build the manager, the runner CLI and the engine.
 	go build -o $(LOCALBIN)/manager ./cmd/manager
-	go build -o $(LOCALBIN)/linerate ./cmd/linerate
+	go build -ldflags "-X main.version=$(VERSION)" -o $(LOCALBIN)/linerate ./cmd/linerate
 	$(MAKE) engine
 
 .PHONY: engine

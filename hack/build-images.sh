@@ -32,7 +32,8 @@ t0=$(date +%s.%N)
 elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}'; }
 
 go build -o "$BIN/imagebuilder" ./cmd/imagebuilder
-gostatic() { CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$1" "$2"; }
+version=$(git describe --tags --always --dirty 2>/dev/null || echo devel)
+gostatic() { CGO_ENABLED=0 go build -trimpath -ldflags="-s -w -X main.version=$version" -o "$1" "$2"; }
 built=()
 
 if [ -z "$ONLY" ] || [ "$ONLY" = manager ]; then

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"linerate.dev/linerate/internal/runner"
+)
+
+// The commands the operator starts in the pods it makes (internal/tester); people rarely type them.
+
+func newRunnerCommand() *cobra.Command {
+	o := runner.PodOptions{RemoteEngine: map[string]string{}}
+	var ports, remote []string
+	c := &cobra.Command{
+		Use:   "runner --plan FILE --results-configmap NAME [flags]",
+		Short: "The tester pod's runner (started by the operator)",
+		Long: `Run the operator's plan inside the tester pod and write what it measures into the results ConfigMap:
+every trial record at once, the tables and a checkpoint after every step, progress every 5 s. A runner
+started after a suspension goes on from the last checkpoint.`,
+		Example: `  linerate runner --plan /etc/linerate/plan.json --namespace lab --results-configmap gw-results`,
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.PlanFile == "" || o.Namespace == "" || o.ResultsConfigMap == "" {
+				return usageError{fmt.Errorf("--plan, --namespace and --results-configmap are required")}
+			}
+			o.Ports = ports
+			for _, r := range remote {
+				name, addr, ok := strings.Cut(r, "=")
+				if !ok {
+					return usageError{fmt.Errorf("--remote-engine %s: want NAME=tcp:HOST:PORT", r)}
+				}
+				o.RemoteEngine[name] = addr
+			}
+			cfg, err := ctrl.GetConfig()
+			if err != nil {
+				return err
+			}
+			scheme := runtime.NewScheme()
+			_ = corev1.AddToScheme(scheme)
+			if o.Client, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+				return err
+			}
+			o.Log = cmd.ErrOrStderr()
+			return runner.RunPod(cmd.Context(), o)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.PlanFile, "plan", "", "the operator's plan (plan.json)")
+	f.StringVar(&o.Namespace, "namespace", os.Getenv("POD_NAMESPACE"), "namespace of the TrafficTest")
+	f.StringVar(&o.ResultsConfigMap, "results-configmap", "", "the results ConfigMap")
+	f.StringVar(&o.HugeDir, "huge-dir", "/dev/hugepages", "hugetlbfs mount")
+	f.StringVar(&o.RunDir, "run-dir", "/run/linerate", "runtime directory (control socket)")
+	f.StringVar(&o.Engine, "engine", "", "path of linerate-engine")
+	f.StringVar(&o.MetricsAddr, "metrics-addr", ":9102", "live metrics address (empty: off)")
+	f.StringSliceVar(&ports, "ports", nil, "plan ports this pod drives, comma-separated (default all)")
+	f.StringArrayVar(&remote, "remote-engine", nil, "NAME=tcp:HOST:PORT of the engine driving port NAME in another pod")
+	return c
+}
+
+func newEngineCommand() *cobra.Command {
+	var planFile, listen, huge, runDir, eng string
+	var ports []string
+	c := &cobra.Command{
+		Use:   "engine --plan FILE --ports NAME [flags]",
+		Short: "The receiver pod's engine of a two-node testbed (started by the operator)",
+		Long: `Start the engine on this pod's ports with a TCP control socket, for the runner in the generator pod on
+another node to drive.`,
+		Example: `  linerate engine --plan /etc/linerate/plan.json --ports east --listen :7777`,
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if planFile == "" || len(ports) == 0 {
+				return usageError{fmt.Errorf("--plan and --ports are required")}
+			}
+			return runner.ServeEngine(cmd.Context(), planFile, ports, listen, huge, runDir, eng, cmd.ErrOrStderr())
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&planFile, "plan", "", "the operator's plan (plan.json)")
+	f.StringSliceVar(&ports, "ports", nil, "plan ports this pod drives, comma-separated")
+	f.StringVar(&listen, "listen", ":7777", "control address for the generator's runner")
+	f.StringVar(&huge, "huge-dir", "/dev/hugepages", "hugetlbfs mount")
+	f.StringVar(&runDir, "run-dir", "/run/linerate", "runtime directory")
+	f.StringVar(&eng, "engine", "", "path of linerate-engine")
+	return c
+}
