@@ -12,7 +12,7 @@ import time
 from statistics import median
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lrtest import ENGINE  # noqa: E402
+from lrtest import ENGINE, missing  # noqa: E402
 
 EAL = ["--no-pci", "--no-huge", "-m", "1024", "--no-shconf", "-l", "0,1", "--log-level", "lib.eal:error"]
 SECONDS = float(os.environ.get("BENCH_SECONDS", "4"))
@@ -146,7 +146,7 @@ def main():
         rx.cmd("STREAM id=0 tx=0 rx=0 src=198.18.1.2 dst=198.19.1.2 sizes=%d" % size)
         r = rx.trial(100e6, int(SECONDS * 1000))
         got = r["rx_frames"] / (SECONDS * 1e6)
-        print("%-8s %10.2f %14.2f %8d" % ("%d B" % size, got, got / maxima[size], r["lost"]))
+        print("%-8s %10.2f %14.2f %8d" % ("%d B" % size, got, got / maxima[size], missing(r)))
     rx.close()
 
 

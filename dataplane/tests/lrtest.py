@@ -14,6 +14,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ENGINE = os.environ.get("LINERATE_ENGINE", os.path.join(HERE, "..", "build", "linerate-engine"))
 
 
+def missing(s):
+    """Frames of a stream (or a size class) sent and not received intact, from the engine's counts.
+
+    The engine reports counts only; loss is the runner's (internal/engine). The tests check the counts
+    against what the namespace DUT did, so they count what is missing themselves.
+    """
+    return max(0, s["tx_frames"] - (s["rx_frames"] - s.get("duplicates", 0)))
+
+
 def sh(*cmd, check=True, ns=None):
     if ns:
         cmd = ("ip", "netns", "exec", ns) + cmd

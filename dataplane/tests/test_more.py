@@ -17,7 +17,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fuzz_seeds import csum  # noqa: E402
-from lrtest import ENGINE, Engine, Netns, inject, sh  # noqa: E402
+from lrtest import ENGINE, Engine, Netns, inject, missing, sh  # noqa: E402
 
 RATE = 10000
 
@@ -39,7 +39,7 @@ class Base(unittest.TestCase):
     def check_exact(self, s, tx):
         self.assertEqual(s["tx_frames"], tx)
         self.assertEqual(s["rx_frames"], tx)
-        self.assertEqual(s["lost"], 0)
+        self.assertEqual(missing(s), 0)
         self.assertEqual(s["duplicates"], 0)
         self.assertEqual(s["reordered"], 0)
         self.assertEqual(s["beyond_window"], 0)
@@ -167,7 +167,7 @@ class HugepagesAndTcp(Base):
         e = HugeTcpEngine(tns, hdir, port)
         self.engines.append(e)
         h = e.cmd("HELLO")
-        self.assertEqual((h["proto"], h["ports"]), (2, 2))
+        self.assertEqual((h["proto"], h["ports"]), (3, 2))
         e.cmd("PORT id=0 ip4=198.18.1.2/24 peer_mac=%s" % self.net.mac("t1", tns))
         e.cmd("PORT id=1 ip4=198.19.1.2/24 peer_mac=%s" % self.net.mac("t0", tns))
         e.cmd("STREAM id=0 tx=0 rx=1 src=198.18.1.2 dst=198.19.1.2 sizes=64,1518")
@@ -460,8 +460,8 @@ class Control(Base):
         self.assertTrue(s["saturated"], s)
         self.assertLess(s["achieved_fps"], 0.995 * s["target_fps"])
         self.assertEqual(s["target_fps"], 50000000)
-        # what the PMD accepted is what counts, so loss is still what the receiver missed of it
-        self.assertEqual(s["lost"], max(0, s["tx_frames"] - (s["rx_frames"] - s["duplicates"])))
+        # what the PMD accepted is what counts as sent, so no more arrives than that
+        self.assertLessEqual(s["rx_frames"] - s["duplicates"], s["tx_frames"], s)
 
     def test_trial_start_is_never_a_burst(self):
         """The worker reads its clock before it sees a new trial, and vCPUs' TSCs differ slightly, so its

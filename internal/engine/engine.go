@@ -179,7 +179,6 @@ type StreamResult struct {
 	TxBytes      int64   `json:"tx_bytes"`
 	RxFrames     int64   `json:"rx_frames"`
 	RxBytes      int64   `json:"rx_bytes"`
-	Lost         int64   `json:"lost"`
 	Duplicates   int64   `json:"duplicates"`
 	Reordered    int64   `json:"reordered"`
 	Early        int64   `json:"early"`
@@ -202,12 +201,22 @@ type StreamResult struct {
 	Classes   []ClassResult `json:"classes,omitempty"`
 }
 
+// Lost counts the frames sent that never arrived intact: tx − (rx − duplicates), never negative. This is
+// the one place loss is computed: the engine reports the counts, and when a stream's two halves come from
+// two engines (Pair) only the runner has them both.
+func (s *StreamResult) Lost() int64 { return lostFrames(s.TxFrames, s.RxFrames-s.Duplicates) }
+
 // LossPercent is lost × 100 / tx (0 when nothing was sent).
-func (s *StreamResult) LossPercent() float64 {
-	if s.TxFrames <= 0 {
+func (s *StreamResult) LossPercent() float64 { return LossPercent(s.Lost(), s.TxFrames) }
+
+func lostFrames(tx, rxUnique int64) int64 { return max(0, tx-rxUnique) }
+
+// LossPercent is lost × 100 / tx, 0 when nothing was sent.
+func LossPercent(lost, tx int64) float64 {
+	if tx <= 0 {
 		return 0
 	}
-	return float64(s.Lost) * 100 / float64(s.TxFrames)
+	return float64(lost) * 100 / float64(tx)
 }
 
 // Latency is the per-frame latency distribution of a stream.
@@ -234,8 +243,10 @@ type ClassResult struct {
 	Size     int   `json:"size"`
 	TxFrames int64 `json:"tx_frames"`
 	RxFrames int64 `json:"rx_frames"`
-	Lost     int64 `json:"lost"`
 }
+
+// Lost counts the frames of this size sent that never arrived (a class has no duplicates of its own).
+func (c ClassResult) Lost() int64 { return lostFrames(c.TxFrames, c.RxFrames) }
 
 // PortCounters are per-port counters of a trial.
 type PortCounters struct {

@@ -49,12 +49,12 @@ func TestReceiverOverrunIsTheTestersLoss(t *testing.T) {
 		drops += p.IMissed + p.RxKernelDrops + p.RxNoMbuf
 	}
 	faults := res.TesterFaults([]int{0}, engine.DefaultLimits())
-	t.Logf("tx %d rx %d lost %d; the tester's own receive drops %d; faults %q", s.TxFrames, s.RxFrames, s.Lost, drops, faults)
-	if s.Lost == 0 {
+	t.Logf("tx %d rx %d lost %d; the tester's own receive drops %d; faults %q", s.TxFrames, s.RxFrames, s.Lost(), drops, faults)
+	if s.Lost() == 0 {
 		t.Fatal("the receiver was stopped for 300 ms at 20,000 frames/s and lost nothing: its ring holds more than the test assumes")
 	}
-	if s.Lost != drops {
-		t.Errorf("lost %d, the tester dropped %d on receipt: the difference would be booked to a DUT that is a wire", s.Lost, drops)
+	if s.Lost() != drops {
+		t.Errorf("lost %d, the tester dropped %d on receipt: the difference would be booked to a DUT that is a wire", s.Lost(), drops)
 	}
 	if len(faults) == 0 {
 		t.Error("a trial in which the tester dropped frames on receipt is not marked invalid")

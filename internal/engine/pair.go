@@ -149,13 +149,11 @@ func mergeHalves(ids []int, a, b *TrialResult) *TrialResult {
 		m.TargetFPS, m.AchievedFPS, m.Saturated = tx.TargetFPS, tx.AchievedFPS, tx.Saturated
 		m.TxMaxLagNs, m.ScheduledFrames, m.TxPeakFPS = tx.TxMaxLagNs, tx.ScheduledFrames, tx.TxPeakFPS
 		m.TxFrames, m.TxBytes = tx.TxFrames, tx.TxBytes
-		m.Lost = max(0, m.TxFrames-(m.RxFrames-m.Duplicates))
 		m.Classes = nil
 		for i, c := range tx.Classes {
 			if i < len(rx.Classes) {
 				c.RxFrames = rx.Classes[i].RxFrames
 			}
-			c.Lost = max(0, c.TxFrames-c.RxFrames)
 			m.Classes = append(m.Classes, c)
 		}
 		out.Streams = append(out.Streams, m)

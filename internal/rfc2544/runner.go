@@ -559,7 +559,7 @@ func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, 
 		rec := results.Trial{Seq: r.seq, Time: now, Test: ts.test, FrameSize: ts.size, Direction: dirs[d].Name,
 			Purpose: ts.purposes[i], Repetition: ts.rep, DurationS: dur.Seconds(),
 			TargetFPS: sr.TargetFPS, AchievedFPS: sr.AchievedFPS, TxFrames: sr.TxFrames, RxFrames: sr.RxFrames,
-			Lost: sr.Lost, Duplicates: sr.Duplicates, Reordered: sr.Reordered, Early: sr.Early, MaxLate: sr.MaxLate,
+			Lost: sr.Lost(), Duplicates: sr.Duplicates, Reordered: sr.Reordered, Early: sr.Early, MaxLate: sr.MaxLate,
 			MaxEarly: sr.MaxEarly, Corrupted: sr.Corrupted, LossPercent: sr.LossPercent(),
 			Latency: latencySummary(sr.Latency)}
 		// Fail closed: a trial the tester spoiled is invalid, neither a pass nor a fail of the DUT.

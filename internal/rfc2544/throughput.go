@@ -334,12 +334,8 @@ func (r *Runner) imix(ctx context.Context) error {
 func classResults(cs []engine.ClassResult) []v1alpha1.ImixClassResult {
 	var out []v1alpha1.ImixClassResult
 	for _, c := range cs {
-		loss := 0.0
-		if c.TxFrames > 0 {
-			loss = float64(c.Lost) * 100 / float64(c.TxFrames)
-		}
 		out = append(out, v1alpha1.ImixClassResult{FrameSize: int32(c.Size), TxFrames: c.TxFrames, RxFrames: c.RxFrames,
-			LossPercent: FormatLoss(loss)})
+			LossPercent: FormatLoss(engine.LossPercent(c.Lost(), c.TxFrames))})
 	}
 	return out
 }

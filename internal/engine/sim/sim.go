@@ -295,7 +295,7 @@ func (e *Engine) RunTrial(ctx context.Context, t engine.TrialConfig, progress fu
 			scheduled = int64(math.Ceil(l.target * dur))
 		}
 		sr := engine.StreamResult{ID: t.Streams[i], TargetFPS: l.target, AchievedFPS: l.fps, ScheduledFrames: scheduled,
-			Saturated: tx < scheduled, TxFrames: tx, RxFrames: rx, Lost: lost, Corrupted: corrupted,
+			Saturated: tx < scheduled, TxFrames: tx, RxFrames: rx, Corrupted: corrupted,
 			TxBytes: int64(float64(tx) * l.mean), RxBytes: int64(float64(rx) * l.mean)}
 		if rx > 0 {
 			sr.Latency = e.latency(l.fps/c, rx, l.mean)
@@ -366,21 +366,23 @@ func classes(sizes []int, tx, lost int64) []engine.ClassResult {
 			}
 		}
 	}
+	// the loss falls on the sizes in proportion to their frames, the remainder on the first sizes
+	lostOf := make([]int64, len(out))
 	var lostSum int64
 	for i := range out {
 		if tx > 0 {
-			out[i].Lost = lost * out[i].TxFrames / tx
+			lostOf[i] = lost * out[i].TxFrames / tx
 		}
-		lostSum += out[i].Lost
+		lostSum += lostOf[i]
 	}
 	for i := 0; lostSum < lost; i = (i + 1) % len(out) {
-		if out[i].Lost < out[i].TxFrames {
-			out[i].Lost++
+		if lostOf[i] < out[i].TxFrames {
+			lostOf[i]++
 			lostSum++
 		}
 	}
 	for i := range out {
-		out[i].RxFrames = out[i].TxFrames - out[i].Lost
+		out[i].RxFrames = out[i].TxFrames - lostOf[i]
 	}
 	return out
 }
