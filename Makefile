@@ -63,7 +63,7 @@ test: deps manifests generate vet engine ## Run every test: Go (unit, envtest, r
 	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) go test -count=1 -run '^$$' ./... >$(LOCALBIN)/test-build.log 2>&1 || \
 		{ grep -v '^ok\|no test files' $(LOCALBIN)/test-build.log; exit 1; }
 	@# packages one at a time: the engine tests busy-poll a core each and time real traffic through the kernel
-	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) LINERATE_ENGINE=$(CURDIR)/dataplane/build/linerate-engine \
+	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) LINERATE_ENGINE=$(CURDIR)/dataplane/build/linerate-engine LINERATE_REQUIRE_BROWSER=1 \
 		go test -p 1 $(GOTEST_FLAGS) ./...
 	$(MAKE) -C dataplane test
 
@@ -75,6 +75,7 @@ test-go: controller-gen envtest-assets ## Only the Go tests.
 .PHONY: deps
 deps: controller-gen envtest-assets ## Install everything the build needs (apt packages, Go tools, k8s binaries).
 	bash hack/install-dataplane-deps.sh
+	bash hack/install-browser.sh
 	@test -x $(LOCALBIN)/helm -a -x $(LOCALBIN)/kustomize || bash hack/install-tools.sh helm kustomize
 
 .PHONY: fresh-check

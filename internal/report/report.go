@@ -16,6 +16,7 @@ import (
 
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/results"
+	"linerate.dev/linerate/internal/units"
 )
 
 // Series is one line of a chart.
@@ -24,11 +25,25 @@ type Series struct {
 	Points [][2]float64
 }
 
-var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"}
+var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"}
 
-// LineChart renders series as an SVG line chart with labelled axes.
+// style is the n-th series' colour and dash: every colour solid, then every colour dashed, so that the
+// fourteen curves of seven frame sizes in two directions are told apart.
+func style(n int) (colour, dash string) {
+	colour = palette[n%len(palette)]
+	if (n/len(palette))%2 == 1 {
+		dash = ` stroke-dasharray="6 3"`
+	}
+	return colour, dash
+}
+
+// LineChart renders series as an SVG line chart with labelled axes. The legend has a column of its own
+// right of the plot, so it never covers a line, and the chart grows to hold it; the x range has a margin
+// so that no point sits on an axis and no label on the axis's own.
 func LineChart(title, xLabel, yLabel string, series []Series) string {
-	const w, h, ml, mr, mt, mb = 640.0, 360.0, 80.0, 20.0, 40.0, 50.0
+	const plotW, ml, mt, mb, legendW, lineH = 520.0, 80.0, 40.0, 50.0, 170.0, 14.0
+	w, mr := ml+plotW+legendW, legendW
+	h := math.Max(360, mt+lineH*float64(len(series)+1)+mb)
 	xmin, xmax, ymax := math.Inf(1), math.Inf(-1), 0.0
 	for _, s := range series {
 		for _, p := range s.Points {
@@ -43,6 +58,8 @@ func LineChart(title, xLabel, yLabel string, series []Series) string {
 		d := math.Max(math.Abs(xmin)/2, 1)
 		xmin, xmax = xmin-d, xmax+d
 	}
+	pad := (xmax - xmin) * 0.05
+	xmin, xmax = xmin-pad, xmax+pad
 	if ymax <= 0 {
 		ymax = 1
 	}
@@ -51,7 +68,7 @@ func LineChart(title, xLabel, yLabel string, series []Series) string {
 	y := func(v float64) float64 { return h - mb - v/ymax*(h-mt-mb) }
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="12">`, w, h, w, h)
-	fmt.Fprintf(&b, `<text x="%.0f" y="20" font-size="14" text-anchor="middle">%s</text>`, w/2, esc(title))
+	fmt.Fprintf(&b, `<text x="%.0f" y="20" font-size="14" text-anchor="middle">%s</text>`, (ml+w-mr)/2, esc(title))
 	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="black"/>`, ml, h-mb, w-mr, h-mb)
 	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="black"/>`, ml, mt, ml, h-mb)
 	for i := 0; i <= 4; i++ {
@@ -59,13 +76,23 @@ func LineChart(title, xLabel, yLabel string, series []Series) string {
 		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="end">%s</text><line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#ddd"/>`,
 			ml-5, y(v)+4, short(v), ml, y(v), w-mr, y(v))
 	}
-	for _, xv := range xTicks(series, xmin, xmax) {
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">%s</text>`, x(xv), h-mb+16, short(xv))
+	// a label that would run into the one before it goes one line lower (64 and 128 B are close on a
+	// linear axis up to 1518 B)
+	lastRight := [2]float64{math.Inf(-1), math.Inf(-1)}
+	for _, xv := range xTicks(series, xmin+pad, xmax-pad) {
+		label := short(xv)
+		half := 3.5 * float64(len(label)) // about half the width of a 12 px sans-serif label
+		row := 0
+		if x(xv)-half < lastRight[0]+6 {
+			row = 1
+		}
+		lastRight[row] = x(xv) + half
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">%s</text>`, x(xv), h-mb+16+14*float64(row), label)
 	}
 	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">%s</text>`, (ml+w-mr)/2, h-10, esc(xLabel))
 	fmt.Fprintf(&b, `<text x="14" y="%.0f" text-anchor="middle" transform="rotate(-90 14 %.0f)">%s</text>`, (mt+h-mb)/2, (mt+h-mb)/2, esc(yLabel))
 	for i, s := range series {
-		c := palette[i%len(palette)]
+		c, dash := style(i)
 		pts := append([][2]float64(nil), s.Points...)
 		sort.Slice(pts, func(a, b int) bool { return pts[a][0] < pts[b][0] })
 		var path []string
@@ -73,8 +100,10 @@ func LineChart(title, xLabel, yLabel string, series []Series) string {
 			path = append(path, fmt.Sprintf("%.1f,%.1f", x(p[0]), y(p[1])))
 			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>`, x(p[0]), y(p[1]), c)
 		}
-		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`, c, strings.Join(path, " "))
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" fill="%s">%s</text>`, w-mr-150, mt+14*float64(i+1), c, esc(s.Name))
+		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2"%s points="%s"/>`, c, dash, strings.Join(path, " "))
+		ly := mt + lineH*float64(i+1)
+		fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="%s" stroke-width="2"%s/>`, w-mr+8, ly-4, w-mr+26, ly-4, c, dash)
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" fill="%s">%s</text>`, w-mr+30, ly, c, esc(s.Name))
 	}
 	b.WriteString(`</svg>`)
 	return b.String()
@@ -187,23 +216,47 @@ func nines(q float64) float64 {
 	return -math.Log10(1 - q/100)
 }
 
-var page = template.Must(template.New("r").Parse(`<!doctype html><html><head><meta charset="utf-8">
-<title>linerate: {{.Name}}</title><style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}
-td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}</style></head><body>
+var page = template.Must(template.New("r").Funcs(template.FuncMap{
+	"bits": units.FormatBits, "count": units.FormatCount, "ns": units.FormatNs,
+	"sentence": func(s string) string { return strings.TrimRight(s, ". ") },
+}).Parse(`<!doctype html><html><head><meta charset="utf-8">
+<title>linerate: {{.Name}}</title><style>body{font-family:sans-serif;margin:2em;max-width:80em}
+table{border-collapse:collapse;margin-bottom:1em}td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}
+th{background:#f4f4f4}td.l{text-align:left}.failed{border-left:4px solid #d62728;padding:.5em 1em;background:#fdf0f0}
+.limited{color:#9a5b00}</style></head><body>
 <h1>RFC 2544 results: {{.Name}}</h1>
+{{with .Failure}}<p class="failed"><strong>This run did not finish: {{sentence .}}.</strong> The tables hold what it measured until then; what is missing was not measured.</p>{{end}}
 {{with .DUT}}{{if or .Name .Model .Software .Cipher}}<p>DUT: {{.Name}} {{.Model}} {{.Software}} {{.Cipher}}</p>{{end}}{{end}}
-{{range .Charts}}<p><img src="{{.}}"></p>{{end}}
-{{if .Res.Throughput}}<h2>Throughput</h2><table><tr><th>frame</th><th>direction</th><th>frames/s</th><th>L2 bit/s</th><th>L1 bit/s</th><th>% line</th><th>loss %</th><th>trials</th></tr>
-{{range .Res.Throughput}}<tr><td>{{.FrameSize}}</td><td>{{.Direction}}</td><td>{{.NDR.FramesPerSecond}}</td><td>{{.NDR.L2BitsPerSecond}}</td><td>{{.NDR.L1BitsPerSecond}}</td><td>{{.NDR.PercentOfLineRate}}</td><td>{{.LossPercent}}</td><td>{{.Trials}}</td></tr>{{end}}</table>{{end}}
-{{if .Res.Latency}}<h2>Latency (ns)</h2><table><tr><th>frame</th><th>direction</th><th>min</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th><th>PDV</th></tr>
-{{range .Res.Latency}}<tr><td>{{.FrameSize}}</td><td>{{.Direction}}</td><td>{{.Aggregate.MinNs}}</td><td>{{.Aggregate.MeanNs}}</td><td>{{.Aggregate.P50Ns}}</td><td>{{.Aggregate.P99Ns}}</td><td>{{.Aggregate.P999Ns}}</td><td>{{.Aggregate.MaxNs}}</td><td>{{.Aggregate.PDVNs}}</td></tr>{{end}}</table>{{end}}
+{{if .Limited}}<p class="limited">Rows marked tester-limited are where the tester, not the DUT, was the limit: the DUT is at least that good, and the notes say why.</p>{{end}}
+{{range .Charts}}<p><img src="{{.}}" alt="{{.}}"></p>{{end}}
+{{if .Res.Throughput}}<h2>Throughput (NDR)</h2><table><tr><th>frame</th><th>direction</th><th>frames/s</th><th>L2</th><th>L1</th><th>% of line</th><th>loss %</th><th>trials</th><th></th></tr>
+{{range .Res.Throughput}}<tr><td>{{.FrameSize}} B</td><td class="l">{{.Direction}}</td><td>{{count .NDR.FramesPerSecond}}</td><td>{{bits .NDR.L2BitsPerSecond}}</td><td>{{bits .NDR.L1BitsPerSecond}}</td><td>{{.NDR.PercentOfLineRate}}</td><td>{{.LossPercent}}</td><td>{{.Trials}}</td><td class="l limited">{{if .TesterLimited}}tester-limited{{end}}</td></tr>{{end}}</table>{{end}}
+{{if .Res.Imix}}<h2>IMIX throughput (NDR)</h2><table><tr><th>direction</th><th>mean frame</th><th>frames/s</th><th>L2</th><th>L1</th><th>% of line</th><th>loss %</th><th>trials</th><th></th></tr>
+{{range .Res.Imix}}<tr><td class="l">{{.Direction}}</td><td>{{.AverageFrameSize}} B</td><td>{{count .NDR.FramesPerSecond}}</td><td>{{bits .NDR.L2BitsPerSecond}}</td><td>{{bits .NDR.L1BitsPerSecond}}</td><td>{{.NDR.PercentOfLineRate}}</td><td>{{.LossPercent}}</td><td>{{.Trials}}</td><td class="l limited">{{if .TesterLimited}}tester-limited{{end}}</td></tr>{{end}}</table>
+{{range .Res.Imix}}<table><tr><th colspan="4">IMIX {{.Direction}} at the NDR, per frame size</th></tr><tr><th>frame</th><th>sent</th><th>received</th><th>loss %</th></tr>
+{{range .Classes}}<tr><td>{{.FrameSize}} B</td><td>{{count .TxFrames}}</td><td>{{count .RxFrames}}</td><td>{{.LossPercent}}</td></tr>{{end}}</table>{{end}}{{end}}
+{{if .Res.Latency}}<h2>Latency at the NDR</h2><table><tr><th>frame</th><th>direction</th><th>min</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th><th>PDV</th></tr>
+{{range .Res.Latency}}<tr><td>{{.FrameSize}} B</td><td class="l">{{.Direction}}</td>{{with .Aggregate}}<td>{{ns .MinNs}}</td><td>{{ns .MeanNs}}</td><td>{{ns .P50Ns}}</td><td>{{ns .P99Ns}}</td><td>{{ns .P999Ns}}</td><td>{{ns .MaxNs}}</td><td>{{ns .PDVNs}}</td>{{end}}</tr>{{end}}</table>{{end}}
+{{if .Res.BackToBack}}<h2>Back-to-back</h2><table><tr><th>frame</th><th>direction</th><th>longest burst (frames)</th><th>burst length (s)</th><th></th></tr>
+{{range .Res.BackToBack}}<tr><td>{{.FrameSize}} B</td><td class="l">{{.Direction}}</td><td>{{count .Frames}}</td><td>{{.BurstSeconds}}</td><td class="l limited">{{if .TesterLimited}}tester-limited{{end}}</td></tr>{{end}}</table>{{end}}
 {{with .Res.Diagnosis}}<h2>Diagnosis</h2><p>{{.Bound}}: {{.Explanation}}</p>{{end}}
 {{if .Res.Notes}}<h2>Notes</h2><ul>{{range .Res.Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <p>Every trial: <a href="results.json">results.json</a>, <a href="trials.jsonl">trials.jsonl</a> ({{.Trials}} trials).</p>
 </body></html>`))
 
+// Run is what a report shows: the run's name, its results and trial records, and, for a run that did not
+// finish, why.
+type Run struct {
+	Name    string
+	Results *v1alpha1.Results
+	Trials  []results.Trial
+	// Failure says why the run ended before measuring everything ("" for a run that finished).
+	Failure string
+}
+
 // Write writes index.html, the SVG plots, results.json and trials.jsonl into dir.
-func Write(dir, name string, res *v1alpha1.Results, trials []results.Trial) error {
+func Write(dir string, run Run) error {
+	name, res, trials := run.Name, run.Results, run.Trials
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -240,10 +293,31 @@ func Write(dir, name string, res *v1alpha1.Results, trials []results.Trial) erro
 	if res == nil {
 		res = &v1alpha1.Results{}
 	}
-	if err := page.Execute(f, map[string]any{"Name": name, "DUT": dut, "Charts": names, "Res": res, "Trials": len(trials)}); err != nil {
+	if err := page.Execute(f, map[string]any{"Name": name, "DUT": dut, "Charts": names, "Res": res, "Trials": len(trials),
+		"Failure": run.Failure, "Limited": testerLimited(res)}); err != nil {
 		_ = f.Close()
 		return err
 	}
 	return f.Close() // a full disk shows here: the page would be cut short
 
+}
+
+// testerLimited says whether any row of the results is where the tester was the limit.
+func testerLimited(r *v1alpha1.Results) bool {
+	for _, t := range r.Throughput {
+		if t.TesterLimited {
+			return true
+		}
+	}
+	for _, m := range r.Imix {
+		if m.TesterLimited {
+			return true
+		}
+	}
+	for _, b := range r.BackToBack {
+		if b.TesterLimited {
+			return true
+		}
+	}
+	return false
 }

@@ -49,7 +49,7 @@ func TestReportPlotsEveryTable(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	if err := Write(dir, "t", res, []results.Trial{{Seq: 1}, {Seq: 2}}); err != nil {
+	if err := Write(dir, Run{Name: "t", Results: res, Trials: []results.Trial{{Seq: 1}, {Seq: 2}}}); err != nil {
 		t.Fatal(err)
 	}
 	html, _ := os.ReadFile(filepath.Join(dir, "index.html"))
@@ -66,7 +66,7 @@ func TestReportPlotsEveryTable(t *testing.T) {
 // of the plot, never "512 512 512 513 513" with the point on the left edge; a handful of sizes gets a tick
 // each.
 func TestXAxisTicksAreTheDataPoints(t *testing.T) {
-	ticks := regexp.MustCompile(`<text x="([0-9.]+)" y="326" text-anchor="middle">([^<]*)</text>`)
+	ticks := regexp.MustCompile(`<text x="([0-9.]+)" y="(?:326|340)" text-anchor="middle">([^<]*)</text>`)
 	point := regexp.MustCompile(`<circle cx="([0-9.]+)"`)
 	for _, c := range []struct {
 		name  string
@@ -93,8 +93,8 @@ func TestXAxisTicksAreTheDataPoints(t *testing.T) {
 			}
 			if len(c.xs) == 1 {
 				cx := point.FindStringSubmatch(svg)
-				if cx == nil || cx[1] != "350.0" { // (80 + 620) / 2: the middle of the plot area
-					t.Errorf("the only point is at x=%v, want the middle of the plot (350.0)", cx)
+				if cx == nil || cx[1] != "340.0" { // 80 + 520/2: the middle of the plot area, left of the legend
+					t.Errorf("the only point is at x=%v, want the middle of the plot (340.0)", cx)
 				}
 			}
 		})
@@ -105,7 +105,7 @@ func TestXAxisTicksAreTheDataPoints(t *testing.T) {
 func TestNoEmptyDUTLine(t *testing.T) {
 	for _, dut := range []*v1alpha1.DUTSpec{nil, {}, {Name: "gw-1"}} {
 		dir := t.TempDir()
-		if err := Write(dir, "t", &v1alpha1.Results{DUT: dut}, nil); err != nil {
+		if err := Write(dir, Run{Name: "t", Results: &v1alpha1.Results{DUT: dut}}); err != nil {
 			t.Fatal(err)
 		}
 		html, _ := os.ReadFile(filepath.Join(dir, "index.html"))

@@ -165,7 +165,7 @@ func RunLocal(ctx context.Context, o LocalOptions) (*v1alpha1.Results, error) {
 		runErr = errors.New(incomplete)
 	}
 	if o.Report != "" {
-		if err := WriteReport(o.Report, p, res, r.Trials()); err != nil {
+		if err := WriteReport(o.Report, p, res, r.Trials(), runErr); err != nil {
 			fmt.Fprintf(o.Stderr, "linerate: report: %v\n", err)
 		} else {
 			fmt.Fprintf(o.Stderr, "linerate: report in %s/index.html\n", o.Report)
@@ -256,7 +256,7 @@ func describe(p *plan.Plan, devs []engine.Device) string {
 	return strings.Join(s, " ")
 }
 
-// WriteReport writes the HTML report of a run.
-func WriteReport(dir string, p *plan.Plan, res *v1alpha1.Results, trials []results.Trial) error {
-	return report.Write(dir, p.Name, res, trials)
+// WriteReport writes the HTML report of a run; runErr is why it ended early, if it did.
+func WriteReport(dir string, p *plan.Plan, res *v1alpha1.Results, trials []results.Trial, runErr error) error {
+	return report.Write(dir, report.Run{Name: p.Name, Results: res, Trials: trials, Failure: errString(runErr)})
 }

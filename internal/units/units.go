@@ -29,3 +29,23 @@ func FormatNs(ns int64) string {
 	}
 	return strconv.FormatInt(ns, 10) + " ns"
 }
+
+// FormatCount renders a count of frames (or frames/s) with thousands separators: "8,928,571".
+func FormatCount(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := n < 0
+	if neg {
+		s = s[1:]
+	}
+	var b []byte
+	for i := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b = append(b, ',')
+		}
+		b = append(b, s[i])
+	}
+	if neg {
+		return "-" + string(b)
+	}
+	return string(b)
+}

@@ -22,4 +22,12 @@ func TestFormatting(t *testing.T) {
 			t.Errorf("FormatNs(%d) = %q, want %q", c.ns, got, c.want)
 		}
 	}
+	for _, c := range []struct {
+		n    int64
+		want string
+	}{{8_928_571, "8,928,571"}, {1000, "1,000"}, {999, "999"}, {0, "0"}, {-1_234_567, "-1,234,567"}, {100_000, "100,000"}} {
+		if got := FormatCount(c.n); got != c.want {
+			t.Errorf("FormatCount(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
 }
