@@ -15,7 +15,7 @@ import (
 // The results gauges are built at scrape time from TrafficTest status as stored in the API server.
 func TestResultsMetricsAreServedFromStatus(t *testing.T) {
 	ns := namespace(t)
-	tt := newTest(t, ns, "metrics", sriovTest)
+	tt := newTest(t, ns, "metrics", sriovTest())
 	tt.Status.Phase = v1alpha1.PhaseSucceeded
 	tt.Status.Verdict = v1alpha1.VerdictPassed
 	tt.Status.TrialsMeasured = 42

@@ -12,9 +12,9 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/plan"
@@ -22,26 +22,8 @@ import (
 	"linerate.dev/linerate/internal/tester"
 )
 
-const sriovTest = `
-apiVersion: linerate.dev/v1alpha1
-kind: TrafficTest
-spec:
-  tests: [throughput]
-  frameSizes: [64, 1518]
-  durations: {searchTrial: 1s, validationTrial: 2s, dutRest: 0s}
-  dut: {name: gw-1, cipher: AES-256-GCM}
-  ports:
-  - {name: west, network: sriov-west, resource: intel.com/sriov_82599}
-  - {name: east, network: sriov-east, resource: intel.com/sriov_82599}
-  tester: {cpus: 4, hugePages: 2Gi}
-`
-
-func newTest(t *testing.T, ns, name, doc string) *v1alpha1.TrafficTest {
+func newTest(t *testing.T, ns, name string, tt *v1alpha1.TrafficTest) *v1alpha1.TrafficTest {
 	t.Helper()
-	tt := &v1alpha1.TrafficTest{}
-	if err := yaml.UnmarshalStrict([]byte(doc), tt); err != nil {
-		t.Fatal(err)
-	}
 	tt.Namespace, tt.Name = ns, name
 	if err := k8sClient.Create(context.Background(), tt); err != nil {
 		t.Fatal(err)
@@ -182,7 +164,7 @@ func condition(tt *v1alpha1.TrafficTest, typ string) *metav1.Condition {
 func TestTesterPodIsRenderedForDPDK(t *testing.T) {
 	startManager(t)
 	ns := namespace(t)
-	newTest(t, ns, "gw", sriovTest)
+	newTest(t, ns, "gw", sriovTest())
 	pod := waitPod(t, ns, "gw-tester")
 	ctx := context.Background()
 
@@ -268,13 +250,9 @@ func TestTesterPodIsRenderedForDPDK(t *testing.T) {
 func TestAFPacketPortsGetNetRaw(t *testing.T) {
 	startManager(t)
 	ns := namespace(t)
-	newTest(t, ns, "veth", `
-spec:
-  tests: [throughput]
-  ports:
-  - {name: a, driver: af_packet, network: macvlan-a}
-  - {name: b, driver: af_packet, network: kube-system/macvlan-b}
-`)
+	newTest(t, ns, "veth", sriovTest(withPorts(
+		v1alpha1.PortSpec{Name: "a", Driver: v1alpha1.DriverAFPacket, Network: "macvlan-a"},
+		v1alpha1.PortSpec{Name: "b", Driver: v1alpha1.DriverAFPacket, Network: "kube-system/macvlan-b"})))
 	pod := waitPod(t, ns, "veth-tester")
 	caps := pod.Spec.Containers[0].SecurityContext.Capabilities.Add
 	if len(caps) != 3 || caps[0] != "IPC_LOCK" || caps[1] != "NET_ADMIN" || caps[2] != "NET_RAW" {
@@ -289,13 +267,9 @@ spec:
 func TestPortsOnTwoNodesMakeGeneratorAndReceiver(t *testing.T) {
 	startManager(t)
 	ns := namespace(t)
-	newTest(t, ns, "split", `
-spec:
-  tests: [throughput]
-  ports:
-  - {name: west, resource: intel.com/vf, node: node-a}
-  - {name: east, resource: intel.com/vf, node: node-b}
-`)
+	newTest(t, ns, "split", sriovTest(withPorts(
+		v1alpha1.PortSpec{Name: "west", Resource: "intel.com/vf", Node: "node-a"},
+		v1alpha1.PortSpec{Name: "east", Resource: "intel.com/vf", Node: "node-b"})))
 	gen := waitPod(t, ns, "split-generator")
 	rcv := waitPod(t, ns, "split-receiver")
 	if gen.Spec.NodeSelector[corev1.LabelHostname] != "node-a" || rcv.Spec.NodeSelector[corev1.LabelHostname] != "node-b" {
@@ -317,11 +291,7 @@ func TestRunSucceedsWithLiveProgressResultsAndVerdict(t *testing.T) {
 	startManager(t)
 	ns := namespace(t)
 	// sampleResults holds one direction: the plan must ask for no more, or the verdict is Inconclusive
-	newTest(t, ns, "ok", sriovTest+`
-  traffic: {direction: Unidirectional}
-  expectations:
-    minThroughput: [{frameSize: 64, percentOfLineRate: "40"}]
-`)
+	newTest(t, ns, "ok", sriovTest(unidirectional, minThroughput(64, "40")))
 	pod := waitPod(t, ns, "ok-tester")
 	kubelet(t, pod, corev1.PodRunning, 0, "")
 	waitTest(t, ns, "ok", "Running", func(tt *v1alpha1.TrafficTest) bool {
@@ -363,10 +333,7 @@ func TestRunSucceedsWithLiveProgressResultsAndVerdict(t *testing.T) {
 func TestMissingDirectionMakesTheVerdictInconclusive(t *testing.T) {
 	startManager(t)
 	ns := namespace(t)
-	newTest(t, ns, "half", sriovTest+`
-  expectations:
-    minThroughput: [{frameSize: 64, percentOfLineRate: "40"}]
-`)
+	newTest(t, ns, "half", sriovTest(minThroughput(64, "40")))
 	pod := waitPod(t, ns, "half-tester")
 	writeResults(t, ns, "half", testerWrites{results: sampleResults(64, 1518), state: &results.State{State: results.StateSucceeded}})
 	kubelet(t, pod, corev1.PodSucceeded, 0, "Completed")
@@ -396,12 +363,13 @@ func TestMissingDirectionMakesTheVerdictInconclusive(t *testing.T) {
 func TestImpossibleExpectationFailsTheVerdict(t *testing.T) {
 	startManager(t)
 	ns := namespace(t)
-	newTest(t, ns, "strict", sriovTest+`
-  traffic: {direction: Unidirectional}
-  expectations:
-    minThroughput: [{frameSize: 1518, l2BitsPerSecond: 100G}]
-    maxLatency: [{statistic: p99, max: 1us}]
-`)
+	newTest(t, ns, "strict", sriovTest(unidirectional, func(tt *v1alpha1.TrafficTest) {
+		l2 := resource.MustParse("100G")
+		tt.Spec.Expectations = &v1alpha1.Expectations{
+			MinThroughput: []v1alpha1.ThroughputExpectation{{FrameSize: 1518, L2BitsPerSecond: &l2}},
+			MaxLatency:    []v1alpha1.LatencyExpectation{{Statistic: "p99", Max: metav1.Duration{Duration: time.Microsecond}}},
+		}
+	}))
 	pod := waitPod(t, ns, "strict-tester")
 	writeResults(t, ns, "strict", testerWrites{results: sampleResults(64, 1518), state: &results.State{State: results.StateSucceeded}})
 	kubelet(t, pod, corev1.PodSucceeded, 0, "Completed")
@@ -420,7 +388,7 @@ func TestImpossibleExpectationFailsTheVerdict(t *testing.T) {
 func TestTesterCrashKeepsMeasuredTrials(t *testing.T) {
 	startManager(t)
 	ns := namespace(t)
-	newTest(t, ns, "crash", sriovTest)
+	newTest(t, ns, "crash", sriovTest())
 	pod := waitPod(t, ns, "crash-tester")
 	kubelet(t, pod, corev1.PodRunning, 0, "")
 	writeResults(t, ns, "crash", testerWrites{results: sampleResults(64), trials: trialsN(7)})
@@ -439,7 +407,7 @@ func TestTesterCrashKeepsMeasuredTrials(t *testing.T) {
 func TestDUTStallIsReportedAsTheReason(t *testing.T) {
 	startManager(t)
 	ns := namespace(t)
-	newTest(t, ns, "stall", sriovTest)
+	newTest(t, ns, "stall", sriovTest())
 	pod := waitPod(t, ns, "stall-tester")
 	kubelet(t, pod, corev1.PodRunning, 0, "")
 	writeResults(t, ns, "stall", testerWrites{results: sampleResults(64), state: &results.State{State: results.StateFailed,
@@ -454,7 +422,7 @@ func TestDUTStallIsReportedAsTheReason(t *testing.T) {
 func TestManagerRestartMidTestLosesNothing(t *testing.T) {
 	m := startManager(t)
 	ns := namespace(t)
-	newTest(t, ns, "restart", sriovTest)
+	newTest(t, ns, "restart", sriovTest())
 	pod := waitPod(t, ns, "restart-tester")
 	kubelet(t, pod, corev1.PodRunning, 0, "")
 	writeResults(t, ns, "restart", testerWrites{results: sampleResults(64), trials: trialsN(5)})
@@ -480,7 +448,7 @@ func TestManagerRestartMidTestLosesNothing(t *testing.T) {
 func TestDeletedPodFailsTheRunWithReason(t *testing.T) {
 	startManager(t)
 	ns := namespace(t)
-	newTest(t, ns, "lost", sriovTest)
+	newTest(t, ns, "lost", sriovTest())
 	pod := waitPod(t, ns, "lost-tester")
 	kubelet(t, pod, corev1.PodRunning, 0, "")
 	waitTest(t, ns, "lost", "Running", phaseIs(v1alpha1.PhaseRunning))
@@ -500,14 +468,12 @@ func TestDeletedPodFailsTheRunWithReason(t *testing.T) {
 func TestMissingImixProfileWaitsThenProceeds(t *testing.T) {
 	startManager(t)
 	ns := namespace(t)
-	newTest(t, ns, "imix", `
-spec:
-  tests: [imixThroughput]
-  imix: {profileRef: {name: ipsec}}
-  ports:
-  - {name: west, resource: intel.com/vf}
-  - {name: east, resource: intel.com/vf}
-`)
+	newTest(t, ns, "imix", sriovTest(withPorts(
+		v1alpha1.PortSpec{Name: "west", Resource: "intel.com/vf"},
+		v1alpha1.PortSpec{Name: "east", Resource: "intel.com/vf"}), func(tt *v1alpha1.TrafficTest) {
+		tt.Spec.Tests = []v1alpha1.TestKind{v1alpha1.TestImixThroughput}
+		tt.Spec.Imix = &v1alpha1.ImixSource{ProfileRef: &v1alpha1.LocalObjectReference{Name: "ipsec"}}
+	}))
 	tt := waitTest(t, ns, "imix", "ImixProfileMissing", func(tt *v1alpha1.TrafficTest) bool {
 		c := condition(tt, v1alpha1.ConditionPlanReady)
 		return c != nil && c.Reason == v1alpha1.ReasonImixProfileMissing
@@ -534,7 +500,7 @@ func TestCancelSuspendDeadlineAndTTL(t *testing.T) {
 	ctx := context.Background()
 
 	// cancel: pods go, results stay, Failed/Cancelled
-	newTest(t, ns, "cancel", sriovTest)
+	newTest(t, ns, "cancel", sriovTest())
 	pod := waitPod(t, ns, "cancel-tester")
 	kubelet(t, pod, corev1.PodRunning, 0, "")
 	writeResults(t, ns, "cancel", testerWrites{results: sampleResults(64)})
@@ -553,7 +519,7 @@ func TestCancelSuspendDeadlineAndTTL(t *testing.T) {
 	})
 
 	// suspend: no pod, phase Suspended; resume: pod again
-	newTest(t, ns, "susp", sriovTest+"  suspend: true\n")
+	newTest(t, ns, "susp", sriovTest(func(tt *v1alpha1.TrafficTest) { tt.Spec.Suspend = true }))
 	waitTest(t, ns, "susp", "Suspended", phaseIs(v1alpha1.PhaseSuspended))
 	if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "susp-tester"}, &corev1.Pod{}); !apierrors.IsNotFound(err) {
 		t.Errorf("a suspended test has a pod: %v", err)
@@ -566,7 +532,9 @@ func TestCancelSuspendDeadlineAndTTL(t *testing.T) {
 	waitPod(t, ns, "susp-tester")
 
 	// deadline and TTL, on the operator's clock
-	newTest(t, ns, "late", sriovTest+"  activeDeadlineSeconds: 600\n  ttlSecondsAfterFinished: 60\n")
+	newTest(t, ns, "late", sriovTest(func(tt *v1alpha1.TrafficTest) {
+		tt.Spec.ActiveDeadlineSeconds, tt.Spec.TTLSecondsAfterFinished = ptr[int64](600), ptr[int32](60)
+	}))
 	pod = waitPod(t, ns, "late-tester")
 	kubelet(t, pod, corev1.PodRunning, 0, "")
 	waitTest(t, ns, "late", "Running", phaseIs(v1alpha1.PhaseRunning))
@@ -593,7 +561,7 @@ func TestResumeIgnoresTheStoppedRunnerAndKeepsTheRecords(t *testing.T) {
 	startManager(t)
 	ns := namespace(t)
 	ctx := context.Background()
-	newTest(t, ns, "pause", sriovTest)
+	newTest(t, ns, "pause", sriovTest())
 	pod := waitPod(t, ns, "pause-tester")
 	// the kubelet takes its time to stop the container: the pod stays, terminating, until it is done
 	pod.Finalizers = []string{"linerate.dev/test-kubelet-still-stopping"}
@@ -675,7 +643,7 @@ func TestOperatorMakesTheNextTrialSegment(t *testing.T) {
 	startManager(t)
 	ns := namespace(t)
 	ctx := context.Background()
-	newTest(t, ns, "long", sriovTest)
+	newTest(t, ns, "long", sriovTest())
 	kubelet(t, waitPod(t, ns, "long-tester"), corev1.PodRunning, 0, "")
 	fault := strings.Repeat("port west: the tester's own receive path dropped frames; ", 20)
 	var trials []results.Trial
@@ -706,14 +674,17 @@ func TestOperatorMakesTheNextTrialSegment(t *testing.T) {
 func TestBaselinePenalty(t *testing.T) {
 	startManager(t)
 	ns := namespace(t)
-	newTest(t, ns, "clear", sriovTest)
+	newTest(t, ns, "clear", sriovTest())
 	pod := waitPod(t, ns, "clear-tester")
 	base := sampleResults(64, 1518)
 	writeResults(t, ns, "clear", testerWrites{results: base, state: &results.State{State: results.StateSucceeded}})
 	kubelet(t, pod, corev1.PodSucceeded, 0, "Completed")
 	waitTest(t, ns, "clear", "baseline done", phaseIs(v1alpha1.PhaseSucceeded))
 
-	newTest(t, ns, "ipsec", sriovTest+"  baseline: {name: clear}\n  expectations: {maxPenalty: \"30\"}\n")
+	newTest(t, ns, "ipsec", sriovTest(func(tt *v1alpha1.TrafficTest) {
+		tt.Spec.Baseline = &v1alpha1.LocalTestReference{Name: "clear"}
+		tt.Spec.Expectations = &v1alpha1.Expectations{MaxPenalty: "30"}
+	}))
 	pod = waitPod(t, ns, "ipsec-tester")
 	enc := sampleResults(64, 1518)
 	for i := range enc.Throughput {

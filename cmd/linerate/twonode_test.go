@@ -20,10 +20,10 @@ import (
 
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	"sigs.k8s.io/yaml"
 
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/plan"
@@ -58,28 +58,23 @@ func TestTwoNodeRunnerAndEngine(t *testing.T) {
 	sh(t, "go", "build", "-o", bin, ".")
 
 	const maxRate, resolution = 1.0, 0.25
-	var tt v1alpha1.TrafficTest
-	spec := `apiVersion: linerate.dev/v1alpha1
-kind: TrafficTest
-metadata: {name: split, namespace: default}
-spec:
-  tests: [throughput]
-  frameSizes: [128]
-  durations: {searchTrial: 500ms, validationTrial: 1s, latencyTrial: 1s, warmUp: 200ms, drain: 300ms, dutRest: 100ms}
-  throughput: {lossTolerance: "0", resolution: "0.25", maxRate: "1", method: Multistage}
-  traffic: {direction: Unidirectional, lineRate: 1G}
-  tester: {validity: {maxTxLag: 20ms, maxWorkerGap: 20ms}}
-  ports:
-  - {name: west, driver: af_packet, interface: t0, address: 198.18.1.2/24, gateway: 198.18.1.1}
-  - {name: east, driver: af_packet, interface: t1, address: 198.19.1.2/24, gateway: 198.19.1.1}
-`
+	ms := func(n int) metav1.Duration { return metav1.Duration{Duration: time.Duration(n) * time.Millisecond} }
 	// Two polling engines, the runner and the router's forwarding share two cores here, so the kernel
 	// takes a worker's CPU for milliseconds at a time: the 1 ms defaults, which a tester on dedicated
 	// cores meets, would spoil every trial. This test is about the split across two nodes; the rule
 	// itself is proven by internal/runner's starved-tester test.
-	if err := yaml.UnmarshalStrict([]byte(spec), &tt); err != nil {
-		t.Fatal(err)
-	}
+	tt := v1alpha1.TrafficTest{ObjectMeta: metav1.ObjectMeta{Name: "split", Namespace: "default"}, Spec: v1alpha1.TrafficTestSpec{
+		Tests:      []v1alpha1.TestKind{v1alpha1.TestThroughput},
+		FrameSizes: []int32{128},
+		Durations: v1alpha1.Durations{SearchTrial: ms(500), ValidationTrial: ms(1000), LatencyTrial: ms(1000), WarmUp: ms(200),
+			Drain: ms(300), DUTRest: ms(100)},
+		Throughput: v1alpha1.ThroughputParams{LossTolerance: "0", Resolution: "0.25", MaxRate: "1", Method: v1alpha1.SearchMultistage},
+		Traffic:    v1alpha1.TrafficParams{Direction: v1alpha1.Unidirectional, LineRate: "1G"},
+		Tester:     v1alpha1.TesterSpec{Validity: v1alpha1.TrialValidity{MaxTxLag: ms(20), MaxWorkerGap: ms(20)}},
+		Ports: []v1alpha1.PortSpec{
+			{Name: "west", Driver: v1alpha1.DriverAFPacket, Interface: "t0", Address: "198.18.1.2/24", Gateway: "198.18.1.1"},
+			{Name: "east", Driver: v1alpha1.DriverAFPacket, Interface: "t1", Address: "198.19.1.2/24", Gateway: "198.19.1.1"},
+		}}}
 	p, err := plan.Resolve(&tt, nil)
 	if err != nil {
 		t.Fatal(err)

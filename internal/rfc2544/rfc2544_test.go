@@ -8,8 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
-	"sigs.k8s.io/yaml"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/engine"
@@ -19,29 +20,24 @@ import (
 	"linerate.dev/linerate/internal/rfc2544"
 )
 
-const base = `
-apiVersion: linerate.dev/v1alpha1
-kind: TrafficTest
-metadata: {name: t, namespace: ns}
-spec:
-  frameSizes: [64, 512, 1518]
-  durations: {searchTrial: 1s, validationTrial: 60s, latencyTrial: 10s, warmUp: 1s, drain: 2s, dutRest: 1s}
-  throughput: {lossTolerance: "0", resolution: "0.5", method: Multistage}
-  latency: {repetitions: 3}
-  backToBack: {maxFrames: 100000, resolution: 100, repetitions: 3}
-  traffic: {direction: Unidirectional, lineRate: 10G}
-  ports:
-  - {name: west, network: w, resource: r}
-  - {name: east, network: e, resource: r}
-`
+func sec(n float64) metav1.Duration {
+	return metav1.Duration{Duration: time.Duration(n * float64(time.Second))}
+}
 
+// planFor resolves the plan of a 10G test at 64, 512 and 1518 B with the given tests, as the operator would.
 func planFor(t *testing.T, tests ...v1alpha1.TestKind) *plan.Plan {
 	t.Helper()
-	var tt v1alpha1.TrafficTest
-	if err := yaml.Unmarshal([]byte(base), &tt); err != nil {
-		t.Fatal(err)
-	}
-	tt.Spec.Tests = tests
+	tt := v1alpha1.TrafficTest{ObjectMeta: metav1.ObjectMeta{Name: "t", Namespace: "ns"}, Spec: v1alpha1.TrafficTestSpec{
+		Tests:      tests,
+		FrameSizes: []int32{64, 512, 1518},
+		Durations: v1alpha1.Durations{SearchTrial: sec(1), ValidationTrial: sec(60), LatencyTrial: sec(10), WarmUp: sec(1),
+			Drain: sec(2), DUTRest: sec(1)},
+		Throughput: v1alpha1.ThroughputParams{LossTolerance: "0", Resolution: "0.5", Method: v1alpha1.SearchMultistage},
+		Latency:    v1alpha1.LatencyParams{Repetitions: 3},
+		BackToBack: v1alpha1.BackToBackParams{MaxFrames: 100000, Resolution: 100, Repetitions: 3},
+		Traffic:    v1alpha1.TrafficParams{Direction: v1alpha1.Unidirectional, LineRate: "10G"},
+		Ports:      []v1alpha1.PortSpec{{Name: "west", Network: "w", Resource: "r"}, {Name: "east", Network: "e", Resource: "r"}},
+	}}
 	p, err := plan.Resolve(&tt, nil)
 	if err != nil {
 		t.Fatal(err)

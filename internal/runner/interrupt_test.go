@@ -3,7 +3,6 @@ package runner_test
 import (
 	"bufio"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"linerate.dev/linerate/api/v1alpha1"
 )
 
 // A `linerate run` stopped by SIGTERM (a CI timeout, a user's kill) or SIGINT (Ctrl-C) keeps what it measured:
@@ -30,8 +31,9 @@ func TestInterruptedRunKeepsWhatItMeasured(t *testing.T) {
 			sh(t, "go", "build", "-o", bin, "linerate.dev/linerate/cmd/linerate")
 			f := filepath.Join(dir, "test.yaml")
 			// seven sizes of throughput and latency: far more trials than the test waits for
-			y := fmt.Sprintf(testYAML, "interrupted", "throughput, latency", "64, 128, 256, 512, 1024, 1280, 1518", "0.5", "2")
-			if err := os.WriteFile(f, []byte(y), 0o644); err != nil {
+			tt := routedTest("interrupted", []v1alpha1.TestKind{v1alpha1.TestThroughput, v1alpha1.TestLatency},
+				[]int32{64, 128, 256, 512, 1024, 1280, 1518}, "0.5", "2")
+			if err := os.WriteFile(f, []byte(asYAML(t, tt)), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			report := filepath.Join(dir, "report")

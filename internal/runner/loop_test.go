@@ -9,28 +9,17 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"linerate.dev/linerate/api/v1alpha1"
 )
 
 // A veth pair is a wire: whatever the west port sends, the east port receives. The runner must find no
 // loss at all, so the NDR is the highest rate tried, every trial's counters balance, and the frame-loss
 // curve stops after its first two (loss-free) steps.
 
-const loopYAML = `apiVersion: linerate.dev/v1alpha1
-kind: TrafficTest
-metadata: {name: loop}
-spec:
-  tests: [throughput, frameLoss]
-  frameSizes: [64, 1518]
-  durations: {searchTrial: 500ms, validationTrial: 1s, latencyTrial: 1s, warmUp: 200ms, drain: 300ms, dutRest: 100ms}
-  throughput: {lossTolerance: "0", resolution: "0.1", maxRate: "1", method: Multistage}
-  frameLoss: {step: "0.5"}
-  traffic: {direction: Unidirectional, lineRate: 1G}
-  ports:
-  - {name: west, driver: af_packet, interface: t0, address: 198.18.1.2/24, peerMAC: "02:4c:52:00:00:02"}
-  - {name: east, driver: af_packet, interface: t1, address: 198.18.1.3/24, peerMAC: "02:4c:52:00:00:01"}
-`
-
-// wire makes a namespace holding a veth pair t0 <-> t1 with the MACs loopYAML names.
+// wire makes a namespace holding a veth pair t0 <-> t1 with the MACs loopTest names.
 func wire(t *testing.T, tag string) string {
 	t.Helper()
 	ns := fmt.Sprintf("lrg%d%s", os.Getpid()%100000, tag)
@@ -48,7 +37,7 @@ func wire(t *testing.T, tag string) string {
 func TestVethLoopLosesNothing(t *testing.T) {
 	eng := need(t)
 	ns := wire(t, "lp")
-	o := runCLI(t, eng, ns, loopYAML)
+	o := runCLI(t, eng, ns, loopTest())
 	defer logTrialsIfFailed(t, o)
 	if o.Error != "" {
 		t.Fatalf("run: %s", o.Error)
@@ -83,16 +72,10 @@ func TestVethLoopLosesNothing(t *testing.T) {
 	}
 }
 
-const loopImix = `apiVersion: linerate.dev/v1alpha1
-kind: ImixProfile
-metadata: {name: simple}
-spec:
-  entries:
-  - {frameSize: 64, weight: 7}
-  - {frameSize: 570, weight: 4}
-  - {frameSize: 1518, weight: 1}
-  order: Interleaved
-`
+// loopImix sends 64, 570 and 1518 B frames 7:4:1, interleaved.
+var loopImix = &v1alpha1.ImixProfile{TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "ImixProfile"},
+	ObjectMeta: metav1.ObjectMeta{Name: "simple"}, Spec: v1alpha1.ImixSpec{Order: v1alpha1.ImixOrderInterleaved,
+		Entries: []v1alpha1.ImixEntry{{FrameSize: 64, Weight: 7}, {FrameSize: 570, Weight: 4}, {FrameSize: 1518, Weight: 1}}}}
 
 // TestImixThroughTheCLI runs "linerate run -f test.yaml -f imix.yaml" on the wire: the ImixProfile is
 // found in the second file, the NDR is the maximum rate, and the per-size classes are sent 7:4:1 and
@@ -103,8 +86,11 @@ func TestImixThroughTheCLI(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "linerate")
 	sh(t, "go", "build", "-o", bin, "linerate.dev/linerate/cmd/linerate")
-	test := strings.Replace(loopYAML, "tests: [throughput, frameLoss]", "tests: [imixThroughput]\n  imix: {profileRef: {name: simple}}", 1)
-	files := map[string]string{"test.yaml": test, "imix.yaml": loopImix}
+	test := loopTest(func(tt *v1alpha1.TrafficTest) {
+		tt.Spec.Tests = []v1alpha1.TestKind{v1alpha1.TestImixThroughput}
+		tt.Spec.Imix = &v1alpha1.ImixSource{ProfileRef: &v1alpha1.LocalObjectReference{Name: "simple"}}
+	})
+	files := map[string]string{"test.yaml": asYAML(t, test), "imix.yaml": asYAML(t, loopImix)}
 	for n, y := range files {
 		if err := os.WriteFile(filepath.Join(dir, n), []byte(y), 0o644); err != nil {
 			t.Fatal(err)

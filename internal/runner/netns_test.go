@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/results"
@@ -87,20 +88,20 @@ type cliOut struct {
 	Incomplete string           `json:"incomplete"`
 }
 
-func runCLI(t *testing.T, eng, tns, yaml string) cliOut {
+func runCLI(t *testing.T, eng, tns string, tt *v1alpha1.TrafficTest) cliOut {
 	t.Helper()
-	return runCLIIn(t, eng, tns, yaml, "")
+	return runCLIIn(t, eng, tns, tt, "")
 }
 
 // runCLIIn runs the CLI (and so the engine it starts) in the cgroup whose cgroup.procs file is procs ("": the
 // test's own).
-func runCLIIn(t *testing.T, eng, tns, yaml, procs string) cliOut {
+func runCLIIn(t *testing.T, eng, tns string, tt *v1alpha1.TrafficTest, procs string) cliOut {
 	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "linerate")
 	sh(t, "go", "build", "-o", bin, "linerate.dev/linerate/cmd/linerate")
 	f := filepath.Join(dir, "test.yaml")
-	if err := os.WriteFile(f, []byte(yaml), 0o644); err != nil {
+	if err := os.WriteFile(f, []byte(asYAML(t, tt)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	argv := []string{"ip", "netns", "exec", tns, bin, "run", "-f", f, "--engine", eng, "-o", "json", "--report", filepath.Join(dir, "report")}
@@ -125,21 +126,6 @@ func runCLIIn(t *testing.T, eng, tns, yaml, procs string) cliOut {
 	return o
 }
 
-const testYAML = `apiVersion: linerate.dev/v1alpha1
-kind: TrafficTest
-metadata: {name: %s}
-spec:
-  tests: [%s]
-  frameSizes: [%s]
-  durations: {searchTrial: 500ms, validationTrial: 1s, latencyTrial: 1s, warmUp: 200ms, drain: 300ms, dutRest: 100ms}
-  throughput: {lossTolerance: "0", resolution: "%s", maxRate: "%s", method: Multistage}
-  frameLoss: {step: "1"}
-  traffic: {direction: Unidirectional, lineRate: 1G}
-  ports:
-  - {name: west, driver: af_packet, interface: t0, address: 198.18.1.2/24, gateway: 198.18.1.1}
-  - {name: east, driver: af_packet, interface: t1, address: 198.19.1.2/24, gateway: 198.19.1.1}
-`
-
 func TestNDROfATokenBucketIsItsRate(t *testing.T) {
 	eng := need(t)
 	tns, rns := router(t, "tb")
@@ -151,8 +137,7 @@ func TestNDROfATokenBucketIsItsRate(t *testing.T) {
 	sh(t, "ip", "netns", "exec", rns, "tc", "qdisc", "add", "dev", "r1", "root", "tbf", "rate", "16mbit",
 		"burst", strconv.Itoa(bucket), "limit", strconv.Itoa(limit))
 	// 2 s validation trials halve what the bucket lets through above the rate
-	y := strings.Replace(fmt.Sprintf(testYAML, "tbf", "throughput", "1518", "0.1", "4"), "validationTrial: 1s", "validationTrial: 2s", 1)
-	o := runCLI(t, eng, tns, y)
+	o := runCLI(t, eng, tns, routedTest("tbf", throughput, []int32{1518}, "0.1", "4", validationTrial(2*time.Second)))
 	if o.Error != "" || len(o.Results.Throughput) != 1 {
 		t.Fatalf("run: %q %+v", o.Error, o.Results)
 	}
@@ -185,7 +170,7 @@ func TestFrameLossCurveOfAOneInNDropIsExact(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("nft: %v %s", err, out)
 	}
-	o := runCLI(t, eng, tns, fmt.Sprintf(testYAML, "numgen", "frameLoss", "64", "1", "2"))
+	o := runCLI(t, eng, tns, routedTest("numgen", []v1alpha1.TestKind{v1alpha1.TestFrameLoss}, []int32{64}, "1", "2"))
 	if len(o.Results.FrameLoss) != 1 {
 		t.Fatalf("frame loss: %q %+v", o.Error, o.Results)
 	}

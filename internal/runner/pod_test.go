@@ -3,7 +3,6 @@ package runner_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -35,7 +34,7 @@ func TestRunnerPodThroughAForwardingNamespace(t *testing.T) {
 	tns, _ := router(t, "pd")
 	// The plan exactly as the operator renders it from the TrafficTest.
 	const maxRate, resolution = 1.0, 0.25
-	pr := newPodRun(t, eng, tns, "pod", fmt.Sprintf(testYAML, "pod", "throughput", "64", "0.25", "1"))
+	pr := newPodRun(t, eng, tns, routedTest("pod", throughput, []int32{64}, "0.25", "1"))
 	c := pr.c
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

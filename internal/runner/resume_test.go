@@ -13,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/plan"
@@ -33,14 +32,11 @@ type podRun struct {
 	metricsAddr string
 }
 
-func newPodRun(t *testing.T, eng, tns, name, spec string) *podRun {
+func newPodRun(t *testing.T, eng, tns string, tt *v1alpha1.TrafficTest) *podRun {
 	t.Helper()
-	var tt v1alpha1.TrafficTest
-	if err := yaml.UnmarshalStrict([]byte(spec), &tt); err != nil {
-		t.Fatal(err)
-	}
-	tt.Name, tt.Namespace = name, "default"
-	p, err := plan.Resolve(&tt, nil)
+	name := tt.Name
+	tt.Namespace = "default"
+	p, err := plan.Resolve(tt, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +85,7 @@ func TestSuspendedRunResumesAfterItsLastCompleteStep(t *testing.T) {
 		t.Skip(why)
 	}
 	tns, _ := router(t, "rs")
-	pr := newPodRun(t, eng, tns, "resume", fmt.Sprintf(testYAML, "resume", "throughput", "64, 128, 256", "0.25", "1"))
+	pr := newPodRun(t, eng, tns, routedTest("resume", throughput, []int32{64, 128, 256}, "0.25", "1"))
 
 	// First runner: stopped once the 64 B step is checkpointed and a 128 B trial is recorded.
 	ctx, suspend := context.WithTimeout(context.Background(), 4*time.Minute)

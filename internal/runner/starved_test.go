@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 )
@@ -59,8 +58,7 @@ func TestStarvedTesterIsNeverBookedAgainstTheDUT(t *testing.T) {
 	const bucket, limit = 16 << 10, 16 << 10
 	sh(t, "ip", "netns", "exec", rns, "tc", "qdisc", "add", "dev", "r1", "root", "tbf", "rate", "20mbit",
 		"burst", strconv.Itoa(bucket), "limit", strconv.Itoa(limit))
-	y := strings.Replace(fmt.Sprintf(testYAML, "starved", "throughput", "512", "0.1", "10"), "validationTrial: 1s", "validationTrial: 2s", 1)
-	o := runCLIIn(t, eng, tns, y, procs)
+	o := runCLIIn(t, eng, tns, routedTest("starved", throughput, []int32{512}, "0.1", "10", validationTrial(2*time.Second)), procs)
 	if o.Error != "" || len(o.Results.Throughput) != 1 {
 		t.Fatalf("run: %q %+v", o.Error, o.Results)
 	}
