@@ -184,8 +184,24 @@ func TestTesterPodIsRenderedForDPDK(t *testing.T) {
 		t.Errorf("SR-IOV resource: want 2 VFs, got %s", vf.String())
 	}
 	var nets []map[string]string
-	if err := json.Unmarshal([]byte(pod.Annotations[tester.NetworksAnnotation]), &nets); err != nil || len(nets) != 2 || nets[0]["name"] != "sriov-west" {
-		t.Errorf("multus annotation: %q (%v)", pod.Annotations[tester.NetworksAnnotation], err)
+	if err := json.Unmarshal([]byte(pod.Annotations[tester.NetworksAnnotation]), &nets); err != nil || len(nets) != 2 || nets[0]["name"] != "sriov-west" ||
+		nets[0]["interface"] != "net1" || nets[1]["interface"] != "net2" {
+		t.Errorf("multus annotation (each VF port's attachment named, to find it in network-status): %q (%v)", pod.Annotations[tester.NetworksAnnotation], err)
+	}
+	// which VF is whose: the pod reads Multus' network-status through the downward API
+	var statusFile string
+	for _, v := range pod.Spec.Volumes {
+		if v.DownwardAPI != nil && len(v.DownwardAPI.Items) == 1 && v.DownwardAPI.Items[0].FieldRef != nil &&
+			v.DownwardAPI.Items[0].FieldRef.FieldPath == "metadata.annotations['k8s.v1.cni.cncf.io/network-status']" {
+			for _, m := range c.VolumeMounts {
+				if m.Name == v.Name {
+					statusFile = m.MountPath + "/" + v.DownwardAPI.Items[0].Path
+				}
+			}
+		}
+	}
+	if statusFile == "" || !strings.Contains(strings.Join(c.Args, " "), "--network-status "+statusFile) {
+		t.Errorf("network-status file %q, args %v", statusFile, c.Args)
 	}
 	caps := c.SecurityContext.Capabilities
 	if len(caps.Add) != 1 || caps.Add[0] != "IPC_LOCK" || len(caps.Drop) != 1 || caps.Drop[0] != "ALL" {

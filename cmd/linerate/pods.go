@@ -60,13 +60,14 @@ started after a suspension goes on from the last checkpoint.`,
 	f.StringVar(&o.RunDir, "run-dir", "/run/linerate", "runtime directory (control socket)")
 	f.StringVar(&o.Engine, "engine", "", "path of linerate-engine")
 	f.StringVar(&o.MetricsAddr, "metrics-addr", ":9102", "live metrics address (empty: off)")
+	f.StringVar(&o.NetworkStatus, "network-status", "", "downward API file of the pod's Multus network-status annotation (which VF each port got)")
 	f.StringSliceVar(&ports, "ports", nil, "plan ports this pod drives, comma-separated (default all)")
 	f.StringArrayVar(&remote, "remote-engine", nil, "NAME=tcp:HOST:PORT of the engine driving port NAME in another pod")
 	return c
 }
 
 func newEngineCommand() *cobra.Command {
-	var planFile, listen, huge, runDir, eng string
+	var planFile, listen, huge, runDir, eng, networkStatus string
 	var ports []string
 	c := &cobra.Command{
 		Use:   "engine --plan FILE --ports NAME [flags]",
@@ -79,7 +80,7 @@ another node to drive.`,
 			if planFile == "" || len(ports) == 0 {
 				return usageError{fmt.Errorf("--plan and --ports are required")}
 			}
-			return runner.ServeEngine(cmd.Context(), planFile, ports, listen, huge, runDir, eng, cmd.ErrOrStderr())
+			return runner.ServeEngine(cmd.Context(), planFile, ports, listen, huge, runDir, eng, networkStatus, cmd.ErrOrStderr())
 		},
 	}
 	f := c.Flags()
@@ -89,5 +90,6 @@ another node to drive.`,
 	f.StringVar(&huge, "huge-dir", "/dev/hugepages", "hugetlbfs mount")
 	f.StringVar(&runDir, "run-dir", "/run/linerate", "runtime directory")
 	f.StringVar(&eng, "engine", "", "path of linerate-engine")
+	f.StringVar(&networkStatus, "network-status", "", "downward API file of the pod's Multus network-status annotation (which VF each port got)")
 	return c
 }

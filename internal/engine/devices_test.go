@@ -9,59 +9,127 @@ import (
 	"linerate.dev/linerate/internal/plan"
 )
 
-func TestPlanDevicesNumbersVdevsAndSharesResources(t *testing.T) {
-	env := map[string]string{"PCIDEVICE_INTEL_COM_SRIOV_82599": "0000:3b:02.1, 0000:3b:02.3"}
-	getenv := func(k string) string { return env[k] }
-	vf := plan.Port{Driver: v1alpha1.DriverVFIO, Resource: "intel.com/sriov_82599"}
-	west, east := vf, vf
-	west.Name, east.Name = "west", "east"
-	devs, err := engine.PlanDevices([]plan.Port{west, east}, getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if devs[0].PCI != "0000:3b:02.1" || devs[1].PCI != "0000:3b:02.3" {
-		t.Fatalf("two ports of one resource must take its addresses in turn: %+v", devs)
-	}
+// networkStatus is the pod's k8s.v1.cni.cncf.io/network-status as Multus writes it: the cluster network
+// first, then one entry per attachment, each VF's with the device-info the SR-IOV device plugin wrote.
+func networkStatus(west, east string) string {
+	return `[{
+    "name": "cbr0",
+    "interface": "eth0",
+    "ips": [
+        "10.244.1.6"
+    ],
+    "mac": "3e:a5:8a:3c:11:2c",
+    "default": true,
+    "dns": {}
+},{
+    "name": "lab/sriov-west",
+    "interface": "net1",
+    "dns": {},
+    "device-info": {
+        "type": "pci",
+        "version": "1.1.0",
+        "pci": {
+            "pci-address": "` + west + `"
+        }
+    }
+},{
+    "name": "lab/sriov-east",
+    "interface": "net2",
+    "dns": {},
+    "device-info": {
+        "type": "pci",
+        "version": "1.1.0",
+        "pci": {
+            "pci-address": "` + east + `"
+        }
+    }
+}]`
+}
 
+func vfPorts(resWest, resEast string) []plan.Port {
+	return []plan.Port{
+		{Name: "west", Driver: v1alpha1.DriverVFIO, Resource: resWest, Network: "sriov-west", Interface: "net1"},
+		{Name: "east", Driver: v1alpha1.DriverVFIO, Resource: resEast, Network: "lab/sriov-east", Interface: "net2"},
+	}
+}
+
+// Each port gets the VF of its own attachment, whatever order the device plugin lists a shared
+// resource's VFs in; without attachments the environment is used only where it cannot mix ports up.
+func TestEachPortGetsTheVFOfItsAttachment(t *testing.T) {
+	const res = "intel.com/sriov_82599"
+	for _, c := range []struct {
+		name       string
+		env        string // PCIDEVICE_INTEL_COM_SRIOV_82599
+		status     string
+		ports      []plan.Port
+		west, east string
+		err        string
+	}{
+		{name: "one resource, device plugin lists west's VF first", env: "0000:3b:02.1,0000:3b:02.3",
+			status: networkStatus("0000:3b:02.1", "0000:3b:02.3"), ports: vfPorts(res, res), west: "0000:3b:02.1", east: "0000:3b:02.3"},
+		{name: "one resource, device plugin lists east's VF first", env: "0000:3b:02.1,0000:3b:02.3",
+			status: networkStatus("0000:3b:02.3", "0000:3b:02.1"), ports: vfPorts(res, res), west: "0000:3b:02.3", east: "0000:3b:02.1"},
+		{name: "attachments matched by network when the interface is not the one asked for", env: "0000:3b:02.1,0000:3b:02.3",
+			status: strings.NewReplacer(`"net1"`, `"eth7"`, `"net2"`, `"eth8"`).Replace(networkStatus("0000:3b:02.3", "0000:3b:02.1")),
+			ports:  vfPorts(res, res), west: "0000:3b:02.3", east: "0000:3b:02.1"},
+		{name: "one resource, no network-status", env: "0000:3b:02.1,0000:3b:02.3", ports: vfPorts(res, res),
+			err: `port west: ports west and east share resource "intel.com/sriov_82599", and the pod's network-status names no VF for the port`},
+		{name: "a resource per port, no network-status, one of them empty", env: "0000:3b:02.1", ports: vfPorts(res, res+"_b"),
+			err: "PCIDEVICE_INTEL_COM_SRIOV_82599_B is empty"},
+		{name: "attachment's VF not the resource's", env: "0000:3b:02.1,0000:3b:02.3",
+			status: networkStatus("0000:3b:02.5", "0000:3b:02.1"), ports: vfPorts(res, res),
+			err: "its attachment lab/sriov-west has VF 0000:3b:02.5, which is not among the devices of resource"},
+		{name: "no device at all", ports: vfPorts(res, res), err: "PCIDEVICE_INTEL_COM_SRIOV_82599 is empty"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env := map[string]string{"PCIDEVICE_INTEL_COM_SRIOV_82599": c.env}
+			atts, err := engine.ParseNetworkStatus([]byte(c.status))
+			if err != nil {
+				t.Fatal(err)
+			}
+			devs, err := engine.PlanDevices(c.ports, func(k string) string { return env[k] }, atts)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("error %v, want %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if devs[0].PCI != c.west || devs[1].PCI != c.east {
+				t.Errorf("west %s east %s, want west %s east %s", devs[0].PCI, devs[1].PCI, c.west, c.east)
+			}
+		})
+	}
+	// one VF per resource and no network-status: the environment cannot be wrong
+	env := map[string]string{"PCIDEVICE_INTEL_COM_PF0": "0000:3b:02.1", "PCIDEVICE_INTEL_COM_PF1": "0000:af:02.1"}
+	devs, err := engine.PlanDevices(vfPorts("intel.com/pf0", "intel.com/pf1"), func(k string) string { return env[k] }, nil)
+	if err != nil || devs[0].PCI != "0000:3b:02.1" || devs[1].PCI != "0000:af:02.1" {
+		t.Errorf("a resource per port: %+v %v", devs, err)
+	}
+}
+
+func TestKernelPortsAreVdevsNamedByPosition(t *testing.T) {
 	kernel := []plan.Port{
 		{Name: "west", Driver: v1alpha1.DriverAFPacket, Interface: "net1"},
 		{Name: "east", Driver: v1alpha1.DriverAFXDP, Interface: "net2"},
 	}
-	devs, err = engine.PlanDevices(kernel, getenv)
+	devs, err := engine.PlanDevices(kernel, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if devs[0].Devargs != "net_af_packet0,iface=net1" || devs[1].Devargs != "net_af_xdp1,iface=net2" {
 		t.Fatalf("vdevs are named by port position: %+v", devs)
 	}
-
 	// one port's device from elsewhere (the CLI's --port): the other keeps its position's name
-	dp := engine.NewDevicePlanner(getenv)
+	dp := engine.NewDevicePlanner(nil, nil, kernel)
 	d, err := dp.Device(1, plan.Port{Name: "east", Driver: v1alpha1.DriverAFPacket, Interface: "veth1"})
 	if err != nil || d.Devargs != "net_af_packet1,iface=veth1" {
 		t.Fatalf("Device(1) = %+v, %v", d, err)
 	}
-}
-
-func TestPlanDevicesNamesWhatIsMissing(t *testing.T) {
-	one := func(k string) string {
-		if k == "PCIDEVICE_INTEL_COM_VF" {
-			return "0000:3b:02.1"
-		}
-		return ""
-	}
-	vf := plan.Port{Name: "west", Driver: v1alpha1.DriverVFIO, Resource: "intel.com/vf"}
-	for _, c := range []struct {
-		ports []plan.Port
-		want  string
-	}{
-		{[]plan.Port{{Name: "west", Driver: v1alpha1.DriverVFIO, Resource: "intel.com/other"}}, "PCIDEVICE_INTEL_COM_OTHER is empty"},
-		{[]plan.Port{vf, {Name: "east", Driver: v1alpha1.DriverVFIO, Resource: "intel.com/vf"}}, "port east: PCIDEVICE_INTEL_COM_VF has 1 address(es)"},
-		{[]plan.Port{{Name: "west", Driver: "dpdk-magic"}}, `port west: unknown driver "dpdk-magic"`},
-	} {
-		_, err := engine.PlanDevices(c.ports, one)
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("PlanDevices(%+v) error = %v, want it to contain %q", c.ports, err, c.want)
-		}
+	if _, err := engine.PlanDevices([]plan.Port{{Name: "west", Driver: "dpdk-magic"}}, nil, nil); err == nil ||
+		!strings.Contains(err.Error(), `port west: unknown driver "dpdk-magic"`) {
+		t.Errorf("unknown driver: %v", err)
 	}
 }

@@ -475,7 +475,9 @@ func resolvePort(i int, s *v1alpha1.PortSpec, ipVersion int) (Port, error) {
 	if p.Driver == "" {
 		p.Driver = v1alpha1.DriverVFIO
 	}
-	if p.Interface == "" && p.Driver != v1alpha1.DriverVFIO {
+	// the interface Multus names the port's attachment: a kernel port's device, a VF port's key into the
+	// pod's network-status (which VF is whose)
+	if p.Interface == "" && (p.Driver != v1alpha1.DriverVFIO || p.Network != "") {
 		p.Interface = fmt.Sprintf("net%d", i+1)
 	}
 	if p.Address == "" {

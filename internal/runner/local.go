@@ -220,7 +220,7 @@ func errString(err error) string {
 
 func localDevices(p *plan.Plan, flags map[string]string) ([]engine.Device, error) {
 	var devs []engine.Device
-	planner := engine.NewDevicePlanner(nil)
+	planner := engine.NewDevicePlanner(nil, nil, p.Ports)
 	for i, port := range p.Ports {
 		if v, ok := flags[port.Name]; ok {
 			d, err := engine.ParseDevargs(v)

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/engine"
 	"linerate.dev/linerate/internal/plan"
 	"linerate.dev/linerate/internal/results"
@@ -34,8 +35,11 @@ type PodOptions struct {
 	RemoteEngine map[string]string
 	Engine       string
 	MetricsAddr  string
-	Client       client.Client
-	Log          io.Writer
+	// NetworkStatus is the downward API file of the pod's Multus network-status annotation: which VF each
+	// port's attachment got.
+	NetworkStatus string
+	Client        client.Client
+	Log           io.Writer
 }
 
 // ReadPlan reads the operator's plan.
@@ -109,7 +113,8 @@ func RunPod(ctx context.Context, o PodOptions) error {
 	if err != nil {
 		return fail("InvalidPlan", err)
 	}
-	devs, err := engine.PlanDevices(local, nil)
+	atts := podAttachments(ctx, o.NetworkStatus, local, logf)
+	devs, err := engine.PlanDevices(local, nil, atts)
 	if err != nil {
 		return fail("PortsUnavailable", err)
 	}
@@ -201,7 +206,7 @@ func dialRetry(ctx context.Context, addr string, within time.Duration) (*engine.
 
 // ServeEngine is `linerate engine`: the receiver pod of a two-node testbed. It starts the engine on this
 // pod's ports with a TCP control socket and lets the generator pod's runner drive it.
-func ServeEngine(ctx context.Context, planFile string, ports []string, listen, hugeDir, runDir, bin string, log io.Writer) error {
+func ServeEngine(ctx context.Context, planFile string, ports []string, listen, hugeDir, runDir, bin, networkStatus string, log io.Writer) error {
 	p, err := ReadPlan(planFile)
 	if err != nil {
 		return err
@@ -210,7 +215,8 @@ func ServeEngine(ctx context.Context, planFile string, ports []string, listen, h
 	if err != nil {
 		return err
 	}
-	devs, err := engine.PlanDevices(local, nil)
+	atts := podAttachments(ctx, networkStatus, local, func(format string, args ...any) { fmt.Fprintf(log, "engine: "+format+"\n", args...) })
+	devs, err := engine.PlanDevices(local, nil, atts)
 	if err != nil {
 		return err
 	}
@@ -238,5 +244,35 @@ func ServeEngine(ctx context.Context, planFile string, ports []string, listen, h
 	case <-ctx.Done():
 		proc.Client = nil
 		return proc.Close()
+	}
+}
+
+// podAttachments reads the pod's attachments from the network-status file. Multus writes the annotation
+// while the pod's network is set up, after kubelet first fills the downward API volume, so the file may
+// still be empty when the container starts: it is read again until it is there (at most 2 min) when a
+// VF port needs it.
+func podAttachments(ctx context.Context, file string, ports []plan.Port, logf func(string, ...any)) []engine.Attachment {
+	if file == "" {
+		return nil
+	}
+	need := false
+	for _, p := range ports {
+		need = need || ((p.Driver == v1alpha1.DriverVFIO || p.Driver == "") && p.Network != "")
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		raw, err := os.ReadFile(file)
+		atts, perr := engine.ParseNetworkStatus(raw)
+		switch {
+		case err == nil && perr == nil && (len(atts) > 0 || !need):
+			return atts
+		case perr != nil:
+			logf("%v", perr)
+		}
+		if !need || time.Now().After(deadline) || ctx.Err() != nil {
+			logf("no network-status in %s: VFs are taken from the device plugin's environment where that is unambiguous", file)
+			return nil
+		}
+		time.Sleep(time.Second)
 	}
 }

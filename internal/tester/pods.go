@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/engine"
 	"linerate.dev/linerate/internal/plan"
 	"linerate.dev/linerate/internal/results"
 )
@@ -44,7 +45,10 @@ const (
 
 // Paths inside the tester container.
 const (
-	PlanDir        = "/etc/linerate/plan"
+	PlanDir = "/etc/linerate/plan"
+	// PodInfoDir holds the pod's Multus network-status (downward API): which VF each port's attachment got.
+	PodInfoDir     = "/etc/linerate/podinfo"
+	networkStatus  = "network-status"
 	RunDir         = "/run/linerate"
 	HugePagesDir   = "/dev/hugepages"
 	ReceiverPort   = 7777
@@ -206,6 +210,7 @@ func pod(tt *v1alpha1.TrafficTest, p *plan.Plan, planHash string, opt Options, r
 		"--results-configmap", results.ConfigMapName(tt.Name),
 		"--huge-dir", HugePagesDir,
 		"--run-dir", RunDir,
+		"--network-status", PodInfoDir + "/" + networkStatus,
 	}
 	switch role {
 	case RoleGenerator:
@@ -218,6 +223,7 @@ func pod(tt *v1alpha1.TrafficTest, p *plan.Plan, planHash string, opt Options, r
 			"--listen", fmt.Sprintf(":%d", ReceiverPort),
 			"--huge-dir", HugePagesDir,
 			"--run-dir", RunDir,
+			"--network-status", PodInfoDir + "/" + networkStatus,
 		}
 	}
 
@@ -281,6 +287,7 @@ func pod(tt *v1alpha1.TrafficTest, p *plan.Plan, planHash string, opt Options, r
 					{Name: "plan", MountPath: PlanDir, ReadOnly: true},
 					{Name: "hugepages", MountPath: HugePagesDir},
 					{Name: "run", MountPath: RunDir},
+					{Name: "podinfo", MountPath: PodInfoDir, ReadOnly: true},
 				},
 			}},
 			Volumes: []corev1.Volume{
@@ -289,6 +296,9 @@ func pod(tt *v1alpha1.TrafficTest, p *plan.Plan, planHash string, opt Options, r
 				{Name: "hugepages", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{
 					Medium: corev1.StorageMedium(string(corev1.StorageMediumHugePages) + "-" + hugeSize)}}},
 				{Name: "run", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}},
+				{Name: "podinfo", VolumeSource: corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{
+					Items: []corev1.DownwardAPIVolumeFile{{Path: networkStatus, FieldRef: &corev1.ObjectFieldSelector{
+						FieldPath: "metadata.annotations['" + engine.NetworkStatusAnnotation + "']"}}}}}},
 			},
 		},
 	}
