@@ -7,6 +7,7 @@ import (
 
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/engine/sim"
+	"linerate.dev/linerate/internal/plan"
 	"linerate.dev/linerate/internal/results"
 	"linerate.dev/linerate/internal/rfc2544"
 )
@@ -91,4 +92,48 @@ func kindNames(k []v1alpha1.TestKind) []string {
 		out[i] = string(x)
 	}
 	return out
+}
+
+// cancelling is a checkpointing sink that stops the run at its first trial of the given test.
+type cancelling struct {
+	checkpointer
+	at     v1alpha1.TestKind
+	cancel context.CancelFunc
+}
+
+func (c *cancelling) OnTrial(tr results.Trial) {
+	c.checkpointer.OnTrial(tr)
+	if tr.Test == c.at {
+		c.cancel()
+	}
+}
+
+// A step that ends in an error (here: the run is stopped during it) leaves no checkpoint that counts it
+// done, whichever test it is: a resumed run measures it again.
+func TestAnInterruptedStepIsNotCheckpointed(t *testing.T) {
+	for _, at := range []v1alpha1.TestKind{v1alpha1.TestThroughput, v1alpha1.TestImixThroughput} {
+		t.Run(string(at), func(t *testing.T) {
+			p := planFor(t, v1alpha1.TestThroughput, v1alpha1.TestImixThroughput)
+			p.Imix = &plan.Imix{Cycle: []int{64, 570, 64, 1518}, AverageFrameSize: 554}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			sink := &cancelling{at: at, cancel: cancel}
+			e := sim.New(sim.DUT{CapacityFPS: 2.5e6})
+			_, err := rfc2544.New(p, e, sink, rfc2544.Options{Sleep: e.Sleep, PlanHash: "h"}).Run(ctx)
+			if err == nil {
+				t.Fatal("the run was not stopped")
+			}
+			done := 0
+			if n := len(sink.checkpoints); n > 0 {
+				done = sink.checkpoints[n-1].StepsDone
+			}
+			want := 0
+			if at == v1alpha1.TestImixThroughput {
+				want = 3 // the three throughput steps, not the IMIX step under way
+			}
+			if done != want {
+				t.Errorf("last checkpoint counts %d steps done, want %d", done, want)
+			}
+		})
+	}
 }

@@ -223,8 +223,10 @@ func (r *Runner) runTests(ctx context.Context) error {
 				err = fmt.Errorf("plan: imixThroughput without an imix")
 			} else if !r.skipStep() {
 				r.progress = v1alpha1.Progress{Test: t}
-				err = r.imix(ctx)
-				r.stepDone()
+				// a step that ended in an error is not done: no checkpoint may pass over it on resume
+				if err = r.imix(ctx); err == nil {
+					r.stepDone()
+				}
 			}
 		}
 		if err != nil {
