@@ -74,6 +74,7 @@ func (r *TrafficTestReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	before := tt.Status.DeepCopy()
 	res, err := r.reconcile(ctx, tt)
+	summarize(tt)
 	if !equality.Semantic.DeepEqual(before, &tt.Status) {
 		if uerr := r.Status().Update(ctx, tt); uerr != nil {
 			if apierrors.IsConflict(uerr) {

@@ -29,6 +29,17 @@ const (
 	ConditionFailed = "Failed"
 	// ConditionExpectationsMet holds the regression verdict.
 	ConditionExpectationsMet = "ExpectationsMet"
+
+	// The conditions GitOps tools read (kstatus: kubectl wait, Flux health checks, Argo CD through the
+	// chart's health check), a summary of the ones above.
+
+	// ConditionReady is true when the run finished and passed (or has no expectations): the goal state.
+	ConditionReady = "Ready"
+	// ConditionReconciling is true while the run is on its way (pending, waiting for a profile, running).
+	ConditionReconciling = "Reconciling"
+	// ConditionStalled is true when the run will not reach Ready without a change by the user: it failed,
+	// missed its expectations, could not decide them, or its spec cannot be planned.
+	ConditionStalled = "Stalled"
 )
 
 // Condition reasons of a TrafficTest.
@@ -50,6 +61,10 @@ const (
 	ReasonExpectationsFailed = "ExpectationsNotMet"
 	ReasonNoExpectations     = "NoExpectations"
 	ReasonResultsIncomplete  = "ResultsIncomplete"
+	ReasonPassed             = "Passed"
+	ReasonMeasured           = "Measured"
+	ReasonPending            = "Pending"
+	ReasonRunning            = "Running"
 )
 
 // Verdict is the regression outcome.
@@ -70,8 +85,9 @@ const (
 
 // TrafficTestStatus is what the operator observed and measured.
 type TrafficTestStatus struct {
-	// conditions are the run's conditions: PlanReady, TesterReady, Complete, Failed and ExpectationsMet, each
-	// with the reason, a message and the observedGeneration it describes.
+	// conditions are the run's conditions: PlanReady, TesterReady, Complete, Failed and ExpectationsMet, and
+	// their summary for GitOps tools in kstatus form (Ready, Reconciling, Stalled), each with the reason, a
+	// message and the observedGeneration it describes.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -1,0 +1,145 @@
+package controllers
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	lua "github.com/yuin/gopher-lua"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/results"
+)
+
+// argoHealth runs the chart's Argo CD health check on a TrafficTest as Argo CD does: the object, as JSON
+// decoded into Lua tables, is the global obj; the script returns {status, message}.
+func argoHealth(t *testing.T, tt *v1alpha1.TrafficTest) (status, message string) {
+	t.Helper()
+	script, err := os.ReadFile(filepath.Join("..", "charts", "linerate", "files", "argocd-health-traffictest.lua"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(tt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var obj any
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		t.Fatal(err)
+	}
+	L := lua.NewState()
+	defer L.Close()
+	L.SetGlobal("obj", toLua(L, obj))
+	if err := L.DoString(string(script)); err != nil {
+		t.Fatalf("health check: %v", err)
+	}
+	hs, ok := L.Get(-1).(*lua.LTable)
+	if !ok {
+		t.Fatalf("health check returned %s, not a table", L.Get(-1).Type())
+	}
+	return hs.RawGetString("status").String(), hs.RawGetString("message").String()
+}
+
+func toLua(L *lua.LState, v any) lua.LValue {
+	switch x := v.(type) {
+	case map[string]any:
+		tb := L.NewTable()
+		for k, e := range x {
+			tb.RawSetString(k, toLua(L, e))
+		}
+		return tb
+	case []any:
+		tb := L.NewTable()
+		for _, e := range x {
+			tb.Append(toLua(L, e))
+		}
+		return tb
+	case string:
+		return lua.LString(x)
+	case float64:
+		return lua.LNumber(x)
+	case bool:
+		return lua.LBool(x)
+	}
+	return lua.LNil
+}
+
+// gitOpsView is what kubectl wait, Flux (kstatus) and Argo CD (the chart's Lua) see of a TrafficTest.
+type gitOpsView struct{ ready, reconciling, stalled, argo string }
+
+func viewOf(t *testing.T, tt *v1alpha1.TrafficTest) gitOpsView {
+	t.Helper()
+	status := func(typ string) string {
+		c := meta.FindStatusCondition(tt.Status.Conditions, typ)
+		if c == nil {
+			return "absent"
+		}
+		if c.ObservedGeneration != tt.Generation {
+			t.Errorf("%s describes generation %d, the object is at %d", typ, c.ObservedGeneration, tt.Generation)
+		}
+		return string(c.Status)
+	}
+	argo, _ := argoHealth(t, tt)
+	return gitOpsView{status(v1alpha1.ConditionReady), status(v1alpha1.ConditionReconciling), status(v1alpha1.ConditionStalled), argo}
+}
+
+// A TrafficTest tells GitOps tools where it is, in the conditions kstatus reads and through the chart's
+// Argo CD health check, run here on the objects the operator wrote: on its way it is in progress, a run
+// that passed is ready and healthy, one that failed or missed its expectations is stalled and degraded,
+// a suspended one is suspended.
+func TestGitOpsToolsReadTheRun(t *testing.T) {
+	startManager(t)
+	ns := namespace(t)
+	inProgress := gitOpsView{"False", "True", "False", "Progressing"}
+
+	newTest(t, ns, "pass", sriovTest(unidirectional, minThroughput(64, "40")))
+	pod := waitPod(t, ns, "pass-tester")
+	if got := viewOf(t, waitTest(t, ns, "pass", "Pending", phaseIs(v1alpha1.PhasePending))); got != inProgress {
+		t.Errorf("pending: %+v, want %+v", got, inProgress)
+	}
+	kubelet(t, pod, corev1.PodRunning, 0, "")
+	if got := viewOf(t, waitTest(t, ns, "pass", "Running", phaseIs(v1alpha1.PhaseRunning))); got != inProgress {
+		t.Errorf("running: %+v, want %+v", got, inProgress)
+	}
+	writeResults(t, ns, "pass", testerWrites{results: sampleResults(64, 1518), state: &results.State{State: results.StateSucceeded}})
+	kubelet(t, pod, corev1.PodSucceeded, 0, "Completed")
+	passed := waitTest(t, ns, "pass", "Succeeded", phaseIs(v1alpha1.PhaseSucceeded))
+	if got, want := viewOf(t, passed), (gitOpsView{"True", "False", "False", "Healthy"}); got != want {
+		t.Errorf("passed: %+v, want %+v", got, want)
+	}
+
+	newTest(t, ns, "miss", sriovTest(unidirectional, minThroughput(64, "90")))
+	pod = waitPod(t, ns, "miss-tester")
+	writeResults(t, ns, "miss", testerWrites{results: sampleResults(64, 1518), state: &results.State{State: results.StateSucceeded}})
+	kubelet(t, pod, corev1.PodSucceeded, 0, "Completed")
+	missed := waitTest(t, ns, "miss", "Succeeded", phaseIs(v1alpha1.PhaseSucceeded))
+	if got, want := viewOf(t, missed), (gitOpsView{"False", "False", "True", "Degraded"}); got != want {
+		t.Errorf("expectation missed: %+v, want %+v", got, want)
+	}
+	if _, msg := argoHealth(t, missed); msg == "" {
+		t.Error("a degraded run must say why")
+	}
+
+	newTest(t, ns, "crash", sriovTest())
+	kubelet(t, waitPod(t, ns, "crash-tester"), corev1.PodFailed, 139, "Error")
+	crashed := waitTest(t, ns, "crash", "Failed", phaseIs(v1alpha1.PhaseFailed))
+	if got, want := viewOf(t, crashed), (gitOpsView{"False", "False", "True", "Degraded"}); got != want {
+		t.Errorf("tester crashed: %+v, want %+v", got, want)
+	}
+
+	newTest(t, ns, "held", sriovTest(func(tt *v1alpha1.TrafficTest) { tt.Spec.Suspend = true }))
+	held := waitTest(t, ns, "held", "Suspended", phaseIs(v1alpha1.PhaseSuspended))
+	if got, want := viewOf(t, held), (gitOpsView{"False", "False", "False", "Suspended"}); got != want {
+		t.Errorf("suspended: %+v, want %+v", got, want)
+	}
+
+	// a spec the operator has not yet looked at is in progress whatever the conditions say
+	stale := passed.DeepCopy()
+	stale.Generation++
+	if status, _ := argoHealth(t, stale); status != "Progressing" {
+		t.Errorf("unobserved generation: %s", status)
+	}
+}
