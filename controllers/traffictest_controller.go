@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -51,6 +52,9 @@ type TrafficTestReconciler struct {
 	Tester    tester.Options
 	// Now is the clock (tests move it).
 	Now func() time.Time
+
+	eventsMu sync.Mutex
+	pending  map[types.UID][]pendingEvent
 }
 
 // +kubebuilder:rbac:groups=linerate.dev,resources=traffictests,verbs=get;list;watch;update;patch;delete
@@ -74,15 +78,25 @@ func (r *TrafficTestReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	before := tt.Status.DeepCopy()
 	res, err := r.reconcile(ctx, tt)
+	if err == nil {
+		// the status now describes this generation: its work for it is done (or waits on something else)
+		tt.Status.ObservedGeneration = tt.Generation
+	}
 	summarize(tt)
+	events := r.takeEvents(tt)
 	if !equality.Semantic.DeepEqual(before, &tt.Status) {
 		if uerr := r.Status().Update(ctx, tt); uerr != nil {
+			// the events describe a status that was not written: the pass is redone, and says them again
 			if apierrors.IsConflict(uerr) {
 				// another writer was first: read the object again at once and redo this pass
 				return ctrl.Result{RequeueAfter: time.Millisecond}, nil
 			}
 			return ctrl.Result{}, errors.Join(err, uerr)
 		}
+	}
+	// events after the status they describe, as a reader of `kubectl describe` expects to find it
+	for _, e := range events {
+		r.Recorder.Eventf(tt, nil, e.typ, e.reason, e.action, "%s", e.note)
 	}
 	return res, err
 }
@@ -99,7 +113,6 @@ func (r *TrafficTestReconciler) reconcile(ctx context.Context, tt *v1alpha1.Traf
 	if finished(st.Phase) {
 		return r.afterFinish(ctx, tt)
 	}
-	st.ObservedGeneration = tt.Generation
 	if st.Phase == "" {
 		st.Phase = v1alpha1.PhasePending
 	}
@@ -674,11 +687,30 @@ func (r *TrafficTestReconciler) setCondition(tt *v1alpha1.TrafficTest, typ strin
 	})
 }
 
+// event records an event of this pass; Reconcile emits it once the status it describes is written.
 func (r *TrafficTestReconciler) event(tt *v1alpha1.TrafficTest, typ, reason, action, note string, args ...any) {
-	if r.Recorder != nil {
-		r.Recorder.Eventf(tt, nil, typ, reason, action, note, args...)
+	if r.Recorder == nil {
+		return
 	}
+	r.eventsMu.Lock()
+	defer r.eventsMu.Unlock()
+	if r.pending == nil {
+		r.pending = map[types.UID][]pendingEvent{}
+	}
+	r.pending[tt.UID] = append(r.pending[tt.UID], pendingEvent{typ, reason, action, fmt.Sprintf(note, args...)})
 }
+
+// takeEvents hands over the events of this pass (controller-runtime never reconciles one object twice at
+// once, so a pass's events are its own).
+func (r *TrafficTestReconciler) takeEvents(tt *v1alpha1.TrafficTest) []pendingEvent {
+	r.eventsMu.Lock()
+	defer r.eventsMu.Unlock()
+	ev := r.pending[tt.UID]
+	delete(r.pending, tt.UID)
+	return ev
+}
+
+type pendingEvent struct{ typ, reason, action, note string }
 
 // SetupWithManager wires the reconciler: it owns the tester's objects and follows ImixProfiles that
 // TrafficTests wait for.

@@ -132,6 +132,12 @@ func TestBadSpecsAreRefusedNamingTheField(t *testing.T) {
 		{"hugepage size", `tester: {hugePageSize: 4Mi}`, "spec.tester.hugePageSize"},
 		{"expectation without value", `expectations: {minThroughput: [{frameSize: 64}]}`, "minThroughput: give"},
 		{"deadline zero", `activeDeadlineSeconds: 0`, "spec.activeDeadlineSeconds"},
+		{"address out of range", `ports: [{name: west, resource: a/b, address: 198.18.1.300/24}, {name: east, resource: a/b}]`, "spec.ports[0].address: Invalid value"},
+		{"address without prefix", `ports: [{name: west, resource: a/b, address: 198.18.1.2}, {name: east, resource: a/b}]`, "want an IPv4 or IPv6 address with prefix length"},
+		{"gateway with prefix", `ports: [{name: west, resource: a/b, gateway: 198.18.1.1/24}, {name: east, resource: a/b}]`, "spec.ports[0].gateway: Invalid value"},
+		{"gateway off the subnet", `ports: [{name: west, resource: a/b, address: 198.18.1.2/24, gateway: 198.19.1.1}, {name: east, resource: a/b}]`, "gateway: the DUT's address must lie in the port's subnet"},
+		{"IPv4 address with ipVersion 6", `{traffic: {ipVersion: 6}, frameSizes: [128], ports: [{name: west, resource: a/b, address: 198.18.1.2/24}, {name: east, resource: a/b}]}`, "every address must be of traffic.ipVersion"},
+		{"IPv6 gateway with IPv4", `ports: [{name: west, resource: a/b, gateway: "2001:2:0:1::1"}, {name: east, resource: a/b}]`, "every gateway must be of traffic.ipVersion"},
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -202,17 +208,43 @@ func TestRunningSpecCannotChangeButRunControlCan(t *testing.T) {
 	if err := k8s.Status().Update(ctx, tt); err != nil {
 		t.Fatal(err)
 	}
-	changed := tt.DeepCopy()
-	changed.Spec.FrameSizes = []int32{128}
-	err := k8s.Update(ctx, changed)
-	if err == nil || !strings.Contains(err.Error(), "a running TrafficTest cannot change what it measures") {
-		t.Fatalf("editing frame sizes of a running test: want refusal, got %v", err)
+	// each field that decides what is measured is refused by its own rule, which names it
+	for _, c := range []struct {
+		field  string
+		change func(*v1alpha1.TrafficTest)
+	}{
+		{"frameSizes", func(x *v1alpha1.TrafficTest) { x.Spec.FrameSizes = []int32{128} }},
+		{"durations", func(x *v1alpha1.TrafficTest) { x.Spec.Durations.SearchTrial.Duration *= 2 }},
+		{"throughput", func(x *v1alpha1.TrafficTest) { x.Spec.Throughput.Repetitions = 7 }},
+		{"ports", func(x *v1alpha1.TrafficTest) { x.Spec.Ports[0].Address = "198.18.7.2/24" }},
+		{"traffic", func(x *v1alpha1.TrafficTest) { x.Spec.Traffic.DSCP = 46 }},
+	} {
+		t.Run(c.field, func(t *testing.T) {
+			changed := tt.DeepCopy()
+			c.change(changed)
+			err := k8s.Update(ctx, changed)
+			if err == nil || !strings.Contains(err.Error(), "spec."+c.field+": a running TrafficTest cannot change what it measures") {
+				t.Fatalf("editing spec.%s of a running test: want a refusal naming it, got %v", c.field, err)
+			}
+		})
 	}
 	ctl := tt.DeepCopy()
 	ctl.Spec.Cancel = true
 	ctl.Spec.DUT.Notes = "stopped by hand"
 	if err := k8s.Update(ctx, ctl); err != nil {
 		t.Fatalf("cancel and DUT notes must stay editable while running: %v", err)
+	}
+	// suspended, it may change what it measures (the run then starts afresh)
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(tt), tt); err != nil {
+		t.Fatal(err)
+	}
+	tt.Status.Phase = v1alpha1.PhaseSuspended
+	if err := k8s.Status().Update(ctx, tt); err != nil {
+		t.Fatal(err)
+	}
+	tt.Spec.FrameSizes = []int32{128}
+	if err := k8s.Update(ctx, tt); err != nil {
+		t.Fatalf("a suspended test's frame sizes must be editable: %v", err)
 	}
 }
 

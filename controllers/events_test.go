@@ -1,0 +1,64 @@
+package controllers
+
+import (
+	"context"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"linerate.dev/linerate/api/v1alpha1"
+)
+
+// An event says what the status says: it is recorded after the status write that holds it, and not at
+// all when that write fails (the pass is redone and says it then).
+func TestEventsFollowTheStatusTheyDescribe(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	tt := sriovTest(func(tt *v1alpha1.TrafficTest) { tt.Spec.Suspend = true })
+	tt.Namespace, tt.Name, tt.UID, tt.Generation = "lab", "held", "uid-1", 1
+	refuse := true
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(tt).WithStatusSubresource(tt).
+		WithInterceptorFuncs(interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, cl client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			if refuse {
+				return apierrors.NewConflict(schema.GroupResource{Group: "linerate.dev", Resource: "traffictests"}, obj.GetName(), nil)
+			}
+			return cl.SubResource(sub).Update(ctx, obj, opts...)
+		}}).Build()
+	rec := events.NewFakeRecorder(10)
+	r := &TrafficTestReconciler{Client: c, Scheme: scheme, Recorder: rec}
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(tt)}
+
+	if _, err := r.Reconcile(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(rec.Events); n != 0 {
+		t.Fatalf("%d event(s) recorded for a status that was never written: %s", n, <-rec.Events)
+	}
+	refuse = false
+	if _, err := r.Reconcile(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	got := &v1alpha1.TrafficTest{}
+	if err := c.Get(context.Background(), req.NamespacedName, got); err != nil || got.Status.Phase != v1alpha1.PhaseSuspended {
+		t.Fatalf("status %+v (%v)", got.Status, err)
+	}
+	if n := len(rec.Events); n != 1 {
+		t.Fatalf("%d events after the status was written, want the one Suspended event", n)
+	}
+	if e := <-rec.Events; e != "Normal Suspended Suspended by spec.suspend" {
+		t.Errorf("event %q", e)
+	}
+}
