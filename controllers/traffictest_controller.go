@@ -247,19 +247,20 @@ func (r *TrafficTestReconciler) ensureResultPath(ctx context.Context, tt *v1alph
 	tt.Status.ResultsConfigMap = resCM.Name
 
 	sa, role, rb := tester.RBAC(tt)
-	for _, obj := range []client.Object{sa, rb} {
-		if err := r.createOwned(ctx, tt, obj); err != nil {
-			return err
-		}
-	}
-	// The Role follows the tester's needs as this operator knows them (a test made by an older operator
-	// gets the rights its new tester pods need).
+	// The Role first: the API server refuses a RoleBinding to a Role it cannot find. It follows the
+	// tester's needs as this operator knows them (a test made by an older operator gets the rights its new
+	// tester pods need).
 	want := role.Rules
 	if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, role, func() error {
 		role.Rules = want
 		return controllerutil.SetControllerReference(tt, role, r.Scheme)
 	}); err != nil {
 		return fmt.Errorf("tester Role: %w", err)
+	}
+	for _, obj := range []client.Object{sa, rb} {
+		if err := r.createOwned(ctx, tt, obj); err != nil {
+			return err
+		}
 	}
 	if tester.SplitAcrossNodes(p) {
 		if err := r.createOwned(ctx, tt, tester.ReceiverService(tt)); err != nil {
