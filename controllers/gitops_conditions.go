@@ -36,6 +36,11 @@ func summarize(tt *v1alpha1.TrafficTest) {
 		if failed != nil {
 			reason, msg = failed.Reason, failed.Message
 		}
+	case st.Phase == v1alpha1.PhaseQueued:
+		reconciling, reason, msg = metav1.ConditionTrue, v1alpha1.ReasonQueued, "queued for its testbed"
+		if c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionTesterReady); c != nil {
+			msg = c.Message
+		}
 	case st.Phase == v1alpha1.PhaseSuspended:
 		reason, msg = v1alpha1.ReasonSuspended, "suspended by spec.suspend"
 	case planned != nil && planned.Status == metav1.ConditionFalse && planned.Reason == v1alpha1.ReasonInvalidPlan:

@@ -153,9 +153,29 @@ func (r *TrafficTestReconciler) reconcile(ctx context.Context, tt *v1alpha1.Traf
 			return r.finish(ctx, tt, v1alpha1.PhaseFailed, v1alpha1.ReasonTesterPodLost,
 				fmt.Sprintf("tester pod(s) %s disappeared while the test was running", strings.Join(st.TesterPods, ", ")))
 		}
+		q, err := r.queueFor(ctx, tt)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if q != nil {
+			return r.wait(tt, q)
+		}
+		st.Queue = nil
 		return r.startPods(ctx, tt, p, hash)
 	}
 	return r.follow(ctx, tt, pods)
+}
+
+// wait keeps a test in the queue for its testbed; it is looked at again when any TrafficTest changes.
+func (r *TrafficTestReconciler) wait(tt *v1alpha1.TrafficTest, q *v1alpha1.QueueStatus) (ctrl.Result, error) {
+	st := &tt.Status
+	if st.Phase != v1alpha1.PhaseQueued {
+		r.event(tt, corev1.EventTypeNormal, v1alpha1.ReasonQueued, "Queue", "Queued at position %d: %s", q.Position, strings.Join(q.WaitingFor, "; "))
+	}
+	st.Phase, st.Queue = v1alpha1.PhaseQueued, q
+	r.setCondition(tt, v1alpha1.ConditionTesterReady, metav1.ConditionFalse, v1alpha1.ReasonQueued,
+		fmt.Sprintf("queued at position %d for its testbed: %s", q.Position, strings.Join(q.WaitingFor, "; ")))
+	return ctrl.Result{RequeueAfter: runningRequeue}, nil
 }
 
 func terminating(pods []corev1.Pod) []string {
@@ -725,6 +745,8 @@ func (r *TrafficTestReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&rbacv1.Role{}).
 		Owns(&rbacv1.RoleBinding{}).
 		Watches(&v1alpha1.ImixProfile{}, handler.EnqueueRequestsFromMapFunc(r.testsUsingProfile)).
+		// a queued test is looked at again whenever another one changes or goes (its testbed may be free)
+		Watches(&v1alpha1.TrafficTest{}, handler.EnqueueRequestsFromMapFunc(r.waitingTests)).
 		Named("traffictest").
 		Complete(r)
 }

@@ -546,6 +546,10 @@ func TestCancelSuspendDeadlineAndTTL(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitPod(t, ns, "susp-tester")
+	// it holds the testbed the next one shares: gone, it frees it
+	if err := k8sClient.Delete(ctx, tt); err != nil {
+		t.Fatal(err)
+	}
 
 	// deadline and TTL, on the operator's clock
 	newTest(t, ns, "late", sriovTest(func(tt *v1alpha1.TrafficTest) {
@@ -685,6 +689,55 @@ func TestOperatorMakesTheNextTrialSegment(t *testing.T) {
 	if !metav1.IsControlledBy(spare, tt) || spare.Labels[tester.LabelTest] != "long" {
 		t.Errorf("segment long-trials-2: owners %+v labels %v", spare.OwnerReferences, spare.Labels)
 	}
+}
+
+// TrafficTests that share a testbed take turns in creation order, each waiting in phase Queued with its
+// position and what it waits for; a finished or deleted test frees the testbed at once. Tests on two
+// testbeds run together.
+func TestTestbedIsSharedInTurn(t *testing.T) {
+	startManager(t)
+	ns := namespace(t)
+	ctx := context.Background()
+	names := []string{"q1", "q2", "q3", "q4", "q5"}
+	for _, n := range names {
+		newTest(t, ns, n, sriovTest())
+		time.Sleep(1100 * time.Millisecond) // creation order is by the second
+	}
+	for i, n := range names {
+		pod := waitPod(t, ns, n+"-tester")
+		for j, m := range names[i+1:] {
+			tt := waitTest(t, ns, m, fmt.Sprintf("%s queued at %d", m, j+1), func(tt *v1alpha1.TrafficTest) bool {
+				return tt.Status.Phase == v1alpha1.PhaseQueued && tt.Status.Queue != nil && tt.Status.Queue.Position == int32(j+1)
+			})
+			if len(tt.Status.TesterPods) != 0 || !strings.Contains(strings.Join(tt.Status.Queue.WaitingFor, ";"), n+" runs on DUT gw-1") {
+				t.Fatalf("%s: pods %v, waiting for %q", m, tt.Status.TesterPods, tt.Status.Queue.WaitingFor)
+			}
+			if c := condition(tt, v1alpha1.ConditionReconciling); c == nil || c.Status != metav1.ConditionTrue || c.Reason != v1alpha1.ReasonQueued {
+				t.Errorf("%s: Reconciling %+v", m, c)
+			}
+		}
+		if i == 2 {
+			// deleting the holder frees the testbed as finishing does
+			if err := k8sClient.Delete(ctx, getTest(t, ns, n)); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		writeResults(t, ns, n, testerWrites{results: sampleResults(64, 1518), state: &results.State{State: results.StateSucceeded}})
+		kubelet(t, pod, corev1.PodSucceeded, 0, "Completed")
+		waitTest(t, ns, n, n+" done", phaseIs(v1alpha1.PhaseSucceeded))
+	}
+
+	// two testbeds: nothing shared, both run at once
+	other := func(tt *v1alpha1.TrafficTest) {
+		tt.Spec.DUT.Name = "gw-2"
+		tt.Spec.Ports[0].Network, tt.Spec.Ports[1].Network = "sriov-west-2", "sriov-east-2"
+		tt.Spec.Ports[0].Resource, tt.Spec.Ports[1].Resource = "intel.com/pf2", "intel.com/pf2"
+	}
+	newTest(t, ns, "bed1", sriovTest())
+	newTest(t, ns, "bed2", sriovTest(other))
+	waitPod(t, ns, "bed1-tester")
+	waitPod(t, ns, "bed2-tester")
 }
 
 func TestBaselinePenalty(t *testing.T) {

@@ -5,11 +5,13 @@ import (
 )
 
 // Phase is where a TrafficTest is in its life.
-// +kubebuilder:validation:Enum=Pending;Running;Succeeded;Failed;Suspended
+// +kubebuilder:validation:Enum=Pending;Queued;Running;Succeeded;Failed;Suspended
 type Phase string
 
 const (
-	PhasePending   Phase = "Pending"
+	PhasePending Phase = "Pending"
+	// PhaseQueued waits for a testbed another TrafficTest holds or will hold first (status.queue).
+	PhaseQueued    Phase = "Queued"
 	PhaseRunning   Phase = "Running"
 	PhaseSucceeded Phase = "Succeeded"
 	PhaseFailed    Phase = "Failed"
@@ -62,6 +64,7 @@ const (
 	ReasonNoExpectations     = "NoExpectations"
 	ReasonResultsIncomplete  = "ResultsIncomplete"
 	ReasonPassed             = "Passed"
+	ReasonQueued             = "Queued"
 	ReasonMeasured           = "Measured"
 	ReasonPending            = "Pending"
 	ReasonRunning            = "Running"
@@ -141,6 +144,10 @@ type TrafficTestStatus struct {
 	// +optional
 	// +listType=atomic
 	TesterPods []string `json:"testerPods,omitempty"`
+	// queue says why the test waits (phase Queued): TrafficTests that share its DUT (spec.dut.name), a
+	// port's network or a port's device resource never run at once, and run in creation order.
+	// +optional
+	Queue *QueueStatus `json:"queue,omitempty"`
 }
 
 // Progress is the tester's live position in the test plan.
@@ -498,4 +505,16 @@ type PenaltyResult struct {
 	// l2BitsPerSecond lost.
 	// +required
 	L2BitsPerSecond int64 `json:"l2BitsPerSecond"`
+}
+
+// QueueStatus is a waiting test's place in the queue for its testbed.
+type QueueStatus struct {
+	// position is the test's place among those waiting for what it needs: 1 runs next.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	Position int32 `json:"position"`
+	// waitingFor names each TrafficTest ahead ([namespace/]name) and what it shares with this one.
+	// +optional
+	// +listType=atomic
+	WaitingFor []string `json:"waitingFor,omitempty"`
 }

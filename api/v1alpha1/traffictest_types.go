@@ -629,6 +629,7 @@ type LatencyExpectation struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=tt;ttest
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Queue",type=integer,JSONPath=`.status.queue.position`
 // +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress.summary`
 // +kubebuilder:printcolumn:name="Headline",type=string,JSONPath=`.status.headline`
 // +kubebuilder:printcolumn:name="Verdict",type=string,JSONPath=`.status.verdict`

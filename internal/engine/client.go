@@ -19,6 +19,9 @@ type Client struct {
 	rd   *bufio.Reader
 	// PollInterval is how often RunTrial reports progress (default 1 s).
 	PollInterval time.Duration
+	// HungAfter is how long past its warm-up, duration and drain a trial may run before the engine is
+	// declared hung (default 30 s).
+	HungAfter time.Duration
 }
 
 var _ Engine = (*Client)(nil)
@@ -296,7 +299,11 @@ func (c *Client) RunTrial(ctx context.Context, t TrialConfig, progress func(Prog
 	}
 	// The engine must finish within warm-up + duration + drain; allow generous slack for bursts and
 	// slow control paths before declaring it hung.
-	limit := t.WarmUp + t.Duration + t.Drain + 30*time.Second
+	slack := c.HungAfter
+	if slack <= 0 {
+		slack = 30 * time.Second
+	}
+	limit := t.WarmUp + t.Duration + t.Drain + slack
 	if t.Burst > 0 {
 		limit += time.Minute
 	}
@@ -316,13 +323,17 @@ func (c *Client) RunTrial(ctx context.Context, t TrialConfig, progress func(Prog
 			return nil, err
 		}
 		p.Elapsed = time.Duration(p.ElapsedM) * time.Millisecond
+		// the state is judged as the engine gave it, before the caller's progress hook runs: a hook that
+		// takes long (an API server that answers slowly) must not make a finished trial look hung
+		done := p.State == StateDone || p.State == StateAborted
+		hung := !done && time.Now().After(deadline)
 		if progress != nil {
 			progress(p)
 		}
-		if p.State == StateDone || p.State == StateAborted {
+		if done {
 			break
 		}
-		if time.Now().After(deadline) {
+		if hung {
 			res, _ := c.abort(fmt.Errorf("trial %d did not finish within %s", started.Trial, limit))
 			_ = res
 			return nil, fmt.Errorf("engine: trial %d did not finish within %s (state %q)", started.Trial, limit, p.State)

@@ -210,6 +210,36 @@ func TestEngineOnAWire(t *testing.T) {
 	}
 }
 
+// A progress hook that takes longer than the engine is given (a results ConfigMap write while the API
+// server is slow) does not make a trial the engine finished look hung.
+func TestASlowProgressHookDoesNotFailAFinishedTrial(t *testing.T) {
+	eng := needEngine(t)
+	p := start(t, eng)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for i, peer := range []string{"02:4c:52:00:01:02", "02:4c:52:00:01:01"} {
+		if _, err := p.Port(ctx, engine.PortConfig{ID: i, IP4: fmt.Sprintf("198.18.0.%d/24", i+1), PeerMAC: peer}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := p.Stream(ctx, engine.StreamConfig{ID: 0, TX: 0, RX: 1, L3: "ipv4", Src: "198.18.0.1", Dst: "198.18.0.2", Sizes: []int{64}}); err != nil {
+		t.Fatal(err)
+	}
+	p.HungAfter = 500 * time.Millisecond
+	p.PollInterval = 100 * time.Millisecond
+	slow := true
+	res, err := p.RunTrial(ctx, engine.TrialConfig{Streams: []int{0}, RatesFPS: []float64{1000}, Duration: 200 * time.Millisecond,
+		Drain: 100 * time.Millisecond}, func(engine.Progress) {
+		if slow {
+			slow = false
+			time.Sleep(2 * time.Second) // longer than the trial and its slack together
+		}
+	})
+	if err != nil || res.Stream(0) == nil || res.Stream(0).TxFrames == 0 {
+		t.Fatalf("a finished trial behind a slow progress hook: %+v, %v", res, err)
+	}
+}
+
 func TestEngineThatCannotStartFailsFast(t *testing.T) {
 	eng := needEngine(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -256,8 +256,8 @@ func (s *ConfigMapSink) every() time.Duration {
 	return s.ProgressEvery
 }
 
-// OnProgress writes progress, at most every ProgressEvery (the operator refreshes the status from it);
-// what falls between two writes is written by Heartbeat.
+// OnProgress has progress written, at most every ProgressEvery (the operator refreshes the status from
+// it), without waiting for the write; what falls between two writes is written by Heartbeat.
 func (s *ConfigMapSink) OnProgress(p v1alpha1.Progress) {
 	if s.live != nil {
 		s.live.Progress(p)
@@ -265,9 +265,13 @@ func (s *ConfigMapSink) OnProgress(p v1alpha1.Progress) {
 	s.mu.Lock()
 	s.progress, s.dirty = &p, true
 	due := time.Since(s.lastProgress) >= s.every()
+	if due {
+		s.lastProgress = time.Now() // this write takes the period, though it lands a little later
+	}
 	s.mu.Unlock()
 	if due {
-		s.writeProgress(false)
+		// off the trial's own goroutine: a slow API server must not hold up the measurement
+		go s.writeProgress(false)
 	}
 }
 

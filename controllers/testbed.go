@@ -1,0 +1,126 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"linerate.dev/linerate/api/v1alpha1"
+)
+
+// A testbed is what a run needs alone: its DUT (spec.dut.name), each port's network and each port's
+// device resource. Two runs that share any of it would measure each other's traffic, so they take turns:
+// the one created first goes first, and one that already runs keeps its place. The queue is worked out
+// from the TrafficTests themselves on every pass, so it survives a restart of the operator.
+
+// testbedOf lists what a test needs alone, as "DUT x", "network ns/n" and "resource r".
+func testbedOf(tt *v1alpha1.TrafficTest) []string {
+	var out []string
+	if n := tt.Spec.DUT.Name; n != "" {
+		out = append(out, "DUT "+n)
+	}
+	for _, p := range tt.Spec.Ports {
+		if n := p.Network; n != "" {
+			if !strings.Contains(n, "/") {
+				n = tt.Namespace + "/" + n
+			}
+			out = append(out, "network "+n)
+		}
+		if p.Resource != "" {
+			out = append(out, "resource "+p.Resource)
+		}
+	}
+	return out
+}
+
+// holdsTestbed says whether a test has, or is about to have, tester pods on its testbed.
+func holdsTestbed(tt *v1alpha1.TrafficTest) bool {
+	return len(tt.Status.TesterPods) > 0 && (tt.Status.Phase == v1alpha1.PhasePending || tt.Status.Phase == v1alpha1.PhaseRunning)
+}
+
+// contends says whether a test still wants its testbed: not finished, suspended, cancelled or deleted.
+func contends(tt *v1alpha1.TrafficTest) bool {
+	return !finished(tt.Status.Phase) && !tt.Spec.Suspend && !tt.Spec.Cancel && tt.DeletionTimestamp.IsZero()
+}
+
+// before is the queue's order: creation time, then namespace and name.
+func before(a, b *v1alpha1.TrafficTest) bool {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	if a.Namespace != b.Namespace {
+		return a.Namespace < b.Namespace
+	}
+	return a.Name < b.Name
+}
+
+// queueFor is the test's place in the queue of its testbed: nil when it may start.
+func (r *TrafficTestReconciler) queueFor(ctx context.Context, tt *v1alpha1.TrafficTest) (*v1alpha1.QueueStatus, error) {
+	mine := map[string]bool{}
+	for _, k := range testbedOf(tt) {
+		mine[k] = true
+	}
+	if len(mine) == 0 {
+		return nil, nil
+	}
+	var all v1alpha1.TrafficTestList
+	if err := r.List(ctx, &all); err != nil {
+		return nil, err
+	}
+	sort.Slice(all.Items, func(i, j int) bool { return before(&all.Items[i], &all.Items[j]) })
+	q := &v1alpha1.QueueStatus{Position: 1}
+	for i := range all.Items {
+		o := &all.Items[i]
+		if o.UID == tt.UID || !contends(o) {
+			continue
+		}
+		var shared []string
+		for _, k := range testbedOf(o) {
+			if mine[k] {
+				shared = append(shared, k)
+			}
+		}
+		if len(shared) == 0 {
+			continue
+		}
+		holds := holdsTestbed(o)
+		if !holds && !before(o, tt) {
+			continue
+		}
+		what := "runs on"
+		if !holds {
+			what = "is ahead for"
+			q.Position++
+		}
+		name := o.Name
+		if o.Namespace != tt.Namespace {
+			name = o.Namespace + "/" + o.Name
+		}
+		q.WaitingFor = append(q.WaitingFor, fmt.Sprintf("%s %s %s", name, what, strings.Join(shared, ", ")))
+	}
+	if len(q.WaitingFor) == 0 {
+		return nil, nil
+	}
+	return q, nil
+}
+
+// waitingTests are the queued TrafficTests, looked at again whenever any TrafficTest changes or goes: a
+// testbed is free the moment its holder ends.
+func (r *TrafficTestReconciler) waitingTests(ctx context.Context, _ client.Object) []reconcile.Request {
+	var all v1alpha1.TrafficTestList
+	if err := r.List(ctx, &all); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for _, o := range all.Items {
+		if o.Status.Phase == v1alpha1.PhaseQueued {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: o.Namespace, Name: o.Name}})
+		}
+	}
+	return out
+}
