@@ -28,8 +28,9 @@ const KeySegments = "trial-segments.json"
 const SealBytes = 768 << 10
 
 // MaxOpenBytes bounds the open segment while the next sealed segment is not there yet (the operator is
-// late): records beyond it wait in the runner.
-const MaxOpenBytes = 3 * SealBytes
+// late): records beyond it wait in the runner. Kept at the seal size, so the results ConfigMap's 1 MiB never
+// depends on how well the records compress.
+const MaxOpenBytes = SealBytes
 
 // MaxSegments bounds the sealed segments of one run (the tester's Role names each of them). At about
 // 2,000 records a segment that is some 400,000 trials, days of trials at one per second.
@@ -104,7 +105,11 @@ func ReadTrials(ctx context.Context, c client.Reader, namespace, test string) ([
 		return nil, err
 	}
 	var out []Trial
-	for _, s := range segs {
+	for i, s := range segs {
+		// the list is the runner's to write: only this test's segment names, in order, are read
+		if want := SegmentConfigMapName(test, i+1); s.ConfigMap != want {
+			return out, fmt.Errorf("%s names %q as segment %d, want %q", KeySegments, s.ConfigMap, i+1, want)
+		}
 		sc := &corev1.ConfigMap{}
 		if err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: s.ConfigMap}, sc); err != nil {
 			return out, fmt.Errorf("trial segment %s: %w", s.ConfigMap, err)

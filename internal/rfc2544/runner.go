@@ -291,6 +291,7 @@ func (r *Runner) checkpoint() results.Checkpoint {
 func (r *Runner) resume(cp *results.Checkpoint) {
 	if cp.PlanHash != r.opt.PlanHash || cp.Results == nil || cp.StepsDone > r.stepsTotal {
 		r.note(fmt.Sprintf("the results ConfigMap held a checkpoint of another plan (spec changed while suspended): the run started from the beginning; the earlier trial records (seq 1-%d) are kept", r.opt.LastSeq))
+		r.sink.OnResults(r.res) // the old plan's tables are not this run's
 		return
 	}
 	r.res = cp.Results.DeepCopy()

@@ -34,6 +34,8 @@ type ConfigMapSink struct {
 	ProgressEvery time.Duration
 	// Log receives write failures (the run goes on; the next write carries everything again).
 	Log func(format string, args ...any)
+	// FlushWithin bounds Finish's wait for the last records (default 5 s, inside the pod's grace period).
+	FlushWithin time.Duration
 
 	mu           sync.Mutex
 	open         [][]byte // the open segment's records, each a JSON line encoded once
@@ -48,6 +50,8 @@ type ConfigMapSink struct {
 	wmu sync.Mutex
 	// twmu lets one goroutine at a time write trial records; the others leave the work to it.
 	twmu sync.Mutex
+	// testUID is the TrafficTest that owns the results ConfigMap, and so must own every segment (once read).
+	testUID *types.UID
 }
 
 // patch merges the given keys into the ConfigMap; a merge patch never conflicts with the operator.
@@ -244,9 +248,29 @@ func (s *ConfigMapSink) writeSegment(ctx context.Context, name string, lines [][
 	if err := s.Client.Get(ctx, types.NamespacedName{Namespace: s.Key.Namespace, Name: name}, cm); err != nil {
 		return err
 	}
+	// only a segment of this very test: one left by a deleted test of the same name, or anybody's
+	// ConfigMap of that name, is not written over (its owner's garbage collection would take the records)
+	if s.testUID == nil {
+		parent := &corev1.ConfigMap{}
+		if err := s.Client.Get(ctx, s.Key, parent); err != nil {
+			return err
+		}
+		uid := controllerUID(parent)
+		s.testUID = &uid
+	}
+	if controllerUID(cm) != *s.testUID {
+		return fmt.Errorf("trial segment %s belongs to another object (controller %q, this test's %q): not written over", name, controllerUID(cm), *s.testUID)
+	}
 	// a segment left filled by a runner that crashed before naming it is filled again with the same records
 	cm.BinaryData = map[string][]byte{results.KeyTrials: body}
 	return s.Client.Update(ctx, cm)
+}
+
+func controllerUID(o metav1.Object) types.UID {
+	if c := metav1.GetControllerOf(o); c != nil {
+		return c.UID
+	}
+	return ""
 }
 
 func (s *ConfigMapSink) every() time.Duration {
@@ -387,7 +411,12 @@ func (s *ConfigMapSink) Resume(ctx context.Context) (cp *results.Checkpoint, las
 
 // Finish writes the last trial records, then the final tables and the state together.
 func (s *ConfigMapSink) Finish(ctx context.Context, r *v1alpha1.Results, st results.State) error {
-	fctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	// within the pod's termination grace period (10 s): records a missing segment holds up stay open
+	within := s.FlushWithin
+	if within <= 0 {
+		within = 5 * time.Second
+	}
+	fctx, cancel := context.WithTimeout(ctx, within)
 	ferr := s.Flush(fctx)
 	cancel()
 	data := map[string]string{}

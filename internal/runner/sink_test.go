@@ -178,7 +178,8 @@ func TestThousandsOfTrialsSpillIntoSealedSegments(t *testing.T) {
 	}()
 	const n = 30000
 	trials := realisticTrials(n)
-	sink := &ConfigMapSink{Client: c, Key: key}
+	// a burst of 30,000 records at once: the last seals may wait on the test's "operator" longer than a pod would
+	sink := &ConfigMapSink{Client: c, Key: key, FlushWithin: 2 * time.Minute}
 	for _, tr := range trials[:n-500] {
 		sink.OnTrial(tr)
 	}
@@ -186,7 +187,7 @@ func TestThousandsOfTrialsSpillIntoSealedSegments(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The rest comes from a second runner, as after a suspension.
-	later := &ConfigMapSink{Client: c, Key: key}
+	later := &ConfigMapSink{Client: c, Key: key, FlushWithin: 2 * time.Minute}
 	if _, lastSeq, err := later.Resume(ctx); err != nil || lastSeq != n-500 {
 		t.Fatalf("resume: last seq %d (%v), want %d", lastSeq, err, n-500)
 	}
