@@ -18,7 +18,12 @@ import (
 // decoded into Lua tables, is the global obj; the script returns {status, message}.
 func argoHealth(t *testing.T, tt *v1alpha1.TrafficTest) (status, message string) {
 	t.Helper()
-	script, err := os.ReadFile(filepath.Join("..", "charts", "linerate", "files", "argocd-health-traffictest.lua"))
+	return runHealthCheck(t, "argocd-health-traffictest.lua", tt)
+}
+
+func runHealthCheck(t *testing.T, file string, tt any) (status, message string) {
+	t.Helper()
+	script, err := os.ReadFile(filepath.Join("..", "charts", "linerate", "files", file))
 	if err != nil {
 		t.Fatal(err)
 	}

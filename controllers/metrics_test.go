@@ -30,19 +30,7 @@ func TestResultsMetricsAreServedFromStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(&metrics.ResultsCollector{Reader: k8sClient})
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out strings.Builder
-	for _, f := range families {
-		if _, err := expfmt.MetricFamilyToText(&out, f); err != nil {
-			t.Fatal(err)
-		}
-	}
-	text := out.String()
+	text := scrapeResults(t)
 	want := []string{
 		`linerate_throughput_frames_per_second{direction="west->east",dut="gw-1",frame_size="64",namespace="` + ns + `",traffictest="metrics"} 7.440476e+06`,
 		`linerate_throughput_line_rate_ratio{direction="west->east",dut="gw-1",frame_size="1518",namespace="` + ns + `",traffictest="metrics"} 0.5`,
@@ -67,4 +55,65 @@ func TestResultsMetricsAreServedFromStatus(t *testing.T) {
 			t.Errorf("%s exported for a row the tester limited: a lower bound booked as the DUT's throughput", name)
 		}
 	}
+}
+
+// A schedule's runs change names every night; its gauges follow the newest finished run under the
+// schedule's name, and the change against the previous run leaves out what the tester limited.
+func TestScheduleMetricsFollowTheNewestRun(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	s := nightly(ns, "nightly")
+	if err := k8sClient.Create(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	run := newTest(t, ns, "nightly-29000000", sriovTest())
+	run.Status.Phase, run.Status.Verdict = v1alpha1.PhaseSucceeded, v1alpha1.VerdictFailed
+	run.Status.Results = sampleResults(64, 1518)
+	run.Status.Results.Throughput[0].TesterLimited = true
+	p99 := int64(2500)
+	run.Status.Results.ComparedWith = "nightly-28998560"
+	run.Status.Results.Change = []v1alpha1.ChangeResult{
+		{FrameSize: 64, Direction: "west->east", NDRPercent: "-30.00", TesterLimited: true},
+		{FrameSize: 1518, Direction: "west->east", NDRPercent: "-7.50", LatencyP99Ns: &p99, LatencyMeanNs: &p99},
+	}
+	if err := k8sClient.Status().Update(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	s.Status.Runs = []v1alpha1.ScheduledRun{{Name: "nightly-29000100", Phase: v1alpha1.PhaseRunning}, {Name: run.Name, Phase: v1alpha1.PhaseSucceeded, Verdict: v1alpha1.VerdictFailed}}
+	if err := k8sClient.Status().Update(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	text := scrapeResults(t)
+	for _, w := range []string{
+		`linerate_schedule_last_run_passed{dut="gw-1",namespace="` + ns + `",schedule="nightly"} 0`,
+		`linerate_schedule_throughput_l2_bits_per_second{direction="west->east",dut="gw-1",frame_size="1518",namespace="` + ns + `",schedule="nightly"} 4.934969424e+09`,
+		`linerate_schedule_ndr_change_ratio{direction="west->east",dut="gw-1",frame_size="1518",namespace="` + ns + `",schedule="nightly"} -0.075`,
+		`linerate_ndr_change_ratio{direction="west->east",dut="gw-1",frame_size="1518",namespace="` + ns + `",previous_run="nightly-28998560",traffictest="nightly-29000000"} -0.075`,
+		`linerate_latency_change_seconds{direction="west->east",dut="gw-1",frame_size="1518",namespace="` + ns + `",previous_run="nightly-28998560",statistic="p99",traffictest="nightly-29000000"} 2.5e-06`,
+	} {
+		if !strings.Contains(text, w) {
+			t.Errorf("metrics output lacks\n  %s\n%s", w, text)
+		}
+	}
+	if strings.Contains(text, `frame_size="64",namespace="`+ns+`",schedule="nightly"`) || strings.Contains(text, "-0.3") {
+		t.Errorf("a tester-limited row is exported as the DUT's:\n%s", text)
+	}
+}
+
+// scrapeResults is what Prometheus reads from the results collector now.
+func scrapeResults(t *testing.T) string {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(&metrics.ResultsCollector{Reader: k8sClient})
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	for _, f := range families {
+		if _, err := expfmt.MetricFamilyToText(&out, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out.String()
 }

@@ -37,5 +37,12 @@ func Setup(mgr ctrl.Manager, opt tester.Options) error {
 	}).SetupWithManager(mgr); err != nil {
 		return err
 	}
+	if err := (&TrafficTestScheduleReconciler{
+		Client:   mgr.GetClient(),
+		Scheme:   mgr.GetScheme(),
+		Recorder: mgr.GetEventRecorder("linerate"),
+	}).SetupWithManager(mgr); err != nil {
+		return err
+	}
 	return (&ImixProfileReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
 }

@@ -102,6 +102,10 @@ func startManager(t *testing.T) *manager {
 	if err := r.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
+	if err := (&TrafficTestScheduleReconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("linerate"),
+		Now: clock.Now}).SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
 	if err := (&ImixProfileReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
@@ -132,6 +136,7 @@ func namespace(t *testing.T) string {
 	// envtest runs no namespace controller: the test's TrafficTests go with it, so that a later test's
 	// are not queued behind them for the testbed they share
 	t.Cleanup(func() {
+		_ = k8sClient.DeleteAllOf(context.Background(), &v1alpha1.TrafficTestSchedule{}, client.InNamespace(name))
 		_ = k8sClient.DeleteAllOf(context.Background(), &v1alpha1.TrafficTest{}, client.InNamespace(name))
 	})
 	return name

@@ -15,7 +15,8 @@ import (
 
 // A testbed is what a run needs alone: its DUT (spec.dut.name), each port's network and each port's
 // device resource. Two runs that share any of it would measure each other's traffic, so they take turns:
-// the one created first goes first, and one that already runs keeps its place. The queue is worked out
+// the one of highest spec.priority, then the one created first, goes first, and one that already runs
+// keeps its place. The queue is worked out
 // from the TrafficTests themselves on every pass, so it survives a restart of the operator.
 
 // testbedOf lists what a test needs alone, as "DUT x", "network ns/n" and "resource r".
@@ -48,8 +49,11 @@ func contends(tt *v1alpha1.TrafficTest) bool {
 	return !finished(tt.Status.Phase) && !tt.Spec.Suspend && !tt.Spec.Cancel && tt.DeletionTimestamp.IsZero()
 }
 
-// before is the queue's order: creation time, then namespace and name.
+// before is the queue's order: priority, creation time, then namespace and name.
 func before(a, b *v1alpha1.TrafficTest) bool {
+	if a.Spec.Priority != b.Spec.Priority {
+		return a.Spec.Priority > b.Spec.Priority
+	}
 	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
 		return a.CreationTimestamp.Before(&b.CreationTimestamp)
 	}

@@ -111,6 +111,9 @@ func (r *TrafficTestReconciler) now() time.Time {
 func (r *TrafficTestReconciler) reconcile(ctx context.Context, tt *v1alpha1.TrafficTest) (ctrl.Result, error) {
 	st := &tt.Status
 	if finished(st.Phase) {
+		if res, done, err := r.afterSpecChange(ctx, tt); done || err != nil {
+			return res, err
+		}
 		return r.afterFinish(ctx, tt)
 	}
 	if st.Phase == "" {
@@ -337,6 +340,7 @@ func (r *TrafficTestReconciler) startPods(ctx context.Context, tt *v1alpha1.Traf
 	}
 	st.TesterPods = names
 	st.Phase = v1alpha1.PhasePending
+	st.RunGeneration, st.MeasuredSpec = tt.Generation, measuredSpec(&tt.Spec)
 	st.CompletionTime = nil
 	r.setCondition(tt, v1alpha1.ConditionTesterReady, metav1.ConditionFalse, v1alpha1.ReasonPodsCreated,
 		"created tester pod(s) "+strings.Join(names, ", "))
@@ -644,17 +648,22 @@ func (r *TrafficTestReconciler) finish(ctx context.Context, tt *v1alpha1.Traffic
 func (r *TrafficTestReconciler) judge(ctx context.Context, tt *v1alpha1.TrafficTest) error {
 	st := &tt.Status
 	if b := tt.Spec.Baseline; b != nil && st.Results != nil {
-		base := &v1alpha1.TrafficTest{}
-		err := r.Get(ctx, types.NamespacedName{Namespace: tt.Namespace, Name: b.Name}, base)
-		switch {
-		case apierrors.IsNotFound(err):
-			st.Results.Notes = append(st.Results.Notes, fmt.Sprintf("baseline TrafficTest %q not found: no penalty computed", b.Name))
-		case err != nil:
+		base, err := r.resultsOf(ctx, tt, "baseline TrafficTest", b.Name, "penalty")
+		if err != nil {
 			return err
-		case base.Status.Results == nil:
-			st.Results.Notes = append(st.Results.Notes, fmt.Sprintf("baseline TrafficTest %q has no results: no penalty computed", b.Name))
-		default:
-			st.Results.Penalty = expectations.Penalty(st.Results, base.Status.Results)
+		}
+		if base != nil {
+			st.Results.Penalty = expectations.Penalty(st.Results, base)
+		}
+	}
+	if pr := tt.Spec.PreviousRun; pr != nil && st.Results != nil {
+		prev, err := r.resultsOf(ctx, tt, "previous run", pr.Name, "change")
+		if err != nil {
+			return err
+		}
+		if prev != nil {
+			st.Results.ComparedWith = pr.Name
+			st.Results.Change = expectations.Change(st.Results, prev)
 		}
 	}
 	// What the run planned decides whether it measured everything: nil (unknown) is never a pass.
@@ -665,6 +674,13 @@ func (r *TrafficTestReconciler) judge(ctx context.Context, tt *v1alpha1.TrafficT
 		planned = p.Rows()
 	}
 	verdict, failures := expectations.Evaluate(tt.Spec.Expectations, st.Results, planned)
+	if e := tt.Spec.Expectations; e != nil && e.MaxNDRDrop != "" && tt.Spec.PreviousRun != nil && (st.Results == nil || st.Results.ComparedWith == "") {
+		// asked to compare with a run that cannot be read: never a pass
+		failures = append(failures, fmt.Sprintf("inconclusive: maxNDRDrop: previous run %q could not be compared with", tt.Spec.PreviousRun.Name))
+		if verdict == v1alpha1.VerdictPassed {
+			verdict = v1alpha1.VerdictInconclusive
+		}
+	}
 	if verdict != v1alpha1.VerdictNone && st.Phase == v1alpha1.PhaseFailed && st.Results == nil {
 		failures = append(failures, "the run failed before measuring anything")
 		verdict = v1alpha1.VerdictFailed
@@ -683,6 +699,24 @@ func (r *TrafficTestReconciler) judge(ctx context.Context, tt *v1alpha1.TrafficT
 		r.setCondition(tt, v1alpha1.ConditionExpectationsMet, metav1.ConditionUnknown, v1alpha1.ReasonNoExpectations, "spec.expectations is empty")
 	}
 	return nil
+}
+
+// resultsOf reads the results of another, finished test to compare with; when there are none it says
+// so in a note and returns nil.
+func (r *TrafficTestReconciler) resultsOf(ctx context.Context, tt *v1alpha1.TrafficTest, what, name, computed string) (*v1alpha1.Results, error) {
+	other := &v1alpha1.TrafficTest{}
+	err := r.Get(ctx, types.NamespacedName{Namespace: tt.Namespace, Name: name}, other)
+	switch {
+	case apierrors.IsNotFound(err):
+		addNote(tt.Status.Results, fmt.Sprintf("%s %q not found: no %s computed", what, name, computed))
+	case err != nil:
+		return nil, err
+	case !finished(other.Status.Phase) || other.Status.Results == nil:
+		addNote(tt.Status.Results, fmt.Sprintf("%s %q has no finished results: no %s computed", what, name, computed))
+	default:
+		return other.Status.Results, nil
+	}
+	return nil, nil
 }
 
 // afterFinish applies ttlSecondsAfterFinished.

@@ -728,6 +728,26 @@ func TestTestbedIsSharedInTurn(t *testing.T) {
 		waitTest(t, ns, n, n+" done", phaseIs(v1alpha1.PhaseSucceeded))
 	}
 
+	// a later test of higher priority goes ahead of the waiting ones, not of the running one
+	newTest(t, ns, "p0", sriovTest())
+	time.Sleep(1100 * time.Millisecond)
+	newTest(t, ns, "p1", sriovTest())
+	time.Sleep(1100 * time.Millisecond)
+	newTest(t, ns, "urgent", sriovTest(func(tt *v1alpha1.TrafficTest) { tt.Spec.Priority = 10 }))
+	waitTest(t, ns, "urgent", "urgent first in the queue", func(tt *v1alpha1.TrafficTest) bool {
+		return tt.Status.Phase == v1alpha1.PhaseQueued && tt.Status.Queue.Position == 1
+	})
+	waitTest(t, ns, "p1", "p1 behind urgent", func(tt *v1alpha1.TrafficTest) bool {
+		return tt.Status.Phase == v1alpha1.PhaseQueued && tt.Status.Queue.Position == 2 &&
+			strings.Contains(strings.Join(tt.Status.Queue.WaitingFor, ";"), "urgent is ahead for")
+	})
+	for _, n := range []string{"p0", "urgent", "p1"} {
+		pod := waitPod(t, ns, n+"-tester")
+		writeResults(t, ns, n, testerWrites{results: sampleResults(64, 1518), state: &results.State{State: results.StateSucceeded}})
+		kubelet(t, pod, corev1.PodSucceeded, 0, "Completed")
+		waitTest(t, ns, n, n+" done", phaseIs(v1alpha1.PhaseSucceeded))
+	}
+
 	// two testbeds: nothing shared, both run at once
 	other := func(tt *v1alpha1.TrafficTest) {
 		tt.Spec.DUT.Name = "gw-2"
@@ -767,5 +787,71 @@ func TestBaselinePenalty(t *testing.T) {
 	}
 	if tt.Status.Verdict != v1alpha1.VerdictFailed {
 		t.Errorf("a 40%% penalty must fail maxPenalty 30: %s", tt.Status.Verdict)
+	}
+}
+
+// Editing a finished test (as a GitOps user does, in Git) measures again and keeps the earlier run;
+// editing only its expectations judges the same results again.
+func TestEditedFinishedTestRunsAgainAndKeepsThePreviousRun(t *testing.T) {
+	startManager(t)
+	ns := namespace(t)
+	ctx := context.Background()
+	newTest(t, ns, "edited", sriovTest(unidirectional, minThroughput(0, "40")))
+	pod := waitPod(t, ns, "edited-tester")
+	first := sampleResults(64, 1518)
+	writeResults(t, ns, "edited", testerWrites{results: first, state: &results.State{State: results.StateSucceeded}, trials: trialsN(5)})
+	kubelet(t, pod, corev1.PodSucceeded, 0, "Completed")
+	tt := waitTest(t, ns, "edited", "first run passed", func(tt *v1alpha1.TrafficTest) bool { return tt.Status.Verdict == v1alpha1.VerdictPassed })
+	firstUID := pod.UID
+
+	// only what judges it: the same results, judged again; nothing measured again
+	tt.Spec.Expectations = &v1alpha1.Expectations{MinThroughput: []v1alpha1.ThroughputExpectation{{PercentOfLineRate: "60"}}}
+	if err := k8sClient.Update(ctx, tt); err != nil {
+		t.Fatal(err)
+	}
+	tt = waitTest(t, ns, "edited", "judged again", func(tt *v1alpha1.TrafficTest) bool {
+		return tt.Status.Verdict == v1alpha1.VerdictFailed && tt.Status.RunGeneration == tt.Generation
+	})
+	if tt.Status.Phase != v1alpha1.PhaseSucceeded || len(tt.Status.PreviousRuns) != 0 {
+		t.Fatalf("an expectations edit must not run again: phase %s, previous runs %+v", tt.Status.Phase, tt.Status.PreviousRuns)
+	}
+
+	// what it measures: a new run, the earlier one kept
+	tt.Spec.FrameSizes = []int32{64, 512, 1518}
+	if err := k8sClient.Update(ctx, tt); err != nil {
+		t.Fatal(err)
+	}
+	tt = waitTest(t, ns, "edited", "second run started", func(tt *v1alpha1.TrafficTest) bool {
+		return len(tt.Status.PreviousRuns) == 1 && len(tt.Status.TesterPods) == 1
+	})
+	prev := tt.Status.PreviousRuns[0]
+	if prev.Generation != 2 || prev.Phase != v1alpha1.PhaseSucceeded || prev.Verdict != v1alpha1.VerdictFailed || prev.LastTrial != 5 ||
+		prev.ConfigMap != "edited-results-gen2" || tt.Status.Results != nil || tt.Status.Verdict != "" || tt.Status.RunGeneration != 3 {
+		t.Fatalf("previous run %+v; status now %+v", prev, tt.Status)
+	}
+	kept := &corev1.ConfigMap{}
+	if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: prev.ConfigMap}, kept); err != nil {
+		t.Fatal(err)
+	}
+	var keptResults v1alpha1.Results
+	if err := json.Unmarshal([]byte(kept.Data[results.KeyResults]), &keptResults); err != nil || len(keptResults.Throughput) != 2 || !metav1.IsControlledBy(kept, tt) {
+		t.Fatalf("kept results %q (%v), owners %v", kept.Data[results.KeyResults], err, kept.OwnerReferences)
+	}
+	cur := &corev1.ConfigMap{}
+	if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: results.ConfigMapName("edited")}, cur); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := cur.Data[results.KeyResults]; ok || len(cur.BinaryData[results.KeyTrials]) == 0 {
+		t.Fatalf("the new run must start without the old tables but with the old records: %v keys, %d B of records", cur.Data, len(cur.BinaryData[results.KeyTrials]))
+	}
+	pod = waitPod(t, ns, "edited-tester")
+	if pod.UID == firstUID {
+		t.Fatal("the first run's pod was reused")
+	}
+	writeResults(t, ns, "edited", testerWrites{results: sampleResults(64, 512, 1518), state: &results.State{State: results.StateSucceeded}})
+	kubelet(t, pod, corev1.PodSucceeded, 0, "Completed")
+	tt = waitTest(t, ns, "edited", "second run done", phaseIs(v1alpha1.PhaseSucceeded))
+	if len(tt.Status.Results.Throughput) != 3 || len(tt.Status.PreviousRuns) != 1 {
+		t.Fatalf("second run: %+v, previous %+v", tt.Status.Results, tt.Status.PreviousRuns)
 	}
 }

@@ -68,6 +68,7 @@ const (
 	ReasonMeasured           = "Measured"
 	ReasonPending            = "Pending"
 	ReasonRunning            = "Running"
+	ReasonSpecChanged        = "SpecChanged"
 )
 
 // Verdict is the regression outcome.
@@ -145,9 +146,52 @@ type TrafficTestStatus struct {
 	// +listType=atomic
 	TesterPods []string `json:"testerPods,omitempty"`
 	// queue says why the test waits (phase Queued): TrafficTests that share its DUT (spec.dut.name), a
-	// port's network or a port's device resource never run at once, and run in creation order.
+	// port's network or a port's device resource never run at once, and run by spec.priority, then in creation order.
 	// +optional
 	Queue *QueueStatus `json:"queue,omitempty"`
+	// runGeneration is the spec generation the current (or last) run measures. A finished test whose spec
+	// changes what it measures runs again; a change of what judges it (expectations, baseline,
+	// previousRun) judges the same results again.
+	// +optional
+	RunGeneration int64 `json:"runGeneration,omitempty"`
+	// measuredSpec is a digest of what the current run measures (the spec without the fields that only
+	// judge or control it).
+	// +optional
+	MeasuredSpec string `json:"measuredSpec,omitempty"`
+	// previousRuns are the earlier runs of this test (before a spec change), oldest first, at most 10:
+	// each one's result tables stay in its ConfigMap, and its trial records in the trial chain.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=10
+	PreviousRuns []PreviousRun `json:"previousRuns,omitempty"`
+}
+
+// PreviousRun is an earlier run of the same TrafficTest, kept when its spec changed.
+type PreviousRun struct {
+	// generation of the spec the run measured.
+	// +required
+	Generation int64 `json:"generation"`
+	// phase the run ended in.
+	// +required
+	Phase Phase `json:"phase"`
+	// verdict of the run.
+	// +optional
+	Verdict Verdict `json:"verdict,omitempty"`
+	// headline of the run.
+	// +optional
+	Headline string `json:"headline,omitempty"`
+	// startTime of the run.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// completionTime of the run.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// configMap holds the run's result tables (results.json), its end (state.json) and last checkpoint.
+	// +required
+	ConfigMap string `json:"configMap"`
+	// lastTrial is the sequence number of the run's last trial record: the records up to it are this run's.
+	// +optional
+	LastTrial int32 `json:"lastTrial,omitempty"`
 }
 
 // Progress is the tester's live position in the test plan.
@@ -220,6 +264,13 @@ type Results struct {
 	// +optional
 	// +listType=atomic
 	Penalty []PenaltyResult `json:"penalty,omitempty"`
+	// comparedWith names the earlier run (spec.previousRun) the change rows compare with.
+	// +optional
+	ComparedWith string `json:"comparedWith,omitempty"`
+	// change against spec.previousRun, per frame size (and IMIX) and direction both runs measured.
+	// +optional
+	// +listType=atomic
+	Change []ChangeResult `json:"change,omitempty"`
 	// notes the tester wants the user to read (tester saturated, latency not valid across nodes, ...).
 	// +optional
 	// +listType=atomic
@@ -505,6 +556,35 @@ type PenaltyResult struct {
 	// l2BitsPerSecond lost.
 	// +required
 	L2BitsPerSecond int64 `json:"l2BitsPerSecond"`
+}
+
+// ChangeResult is how one size and direction moved since the previous run.
+type ChangeResult struct {
+	// frameSize is the Ethernet frame size in bytes, FCS included (0 for the IMIX).
+	// +required
+	FrameSize int32 `json:"frameSize"`
+	// direction is the traffic direction this row measures, e.g. west->east.
+	// +required
+	Direction string `json:"direction"`
+	// ndrPercent is the NDR change in percent of the previous run's NDR (L2): negative when throughput
+	// was lost, e.g. "-7.50".
+	// +required
+	NDRPercent string `json:"ndrPercent"`
+	// ndrL2BitsPerSecond is the NDR change in bit/s of Ethernet frames.
+	// +required
+	NDRL2BitsPerSecond int64 `json:"ndrL2BitsPerSecond"`
+	// testerLimited is true when either run's NDR at this row was the tester's ceiling, not the DUT's:
+	// the change is then not the DUT's, and is not exported as such.
+	// +optional
+	TesterLimited bool `json:"testerLimited,omitempty"`
+	// latencyP99Ns is the change of the 99th percentile latency at the NDR, in nanoseconds, when both
+	// runs measured it validly.
+	// +optional
+	LatencyP99Ns *int64 `json:"latencyP99Ns,omitempty"`
+	// latencyMeanNs is the change of the mean latency at the NDR, in nanoseconds, when both runs measured
+	// it validly.
+	// +optional
+	LatencyMeanNs *int64 `json:"latencyMeanNs,omitempty"`
 }
 
 // QueueStatus is a waiting test's place in the queue for its testbed.

@@ -177,6 +177,20 @@ type TrafficTestSpec struct {
 	// +optional
 	Baseline *LocalTestReference `json:"baseline,omitempty"`
 
+	// previousRun names an earlier run of the same measurement in this namespace (a TrafficTestSchedule
+	// sets it to its last passed run): the NDR and latency of this run are compared with it per frame size
+	// and direction (status.results.change), and expectations.maxNDRDrop judges the change.
+	// +optional
+	PreviousRun *LocalTestReference `json:"previousRun,omitempty"`
+
+	// priority orders the queue of a shared testbed (DUT, port network or device resource): a waiting test
+	// of higher priority starts before waiting tests of lower priority, whatever their age; equal
+	// priorities go in creation order. A test that runs is never stopped for one of higher priority.
+	// +kubebuilder:validation:Minimum=-1000
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	Priority int32 `json:"priority,omitempty"`
+
 	// expectations turn results into a Passed/Failed verdict for regression testing.
 	// +optional
 	Expectations *Expectations `json:"expectations,omitempty"`
@@ -581,6 +595,10 @@ type Expectations struct {
 	// maxPenalty is the largest throughput loss against the baseline, in percent.
 	// +optional
 	MaxPenalty Percent `json:"maxPenalty,omitempty"`
+	// maxNDRDrop is the largest NDR loss against spec.previousRun, in percent of the previous run's NDR,
+	// at any frame size and direction both measured (e.g. "5" fails a run that lost more than 5%).
+	// +optional
+	MaxNDRDrop Percent `json:"maxNDRDrop,omitempty"`
 	// minBackToBackFrames is the shortest acceptable back-to-back burst.
 	// +kubebuilder:validation:Minimum=0
 	// +optional

@@ -283,3 +283,39 @@ func TestSamplesAreAccepted(t *testing.T) {
 		}
 	}
 }
+
+func TestScheduleValidation(t *testing.T) {
+	tmpl := parse(t, validTest, "")
+	cases := []struct {
+		name string
+		edit func(*v1alpha1.TrafficTestSchedule)
+		want string // empty: accepted
+	}{
+		{"valid", func(*v1alpha1.TrafficTestSchedule) {}, ""},
+		{"time zone inside the schedule", func(s *v1alpha1.TrafficTestSchedule) { s.Spec.Schedule = "CRON_TZ=Europe/Berlin 0 2 * * *" }, "spec.timeZone, not as CRON_TZ="},
+		{"name too long for its runs", func(s *v1alpha1.TrafficTestSchedule) { s.Name = strings.Repeat("n", 53) }, "metadata.name: a TrafficTestSchedule's name is at most 52"},
+		{"no passed run kept to compare with", func(s *v1alpha1.TrafficTestSchedule) { s.Spec.PassedRunsHistoryLimit = ptr(int32(0)) }, "spec.passedRunsHistoryLimit"},
+		{"unknown concurrency policy", func(s *v1alpha1.TrafficTestSchedule) { s.Spec.ConcurrencyPolicy = "Queue" }, "spec.concurrencyPolicy"},
+		{"template is checked as a TrafficTest", func(s *v1alpha1.TrafficTestSchedule) { s.Spec.Template.Spec.FrameSizes = []int32{32} }, "spec.template.spec.frameSizes[0]"},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := &v1alpha1.TrafficTestSchedule{ObjectMeta: metav1.ObjectMeta{Namespace: "v", Name: fmt.Sprintf("nightly-%d", i)},
+				Spec: v1alpha1.TrafficTestScheduleSpec{Schedule: "0 2 * * *", Template: v1alpha1.TrafficTestTemplate{Spec: tmpl.Spec}}}
+			c.edit(s)
+			err := k8s.Create(context.Background(), s)
+			switch {
+			case c.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case c.want == "":
+				if s.Spec.ConcurrencyPolicy != v1alpha1.ForbidConcurrent || *s.Spec.PassedRunsHistoryLimit != 3 || *s.Spec.FailedRunsHistoryLimit != 3 {
+					t.Errorf("defaults: %+v", s.Spec)
+				}
+			case err == nil || !strings.Contains(err.Error(), c.want):
+				t.Fatalf("error %v, want one naming %q", err, c.want)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

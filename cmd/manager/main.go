@@ -6,6 +6,8 @@ import (
 	"crypto/tls"
 	"flag"
 	"os"
+	// schedules name IANA time zones; the distroless image has no zoneinfo
+	_ "time/tzdata"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"

@@ -21,7 +21,7 @@ import (
 //
 // A tester-limited throughput at or above the expected value meets it: the DUT is at least that good.
 func Evaluate(exp *v1alpha1.Expectations, res *v1alpha1.Results, planned []plan.Row) (v1alpha1.Verdict, []string) {
-	if exp == nil || (len(exp.MinThroughput) == 0 && len(exp.MaxLatency) == 0 && exp.MaxPenalty == "" && exp.MinBackToBackFrames == nil) {
+	if exp == nil || (len(exp.MinThroughput) == 0 && len(exp.MaxLatency) == 0 && exp.MaxPenalty == "" && exp.MaxNDRDrop == "" && exp.MinBackToBackFrames == nil) {
 		return v1alpha1.VerdictNone, nil
 	}
 	if res == nil {
@@ -47,6 +47,10 @@ func Evaluate(exp *v1alpha1.Expectations, res *v1alpha1.Results, planned []plan.
 					p.FrameSize, p.Direction, p.Percent, exp.MaxPenalty))
 			}
 		}
+	}
+	if exp.MaxNDRDrop != "" {
+		f, u := checkNDRDrop(exp.MaxNDRDrop, res)
+		failures, undecided = append(failures, f...), append(undecided, u...)
 	}
 	if exp.MinBackToBackFrames != nil {
 		if len(res.BackToBack) == 0 {
@@ -247,4 +251,96 @@ func Penalty(res, baseline *v1alpha1.Results) []v1alpha1.PenaltyResult {
 		}
 	}
 	return out
+}
+
+// Change compares a run with an earlier run of the same measurement, per size and direction both
+// measured: the NDR change, and the latency change where both latencies are valid. A row either run
+// measured at the tester's ceiling is marked, so no one reads the tester's change as the DUT's.
+func Change(res, prev *v1alpha1.Results) []v1alpha1.ChangeResult {
+	var out []v1alpha1.ChangeResult
+	row := func(size int32, dir string, cur, old v1alpha1.Rate, limited bool) {
+		if old.L2BitsPerSecond <= 0 {
+			return
+		}
+		d := cur.L2BitsPerSecond - old.L2BitsPerSecond
+		c := v1alpha1.ChangeResult{FrameSize: size, Direction: dir, NDRL2BitsPerSecond: d, TesterLimited: limited,
+			NDRPercent: strconv.FormatFloat(100*float64(d)/float64(old.L2BitsPerSecond), 'f', 2, 64)}
+		if a, b, ok := validLatency(res, prev, size, dir); ok {
+			p99, mean := a.P99Ns-b.P99Ns, a.MeanNs-b.MeanNs
+			c.LatencyP99Ns, c.LatencyMeanNs = &p99, &mean
+		}
+		out = append(out, c)
+	}
+	for _, t := range res.Throughput {
+		for _, o := range prev.Throughput {
+			if o.FrameSize == t.FrameSize && o.Direction == t.Direction {
+				row(t.FrameSize, t.Direction, t.NDR, o.NDR, t.TesterLimited || o.TesterLimited)
+			}
+		}
+	}
+	for _, m := range res.Imix {
+		for _, o := range prev.Imix {
+			if o.Direction == m.Direction {
+				row(0, m.Direction, m.NDR, o.NDR, m.TesterLimited || o.TesterLimited)
+			}
+		}
+	}
+	return out
+}
+
+func validLatency(res, prev *v1alpha1.Results, size int32, dir string) (cur, old v1alpha1.LatencySummary, ok bool) {
+	find := func(r *v1alpha1.Results) (v1alpha1.LatencySummary, bool) {
+		for _, l := range r.Latency {
+			if l.FrameSize == size && l.Direction == dir && l.Aggregate.Valid {
+				return l.Aggregate, true
+			}
+		}
+		return v1alpha1.LatencySummary{}, false
+	}
+	cur, ok1 := find(res)
+	old, ok2 := find(prev)
+	return cur, old, ok1 && ok2
+}
+
+// checkNDRDrop judges maxNDRDrop. A run with nothing to compare with (the first of a schedule) has nothing
+// to judge. Where the tester was the limit in either run, only a drop of this run's own (DUT-limited) NDR
+// is certain (the previous ceiling was a lower bound of the DUT's NDR then); anything else there is
+// undecided, never passed.
+func checkNDRDrop(maxDrop v1alpha1.Percent, res *v1alpha1.Results) (failures, undecided []string) {
+	if res.ComparedWith == "" {
+		return nil, nil
+	}
+	limit, _ := strconv.ParseFloat(string(maxDrop), 64)
+	for _, c := range res.Change {
+		change, _ := strconv.ParseFloat(c.NDRPercent, 64)
+		row := fmt.Sprintf("%d B %s", c.FrameSize, c.Direction)
+		if c.FrameSize == 0 {
+			row = "IMIX " + c.Direction
+		}
+		dropped := -change > limit
+		switch {
+		case dropped && !rowTesterLimited(res, c.FrameSize, c.Direction):
+			failures = append(failures, fmt.Sprintf("maxNDRDrop: %s NDR changed %s%% against %s, a drop of more than %s%%", row, c.NDRPercent, res.ComparedWith, maxDrop))
+		case c.TesterLimited:
+			undecided = append(undecided, fmt.Sprintf("maxNDRDrop: %s NDR changed %s%% against %s, but the tester was the limit in one of the runs (testerLimited): the DUT's change is unknown", row, c.NDRPercent, res.ComparedWith))
+		}
+	}
+	return failures, undecided
+}
+
+func rowTesterLimited(res *v1alpha1.Results, size int32, dir string) bool {
+	if size == 0 {
+		for _, m := range res.Imix {
+			if m.Direction == dir {
+				return m.TesterLimited
+			}
+		}
+		return false
+	}
+	for _, t := range res.Throughput {
+		if t.FrameSize == size && t.Direction == dir {
+			return t.TesterLimited
+		}
+	}
+	return false
 }

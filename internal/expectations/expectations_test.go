@@ -152,3 +152,56 @@ func TestPenaltyAgainstBaseline(t *testing.T) {
 		t.Fatalf("no penalty measured is inconclusive: %s %q", v, f)
 	}
 }
+
+func TestChangeAgainstThePreviousRun(t *testing.T) {
+	prev := sampleResults()
+	res := sampleResults()
+	res.Throughput[0].NDR.L2BitsPerSecond = 360e6 // -10%
+	res.Throughput[1].NDR.L2BitsPerSecond = 3570e6
+	res.Latency[0].Aggregate.P99Ns, res.Latency[0].Aggregate.MeanNs = 120_000, 9_000
+	prev.Latency[0].Aggregate.MeanNs = 8_000
+	c := Change(res, prev)
+	if len(c) != 2 || c[0].NDRPercent != "-10.00" || c[0].NDRL2BitsPerSecond != -40e6 || c[1].NDRPercent != "2.00" {
+		t.Fatalf("change: %+v", c)
+	}
+	if c[0].LatencyP99Ns == nil || *c[0].LatencyP99Ns != 30_000 || *c[0].LatencyMeanNs != 1_000 {
+		t.Errorf("64 B latency change: %+v", c[0])
+	}
+	if c[1].LatencyP99Ns != nil {
+		t.Errorf("an invalid latency (clocks not synchronised) has no change: %+v", c[1])
+	}
+}
+
+func TestMaxNDRDrop(t *testing.T) {
+	cases := []struct {
+		name          string
+		share         [2]float64 // this run's NDR over the previous run's, per size
+		limited, prev [2]bool    // tester-limited in this run, in the previous run
+		compared      bool
+		want          v1alpha1.Verdict
+		message       string
+	}{
+		{"first run of a schedule: nothing to judge", [2]float64{0.5, 0.5}, [2]bool{}, [2]bool{}, false, v1alpha1.VerdictPassed, ""},
+		{"within the drop", [2]float64{0.96, 1.10}, [2]bool{}, [2]bool{}, true, v1alpha1.VerdictPassed, ""},
+		{"a drop past the limit", [2]float64{1, 0.93}, [2]bool{}, [2]bool{}, true, v1alpha1.VerdictFailed, "maxNDRDrop: 1518 B west-east NDR changed -7.00% against last-week"},
+		{"the tester's ceiling fell: not the DUT's drop", [2]float64{0.5, 1}, [2]bool{true, false}, [2]bool{}, true, v1alpha1.VerdictInconclusive, "tester was the limit"},
+		{"was the tester's ceiling, now within: a drop cannot be ruled out", [2]float64{1, 1}, [2]bool{}, [2]bool{true, false}, true, v1alpha1.VerdictInconclusive, "64 B west-east"},
+		{"below last week's ceiling: a certain drop", [2]float64{0.8, 1}, [2]bool{}, [2]bool{true, false}, true, v1alpha1.VerdictFailed, "64 B west-east NDR changed -20.00%"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			prev, res := sampleResults(), sampleResults()
+			for i := range res.Throughput {
+				res.Throughput[i].NDR.L2BitsPerSecond = int64(float64(prev.Throughput[i].NDR.L2BitsPerSecond) * c.share[i])
+				res.Throughput[i].TesterLimited, prev.Throughput[i].TesterLimited = c.limited[i], c.prev[i]
+			}
+			if c.compared {
+				res.ComparedWith, res.Change = "last-week", Change(res, prev)
+			}
+			v, f := Evaluate(&v1alpha1.Expectations{MaxNDRDrop: "5"}, res, planned)
+			if v != c.want || !strings.Contains(strings.Join(f, "\n"), c.message) {
+				t.Fatalf("%s %q, want %s with %q", v, f, c.want, c.message)
+			}
+		})
+	}
+}

@@ -48,6 +48,24 @@ var (
 		"Trials measured so far.", testLabels, nil)
 	completion = prometheus.NewDesc("linerate_traffictest_completion_timestamp_seconds",
 		"When the TrafficTest finished (Unix time).", testLabels, nil)
+	ndrChange = prometheus.NewDesc("linerate_ndr_change_ratio",
+		"NDR change against spec.previousRun (a schedule's last passed run), as a fraction of the previous NDR: negative when throughput was lost. Rows either run measured at the tester's ceiling are left out.",
+		append(append([]string{}, rowLabels...), "previous_run"), nil)
+	latencyChange = prometheus.NewDesc("linerate_latency_change_seconds",
+		"Latency change at the NDR against spec.previousRun, where both runs measured it validly.",
+		append(append([]string{}, rowLabels...), "previous_run", "statistic"), nil)
+
+	scheduleLabels = []string{"namespace", "schedule", "dut"}
+	scheduleNDR    = prometheus.NewDesc("linerate_schedule_throughput_l2_bits_per_second",
+		"NDR (L2) of the schedule's newest finished run that measured it with the DUT as the limit: one series per schedule, size and direction across runs.",
+		append(append([]string{}, scheduleLabels...), "frame_size", "direction"), nil)
+	scheduleNDRChange = prometheus.NewDesc("linerate_schedule_ndr_change_ratio",
+		"NDR change of the schedule's newest finished run against the run it was compared with (its last passed run).",
+		append(append([]string{}, scheduleLabels...), "frame_size", "direction"), nil)
+	scheduleLastPassed = prometheus.NewDesc("linerate_schedule_last_run_passed",
+		"1 when the schedule's newest finished run passed, 0 when it did not.", scheduleLabels, nil)
+	scheduleLastRun = prometheus.NewDesc("linerate_schedule_last_run_timestamp_seconds",
+		"When the schedule's newest run was due (Unix time).", scheduleLabels, nil)
 )
 
 // ResultsCollector builds the result gauges from every TrafficTest at scrape time.
@@ -58,7 +76,8 @@ type ResultsCollector struct {
 // Describe implements prometheus.Collector.
 func (c *ResultsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{throughputL1, throughputL2, throughputFPS, throughputRatio, throughputTesterLimited, latency, frameLoss,
-		backToBack, imixL2, penalty, phase, verdict, trials, completion} {
+		backToBack, imixL2, penalty, phase, verdict, trials, completion, ndrChange, latencyChange,
+		scheduleNDR, scheduleNDRChange, scheduleLastPassed, scheduleLastRun} {
 		ch <- d
 	}
 }
@@ -75,6 +94,58 @@ func (c *ResultsCollector) Collect(ch chan<- prometheus.Metric) {
 	for i := range list.Items {
 		collectTest(ch, &list.Items[i])
 	}
+	var schedules v1alpha1.TrafficTestScheduleList
+	if err := c.Reader.List(ctx, &schedules); err != nil {
+		logf.Log.WithName("metrics").Error(err, "listing TrafficTestSchedules for the results metrics")
+		return
+	}
+	for i := range schedules.Items {
+		collectSchedule(ch, &schedules.Items[i], list.Items)
+	}
+}
+
+// collectSchedule exports a schedule's newest finished run under the schedule's name, so a dashboard or an
+// alert follows one series across runs whose names change every night.
+func collectSchedule(ch chan<- prometheus.Metric, s *v1alpha1.TrafficTestSchedule, tests []v1alpha1.TrafficTest) {
+	st := &s.Status
+	labels := []string{s.Namespace, s.Name, s.Spec.Template.Spec.DUT.Name}
+	gauge := func(d *prometheus.Desc, v float64, extra ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, append(append([]string{}, labels...), extra...)...)
+	}
+	if st.LastScheduleTime != nil {
+		gauge(scheduleLastRun, float64(st.LastScheduleTime.Unix()))
+	}
+	for _, run := range st.Runs { // newest first
+		if run.Phase != v1alpha1.PhaseSucceeded && run.Phase != v1alpha1.PhaseFailed {
+			continue
+		}
+		passed := run.Phase == v1alpha1.PhaseSucceeded && (run.Verdict == v1alpha1.VerdictPassed || run.Verdict == v1alpha1.VerdictNone)
+		gauge(scheduleLastPassed, boolValue(passed))
+		for i := range tests {
+			tt := &tests[i]
+			if tt.Namespace != s.Namespace || tt.Name != run.Name || tt.Status.Results == nil {
+				continue
+			}
+			for _, t := range tt.Status.Results.Throughput {
+				if !t.TesterLimited {
+					gauge(scheduleNDR, float64(t.NDR.L2BitsPerSecond), strconv.Itoa(int(t.FrameSize)), t.Direction)
+				}
+			}
+			for _, c := range tt.Status.Results.Change {
+				if !c.TesterLimited {
+					gauge(scheduleNDRChange, percentToRatio(c.NDRPercent), strconv.Itoa(int(c.FrameSize)), c.Direction)
+				}
+			}
+		}
+		return
+	}
+}
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func collectTest(ch chan<- prometheus.Metric, tt *v1alpha1.TrafficTest) {
@@ -139,6 +210,16 @@ func collectTest(ch chan<- prometheus.Metric, tt *v1alpha1.TrafficTest) {
 	}
 	for _, p := range r.Penalty {
 		gauge(penalty, percentToRatio(p.Percent), row(p.FrameSize, p.Direction))
+	}
+	for _, c := range r.Change {
+		if c.TesterLimited {
+			continue // the tester's ceiling moved, not the DUT
+		}
+		gauge(ndrChange, percentToRatio(c.NDRPercent), row(c.FrameSize, c.Direction, r.ComparedWith))
+		if c.LatencyP99Ns != nil {
+			gauge(latencyChange, float64(*c.LatencyP99Ns)/1e9, row(c.FrameSize, c.Direction, r.ComparedWith, "p99"))
+			gauge(latencyChange, float64(*c.LatencyMeanNs)/1e9, row(c.FrameSize, c.Direction, r.ComparedWith, "mean"))
+		}
 	}
 }
 

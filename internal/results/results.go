@@ -38,6 +38,12 @@ func ConfigMapName(test string) string { return test + resultsSuffix }
 
 const resultsSuffix = "-results"
 
+// PreviousRunConfigMapName keeps the result tables of a TrafficTest's earlier run (generation gen of its
+// spec) when a spec change starts a new one.
+func PreviousRunConfigMapName(test string, gen int64) string {
+	return fmt.Sprintf("%s-results-gen%d", test, gen)
+}
+
 // PlanConfigMapName is the plan ConfigMap of a TrafficTest.
 func PlanConfigMapName(test string) string { return test + "-plan" }
 

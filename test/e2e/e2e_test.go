@@ -112,6 +112,21 @@ func TestMain(m *testing.M) {
 // load reads the demo TrafficTest, lets a test adjust it, creates it and deletes it when the test ends.
 func load(t *testing.T, name string, adjust func(*v1alpha1.TrafficTest)) *v1alpha1.TrafficTest {
 	t.Helper()
+	tt := demoTest(t, name, adjust)
+	waitPortsFree(t)
+	if err := k8s.Create(context.Background(), tt); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = k8s.Delete(context.Background(), tt, client.PropagationPolicy(metav1.DeletePropagationForeground))
+		waitPortsFree(t)
+	})
+	return tt
+}
+
+// demoTest is the demo TrafficTest against the e2e DUT, adjusted by the test, not yet created.
+func demoTest(t *testing.T, name string, adjust func(*v1alpha1.TrafficTest)) *v1alpha1.TrafficTest {
+	t.Helper()
 	data, err := os.ReadFile(testYAML)
 	if err != nil {
 		t.Fatal(err)
@@ -129,14 +144,6 @@ func load(t *testing.T, name string, adjust func(*v1alpha1.TrafficTest)) *v1alph
 	if adjust != nil {
 		adjust(tt)
 	}
-	waitPortsFree(t)
-	if err := k8s.Create(context.Background(), tt); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = k8s.Delete(context.Background(), tt, client.PropagationPolicy(metav1.DeletePropagationForeground))
-		waitPortsFree(t)
-	})
 	return tt
 }
 

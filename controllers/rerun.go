@@ -1,0 +1,126 @@
+package controllers
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/results"
+	"linerate.dev/linerate/internal/tester"
+)
+
+// A finished TrafficTest whose spec is edited (in Git, synced by Argo CD or Flux) runs again: editing is
+// how a GitOps user asks for a new measurement. The earlier run is not lost: its tables move to a
+// ConfigMap of their own and status.previousRuns names it; its trial records stay in the chain, and the
+// new run's records follow them. An edit of what only judges the run (expectations, baseline,
+// previousRun) or controls it judges the same results again instead.
+
+// maxPreviousRuns bounds status.previousRuns (and the ConfigMaps they name).
+const maxPreviousRuns = 10
+
+// measuredSpec digests what a run measures: the spec without the fields that only judge or control it.
+func measuredSpec(spec *v1alpha1.TrafficTestSpec) string {
+	s := spec.DeepCopy()
+	s.Expectations, s.Baseline, s.PreviousRun = nil, nil, nil
+	s.Suspend, s.Cancel, s.ActiveDeadlineSeconds, s.TTLSecondsAfterFinished = false, false, nil, nil
+	b, _ := json.Marshal(s)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+// afterSpecChange handles an edited finished test: rerun, or judge again. done is false when the
+// finished test stays finished (judged again or not).
+func (r *TrafficTestReconciler) afterSpecChange(ctx context.Context, tt *v1alpha1.TrafficTest) (res ctrl.Result, done bool, err error) {
+	st := &tt.Status
+	want := measuredSpec(&tt.Spec)
+	if st.MeasuredSpec == "" {
+		// finished before this operator recorded what it measured: taken as measuring this spec
+		st.MeasuredSpec, st.RunGeneration = want, tt.Generation
+		return ctrl.Result{}, false, nil
+	}
+	if st.RunGeneration == tt.Generation {
+		return ctrl.Result{}, false, nil
+	}
+	if st.MeasuredSpec == want {
+		st.RunGeneration = tt.Generation
+		if st.Results != nil {
+			st.Results.Penalty, st.Results.ComparedWith, st.Results.Change = nil, "", nil
+		}
+		if err := r.judge(ctx, tt); err != nil {
+			return ctrl.Result{}, true, err
+		}
+		r.event(tt, corev1.EventTypeNormal, v1alpha1.ReasonSpecChanged, "Judge",
+			"Spec generation %d changes only how the run is judged: the same results judged again, verdict %s", tt.Generation, st.Verdict)
+		return ctrl.Result{}, false, nil // and its TTL still applies
+	}
+	return r.rerun(ctx, tt, want)
+}
+
+// rerun keeps the finished run's tables and starts a new run of the edited spec.
+func (r *TrafficTestReconciler) rerun(ctx context.Context, tt *v1alpha1.TrafficTest, want string) (ctrl.Result, bool, error) {
+	st := &tt.Status
+	cur := &corev1.ConfigMap{}
+	if err := r.Get(ctx, types.NamespacedName{Namespace: tt.Namespace, Name: results.ConfigMapName(tt.Name)}, cur); client.IgnoreNotFound(err) != nil {
+		return ctrl.Result{}, true, err
+	}
+	keep := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: tt.Namespace, Name: results.PreviousRunConfigMapName(tt.Name, st.RunGeneration),
+		Labels: tester.Labels(tt, "")}, Data: map[string]string{}}
+	for _, k := range []string{results.KeyResults, results.KeyState, results.KeyCheckpoint} {
+		if v, ok := cur.Data[k]; ok {
+			keep.Data[k] = v
+		}
+	}
+	if err := r.createOwned(ctx, tt, keep); err != nil {
+		return ctrl.Result{}, true, err
+	}
+	if err := r.deletePods(ctx, tt); err != nil {
+		return ctrl.Result{}, true, err
+	}
+	// the new runner starts from nothing but the records: no tables, no checkpoint, no end
+	patch := []byte(`{"data":{"` + results.KeyResults + `":null,"` + results.KeyCheckpoint + `":null,"` + results.KeyState + `":null,"` + results.KeyProgress + `":null}}`)
+	if err := r.Patch(ctx, cur, client.RawPatch(types.MergePatchType, patch)); client.IgnoreNotFound(err) != nil {
+		return ctrl.Result{}, true, fmt.Errorf("results ConfigMap: %w", err)
+	}
+	st.PreviousRuns = append(st.PreviousRuns, v1alpha1.PreviousRun{
+		Generation: st.RunGeneration, Phase: st.Phase, Verdict: st.Verdict, Headline: st.Headline,
+		StartTime: st.StartTime, CompletionTime: st.CompletionTime, ConfigMap: keep.Name, LastTrial: st.TrialsMeasured,
+	})
+	for len(st.PreviousRuns) > maxPreviousRuns {
+		old := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: tt.Namespace, Name: st.PreviousRuns[0].ConfigMap}}
+		if err := r.Delete(ctx, old); err != nil && !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, true, err
+		}
+		st.PreviousRuns = st.PreviousRuns[1:]
+	}
+	prev := st.PreviousRuns[len(st.PreviousRuns)-1]
+	st.Phase, st.StartTime, st.CompletionTime, st.Progress = v1alpha1.PhasePending, nil, nil, nil
+	st.Headline, st.Results, st.Verdict, st.Failures, st.TesterPods = "", nil, "", nil, nil
+	st.RunGeneration, st.MeasuredSpec = tt.Generation, want
+	for _, c := range []string{v1alpha1.ConditionComplete, v1alpha1.ConditionFailed, v1alpha1.ConditionExpectationsMet, v1alpha1.ConditionTesterReady} {
+		meta.RemoveStatusCondition(&st.Conditions, c)
+	}
+	r.event(tt, corev1.EventTypeNormal, v1alpha1.ReasonSpecChanged, "Rerun",
+		"Spec generation %d changes what is measured: a new run starts; the run of generation %d (%s, verdict %s) is kept in ConfigMap %s, its trial records up to seq %d",
+		tt.Generation, prev.Generation, prev.Phase, prev.Verdict, prev.ConfigMap, prev.LastTrial)
+	return ctrl.Result{RequeueAfter: time.Millisecond}, true, nil
+}
+
+// addNote adds a note once: a test judged again says the same things again.
+func addNote(r *v1alpha1.Results, note string) {
+	if !slices.Contains(r.Notes, note) {
+		r.Notes = append(r.Notes, note)
+	}
+}

@@ -1,0 +1,66 @@
+package controllers
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/robfig/cron/v3"
+)
+
+// cronSchedule is a parsed spec.schedule read in its time zone.
+type cronSchedule struct {
+	sched cron.Schedule
+	loc   *time.Location
+}
+
+// parseSchedule reads a five-field cron line or a descriptor (@daily) in the given IANA zone (UTC when
+// empty); the error names the field to fix.
+func parseSchedule(spec string, zone *string) (*cronSchedule, error) {
+	loc := time.UTC
+	if zone != nil {
+		l, err := time.LoadLocation(*zone)
+		if err != nil {
+			return nil, fmt.Errorf("spec.timeZone %q is not a time zone this operator knows (an IANA name such as Europe/Berlin): %v", *zone, err)
+		}
+		loc = l
+	}
+	s, err := cron.ParseStandard(spec)
+	if err != nil {
+		return nil, fmt.Errorf("spec.schedule %q is not a cron schedule (five fields: minute hour day-of-month month day-of-week, or @hourly, @daily, @weekly, @monthly): %v", spec, err)
+	}
+	return &cronSchedule{sched: s, loc: loc}, nil
+}
+
+// next is the first time the schedule is due after t.
+func (c *cronSchedule) next(t time.Time) time.Time {
+	return c.sched.Next(t.In(c.loc))
+}
+
+// dueRun is the most recent time the schedule was due in (after, now], and how many due times were
+// passed over to reach it (runs that were missed while the operator was down, or waited under Forbid).
+// ok is false when nothing is due.
+func (c *cronSchedule) dueRun(after, now time.Time) (due time.Time, skipped int, ok bool) {
+	t := c.next(after)
+	if t.After(now) {
+		return time.Time{}, 0, false
+	}
+	// walk in steps; past a long outage, jump by the schedule's period instead of walking every minute of it
+	for n := c.next(t); !n.After(now); n = c.next(t) {
+		t = n
+		skipped++
+		if skipped > 10_000 {
+			// a minute schedule missed for a week: start the search at the last period before now
+			return c.dueRun(now.Add(-2*c.period(now)), now)
+		}
+	}
+	return t, skipped, true
+}
+
+// period is the schedule's interval around t (the gap between two due times), at least a minute.
+func (c *cronSchedule) period(t time.Time) time.Duration {
+	a := c.next(t)
+	if d := c.next(a).Sub(a); d > time.Minute {
+		return d
+	}
+	return time.Minute
+}

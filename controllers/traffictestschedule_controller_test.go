@@ -1,0 +1,273 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/results"
+)
+
+// nightly is a schedule that runs sriovTest every night at 02:00 UTC and fails a run that lost more than
+// 5% of the last passed run's NDR.
+func nightly(ns, name string) *v1alpha1.TrafficTestSchedule {
+	tmpl := sriovTest(unidirectional, func(tt *v1alpha1.TrafficTest) {
+		tt.Spec.Expectations = &v1alpha1.Expectations{MaxNDRDrop: "5"}
+	})
+	return &v1alpha1.TrafficTestSchedule{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: v1alpha1.TrafficTestScheduleSpec{
+			Schedule: "0 2 * * *", PassedRunsHistoryLimit: ptr(int32(1)), FailedRunsHistoryLimit: ptr(int32(1)),
+			Template: v1alpha1.TrafficTestTemplate{Metadata: v1alpha1.TemplateMetadata{Labels: map[string]string{"suite": "nightly"}}, Spec: tmpl.Spec},
+		},
+	}
+}
+
+func getSchedule(t *testing.T, ns, name string) *v1alpha1.TrafficTestSchedule {
+	t.Helper()
+	s := &v1alpha1.TrafficTestSchedule{}
+	if err := k8sClient.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// poke makes the operator look at the schedule now: the fake clock moved, the real one did not.
+func poke(t *testing.T, ns, name string) {
+	t.Helper()
+	s := getSchedule(t, ns, name)
+	patch := client.MergeFrom(s.DeepCopy())
+	if s.Annotations == nil {
+		s.Annotations = map[string]string{}
+	}
+	s.Annotations["test/poked"] = fmt.Sprint(time.Now().UnixNano())
+	if err := k8sClient.Patch(context.Background(), s, patch); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// argoScheduleHealth runs the chart's Argo CD health check of a schedule on the object the operator wrote.
+func argoScheduleHealth(t *testing.T, ns, name string) string {
+	t.Helper()
+	status, _ := runHealthCheck(t, "argocd-health-traffictestschedule.lua", getSchedule(t, ns, name))
+	return status
+}
+
+func runsOfSchedule(t *testing.T, ns, name string) []string {
+	t.Helper()
+	var list v1alpha1.TrafficTestList
+	if err := k8sClient.List(context.Background(), &list, client.InNamespace(ns), client.MatchingLabels{v1alpha1.LabelSchedule: name}); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, tt := range list.Items {
+		if tt.DeletionTimestamp.IsZero() {
+			out = append(out, tt.Name)
+		}
+	}
+	return out
+}
+
+// finishRun plays the tester and the kubelet for one run: results at ndrShare of sampleResults' NDR.
+func finishRun(t *testing.T, ns, name string, ndrShare float64) *v1alpha1.TrafficTest {
+	t.Helper()
+	pod := waitPod(t, ns, name+"-tester")
+	res := sampleResults(64, 1518)
+	for i := range res.Throughput {
+		res.Throughput[i].NDR.L2BitsPerSecond = int64(float64(res.Throughput[i].NDR.L2BitsPerSecond) * ndrShare)
+	}
+	writeResults(t, ns, name, testerWrites{results: res, state: &results.State{State: results.StateSucceeded}})
+	kubelet(t, pod, corev1.PodSucceeded, 0, "Completed")
+	return waitTest(t, ns, name, name+" finished", func(tt *v1alpha1.TrafficTest) bool { return finished(tt.Status.Phase) && tt.Status.Verdict != "" })
+}
+
+func TestScheduleRunsNightlyAndComparesWithTheLastPassedRun(t *testing.T) {
+	m := startManager(t)
+	ns := namespace(t)
+	ctx := context.Background()
+	s := nightly(ns, "ipsec-nightly")
+	if err := k8sClient.Create(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	s = getSchedule(t, ns, s.Name)
+	first := s.CreationTimestamp.UTC().Truncate(24 * time.Hour).Add(2 * time.Hour)
+	if !first.After(s.CreationTimestamp.Time) {
+		first = first.Add(24 * time.Hour)
+	}
+	// nothing is due before 02:00
+	eventually(t, "next run announced", func() (bool, string) {
+		s := getSchedule(t, ns, s.Name)
+		return s.Status.NextScheduleTime != nil && s.Status.NextScheduleTime.Equal(&metav1.Time{Time: first}), fmt.Sprint(s.Status)
+	})
+	if runs := runsOfSchedule(t, ns, s.Name); len(runs) != 0 {
+		t.Fatalf("runs before the schedule was due: %v", runs)
+	}
+	advanceTo := func(when time.Time) {
+		m.clock.Advance(when.Sub(m.clock.Now()))
+		poke(t, ns, s.Name)
+	}
+	runAt := func(due time.Time) string { return fmt.Sprintf("%s-%d", s.Name, due.Unix()/60) }
+	waitRun := func(due time.Time) *v1alpha1.TrafficTest {
+		name := runAt(due)
+		return waitTest(t, ns, name, "run "+name, func(*v1alpha1.TrafficTest) bool { return true })
+	}
+
+	// night 1: the first run has nothing to compare with, and passes
+	advanceTo(first.Add(30 * time.Second))
+	run1 := waitRun(first)
+	if run1.Spec.PreviousRun != nil || run1.Labels["suite"] != "nightly" || !metav1.IsControlledBy(run1, s) {
+		t.Fatalf("run 1: previousRun %v, labels %v, owners %v", run1.Spec.PreviousRun, run1.Labels, run1.OwnerReferences)
+	}
+	run1 = finishRun(t, ns, run1.Name, 1)
+	if run1.Status.Verdict != v1alpha1.VerdictPassed || run1.Status.Results.ComparedWith != "" {
+		t.Fatalf("run 1: verdict %s, compared with %q, failures %v", run1.Status.Verdict, run1.Status.Results.ComparedWith, run1.Status.Failures)
+	}
+
+	eventually(t, "healthy after a passed run", func() (bool, string) {
+		h := argoScheduleHealth(t, ns, s.Name)
+		return h == "Healthy", h
+	})
+
+	// night 2: 10% less throughput than night 1 fails maxNDRDrop 5
+	advanceTo(first.Add(24*time.Hour + 30*time.Second))
+	run2 := waitRun(first.Add(24 * time.Hour))
+	if run2.Spec.PreviousRun == nil || run2.Spec.PreviousRun.Name != run1.Name {
+		t.Fatalf("run 2 compares with %v, want %s", run2.Spec.PreviousRun, run1.Name)
+	}
+	run2 = finishRun(t, ns, run2.Name, 0.9)
+	if run2.Status.Verdict != v1alpha1.VerdictFailed || len(run2.Status.Results.Change) != 2 || run2.Status.Results.Change[0].NDRPercent != "-10.00" ||
+		!strings.Contains(strings.Join(run2.Status.Failures, ";"), "maxNDRDrop: 64 B west->east NDR changed -10.00% against "+run1.Name) {
+		t.Fatalf("run 2: verdict %s, change %+v, failures %v", run2.Status.Verdict, run2.Status.Results.Change, run2.Status.Failures)
+	}
+	eventually(t, "schedule says the last run failed", func() (bool, string) {
+		s := getSchedule(t, ns, s.Name)
+		c := meta.FindStatusCondition(s.Status.Conditions, v1alpha1.ConditionLastRunPassed)
+		return c != nil && c.Status == metav1.ConditionFalse && s.Status.LastPassedRun == run1.Name && strings.Contains(c.Message, "maxNDRDrop"), fmt.Sprint(s.Status)
+	})
+
+	if h := argoScheduleHealth(t, ns, s.Name); h != "Degraded" {
+		t.Errorf("Argo CD health after a failed run: %s, want Degraded", h)
+	}
+
+	// night 3 is compared with night 1 again (the last passed run), not with the failed night 2
+	advanceTo(first.Add(48*time.Hour + 30*time.Second))
+	run3 := waitRun(first.Add(48 * time.Hour))
+	if run3.Spec.PreviousRun == nil || run3.Spec.PreviousRun.Name != run1.Name {
+		t.Fatalf("run 3 compares with %v, want %s", run3.Spec.PreviousRun, run1.Name)
+	}
+	// night 4 is due while night 3 still runs: Forbid lets it wait
+	advanceTo(first.Add(72*time.Hour + 30*time.Second))
+	eventually(t, "night 4 waits", func() (bool, string) {
+		s := getSchedule(t, ns, s.Name)
+		c := meta.FindStatusCondition(s.Status.Conditions, v1alpha1.ConditionReady)
+		return c != nil && c.Reason == v1alpha1.ReasonRunWaits && strings.Contains(c.Message, run3.Name), fmt.Sprint(s.Status)
+	})
+	if runs := runsOfSchedule(t, ns, s.Name); len(runs) != 3 {
+		t.Fatalf("runs while night 3 runs: %v", runs)
+	}
+	run3 = finishRun(t, ns, run3.Name, 0.98)
+	if run3.Status.Verdict != v1alpha1.VerdictPassed || run3.Status.Results.Change[1].NDRPercent != "-2.00" {
+		t.Fatalf("run 3: verdict %s, change %+v, failures %v", run3.Status.Verdict, run3.Status.Results.Change, run3.Status.Failures)
+	}
+	// its end starts the waiting night 4, compared with night 3; night 1 is pruned (one passed run kept)
+	run4 := waitRun(first.Add(72 * time.Hour))
+	if run4.Spec.PreviousRun == nil || run4.Spec.PreviousRun.Name != run3.Name {
+		t.Fatalf("run 4 compares with %v, want %s", run4.Spec.PreviousRun, run3.Name)
+	}
+	eventually(t, "history limits", func() (bool, string) {
+		runs := runsOfSchedule(t, ns, s.Name)
+		s := getSchedule(t, ns, s.Name)
+		want := fmt.Sprint([]string{run2.Name, run3.Name, run4.Name})
+		return fmt.Sprint(runs) == want && s.Status.RunsStarted == 4 && len(s.Status.Runs) == 3 && s.Status.Runs[0].Name == run4.Name,
+			fmt.Sprintf("runs %v (want %s), status %+v", runs, want, s.Status)
+	})
+
+	// suspended: nothing starts, however late it gets
+	cur := getSchedule(t, ns, s.Name)
+	cur.Spec.Suspend = true
+	if err := k8sClient.Update(ctx, cur); err != nil {
+		t.Fatal(err)
+	}
+	finishRun(t, ns, run4.Name, 1)
+	advanceTo(first.Add(96*time.Hour + 30*time.Second))
+	eventually(t, "suspended", func() (bool, string) {
+		s := getSchedule(t, ns, s.Name)
+		c := meta.FindStatusCondition(s.Status.Conditions, v1alpha1.ConditionReady)
+		return c != nil && c.Reason == v1alpha1.ReasonSuspended && s.Status.NextScheduleTime == nil && s.Status.ObservedGeneration == s.Generation, fmt.Sprint(s.Status)
+	})
+	if h := argoScheduleHealth(t, ns, s.Name); h != "Suspended" {
+		t.Errorf("Argo CD health when suspended: %s", h)
+	}
+	time.Sleep(time.Second)
+	if runs := runsOfSchedule(t, ns, s.Name); fmt.Sprint(runs) != fmt.Sprint([]string{run2.Name, run4.Name}) {
+		t.Fatalf("a suspended schedule made a run: %v", runs)
+	}
+}
+
+func TestScheduleWithADeadlineSkipsALateRunAndReplaceCancels(t *testing.T) {
+	m := startManager(t)
+	ns := namespace(t)
+	ctx := context.Background()
+	s := nightly(ns, "late")
+	s.Spec.Schedule = "*/10 * * * *"
+	s.Spec.StartingDeadlineSeconds = ptr(int64(60))
+	s.Spec.ConcurrencyPolicy = v1alpha1.ReplaceConcurrent
+	if err := k8sClient.Create(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	s = getSchedule(t, ns, s.Name)
+	slot := s.CreationTimestamp.UTC().Truncate(10 * time.Minute).Add(10 * time.Minute)
+	// the operator looks 5 minutes after the slot: past the 60 s deadline, the slot is missed
+	m.clock.Advance(slot.Add(5 * time.Minute).Sub(m.clock.Now()))
+	poke(t, ns, s.Name)
+	eventually(t, "missed", func() (bool, string) {
+		s := getSchedule(t, ns, s.Name)
+		c := meta.FindStatusCondition(s.Status.Conditions, v1alpha1.ConditionReady)
+		return c != nil && c.Reason == v1alpha1.ReasonRunMissed, fmt.Sprint(s.Status)
+	})
+	if runs := runsOfSchedule(t, ns, s.Name); len(runs) != 0 {
+		t.Fatalf("a run past its deadline started: %v", runs)
+	}
+	// the next slot in time starts; the one after replaces it (cancelled, kept)
+	m.clock.Advance(slot.Add(10*time.Minute + 10*time.Second).Sub(m.clock.Now()))
+	poke(t, ns, s.Name)
+	a := fmt.Sprintf("late-%d", slot.Add(10*time.Minute).Unix()/60)
+	eventually(t, "run "+a, func() (bool, string) {
+		runs := runsOfSchedule(t, ns, s.Name)
+		return len(runs) == 1 && runs[0] == a, fmt.Sprint(runs, getSchedule(t, ns, s.Name).Status)
+	})
+	waitTest(t, ns, a, a+" started", func(tt *v1alpha1.TrafficTest) bool { return len(tt.Status.TesterPods) > 0 })
+	m.clock.Advance(slot.Add(20*time.Minute + 10*time.Second).Sub(m.clock.Now()))
+	poke(t, ns, s.Name)
+	b := fmt.Sprintf("late-%d", slot.Add(20*time.Minute).Unix()/60)
+	waitTest(t, ns, a, a+" cancelled", func(tt *v1alpha1.TrafficTest) bool {
+		return tt.Spec.Cancel && tt.Status.Phase == v1alpha1.PhaseFailed
+	})
+	waitPod(t, ns, b+"-tester")
+}
+
+func TestInvalidScheduleIsStalledNamingTheField(t *testing.T) {
+	startManager(t)
+	ns := namespace(t)
+	s := nightly(ns, "typo")
+	s.Spec.Schedule = "0 26 * * *"
+	if err := k8sClient.Create(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "stalled", func() (bool, string) {
+		s := getSchedule(t, ns, s.Name)
+		c := meta.FindStatusCondition(s.Status.Conditions, v1alpha1.ConditionStalled)
+		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == v1alpha1.ReasonInvalidSchedule && strings.Contains(c.Message, "spec.schedule"), fmt.Sprint(s.Status)
+	})
+	if h := argoScheduleHealth(t, ns, s.Name); h != "Degraded" {
+		t.Errorf("Argo CD health of an unreadable schedule: %s", h)
+	}
+}
