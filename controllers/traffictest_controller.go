@@ -465,6 +465,7 @@ func (r *TrafficTestReconciler) harvest(ctx context.Context, tt *v1alpha1.Traffi
 		} else {
 			st.Results = forStatus(&res, &tt.Spec.DUT)
 			st.Headline = headline(&res)
+			r.judgePlacement(tt)
 		}
 	}
 	if s := cm.Data[results.KeyProgress]; s != "" {
@@ -699,6 +700,26 @@ func (r *TrafficTestReconciler) judge(ctx context.Context, tt *v1alpha1.TrafficT
 		r.setCondition(tt, v1alpha1.ConditionExpectationsMet, metav1.ConditionUnknown, v1alpha1.ReasonNoExpectations, "spec.expectations is empty")
 	}
 	return nil
+}
+
+// judgePlacement turns the tester's preflight record into the TesterPlacement condition: a port driven
+// across NUMA nodes is said where a user looks first (the numbers may be the tester's), with the event
+// once.
+func (r *TrafficTestReconciler) judgePlacement(tt *v1alpha1.TrafficTest) {
+	pf := tt.Status.Results.Preflight
+	if pf == nil {
+		return
+	}
+	if len(pf.Warnings) == 0 {
+		r.setCondition(tt, v1alpha1.ConditionTesterPlacement, metav1.ConditionTrue, v1alpha1.ReasonNUMAAligned,
+			"every port on the NUMA node of the engine's cores and hugepages (or on none)")
+		return
+	}
+	msg := strings.Join(pf.Warnings, "; ")
+	if c := meta.FindStatusCondition(tt.Status.Conditions, v1alpha1.ConditionTesterPlacement); c == nil || c.Message != msg {
+		r.event(tt, corev1.EventTypeWarning, v1alpha1.ReasonCrossesNUMA, "Preflight", "%s", msg)
+	}
+	r.setCondition(tt, v1alpha1.ConditionTesterPlacement, metav1.ConditionFalse, v1alpha1.ReasonCrossesNUMA, msg)
 }
 
 // resultsOf reads the results of another, finished test to compare with; when there are none it says

@@ -855,3 +855,34 @@ func TestEditedFinishedTestRunsAgainAndKeepsThePreviousRun(t *testing.T) {
 		t.Fatalf("second run: %+v, previous %+v", tt.Status.Results, tt.Status.PreviousRuns)
 	}
 }
+
+// The tester's preflight record reaches the status: a port driven across NUMA nodes is the TesterPlacement
+// condition, and a run the tester refused (link down) fails with the tester's reason and keeps the record.
+func TestPreflightReachesTheStatus(t *testing.T) {
+	startManager(t)
+	ns := namespace(t)
+	newTest(t, ns, "numa", sriovTest(unidirectional))
+	pod := waitPod(t, ns, "numa-tester")
+	warning := "port west (0000:3b:02.1) is on NUMA node 1, but the engine runs on CPU 2 (node 0)"
+	pf := &v1alpha1.Preflight{CPUs: []int32{2, 3}, CPUNUMANodes: []int32{0, 0}, MemoryNUMANodes: []int32{0}, Warnings: []string{warning},
+		Ports: []v1alpha1.PortPreflight{{Name: "west", Device: "0000:3b:02.1", Driver: "net_ixgbe_vf", LinkUp: false, SpeedMbps: 10000, MaxFrame: 1518, NUMANode: 1}}}
+	writeResults(t, ns, "numa", testerWrites{results: &v1alpha1.Results{Preflight: pf}})
+	kubelet(t, pod, corev1.PodRunning, 0, "")
+	tt := waitTest(t, ns, "numa", "TesterPlacement", func(tt *v1alpha1.TrafficTest) bool {
+		c := condition(tt, v1alpha1.ConditionTesterPlacement)
+		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == v1alpha1.ReasonCrossesNUMA && c.Message == warning
+	})
+	if tt.Status.Results.Preflight.Ports[0].Device != "0000:3b:02.1" {
+		t.Errorf("preflight in status: %+v", tt.Status.Results.Preflight)
+	}
+	refusal := "preflight: port west (0000:3b:02.1): link down after 10s"
+	writeResults(t, ns, "numa", testerWrites{state: &results.State{State: results.StateFailed, Reason: v1alpha1.ReasonPortLinkDown, Message: refusal}})
+	kubelet(t, pod, corev1.PodFailed, 1, "Error")
+	tt = waitTest(t, ns, "numa", "refused", phaseIs(v1alpha1.PhaseFailed))
+	if c := condition(tt, v1alpha1.ConditionFailed); c == nil || c.Reason != v1alpha1.ReasonPortLinkDown || c.Message != refusal {
+		t.Errorf("Failed condition %+v, want the tester's reason and message", c)
+	}
+	if tt.Status.Results == nil || tt.Status.Results.Preflight == nil || tt.Status.Verdict == v1alpha1.VerdictPassed {
+		t.Errorf("a refused run keeps its preflight record and never passes: %+v", tt.Status)
+	}
+}

@@ -29,6 +29,9 @@ const (
 	ConditionComplete = "Complete"
 	// ConditionFailed is true when the run ended without completing; the reason says why.
 	ConditionFailed = "Failed"
+	// ConditionTesterPlacement is false when the tester's preflight found a port on another NUMA node than
+	// the cores or hugepages that drive it.
+	ConditionTesterPlacement = "TesterPlacement"
 	// ConditionExpectationsMet holds the regression verdict.
 	ConditionExpectationsMet = "ExpectationsMet"
 
@@ -69,6 +72,13 @@ const (
 	ReasonPending            = "Pending"
 	ReasonRunning            = "Running"
 	ReasonSpecChanged        = "SpecChanged"
+	// Preflight refusals: the tester cannot measure through a port.
+	ReasonPortLinkDown           = "PortLinkDown"
+	ReasonPortSlowerThanLineRate = "PortSlowerThanLineRate"
+	ReasonFrameTooLargeForPort   = "FrameTooLargeForPort"
+	// ReasonCrossesNUMA and ReasonNUMAAligned are the TesterPlacement condition's.
+	ReasonCrossesNUMA = "CrossesNUMA"
+	ReasonNUMAAligned = "NUMAAligned"
 )
 
 // Verdict is the regression outcome.
@@ -271,6 +281,10 @@ type Results struct {
 	// +optional
 	// +listType=atomic
 	Change []ChangeResult `json:"change,omitempty"`
+	// preflight is what the tester found before the first trial: each port's device, link and NUMA node,
+	// and where the engine runs.
+	// +optional
+	Preflight *Preflight `json:"preflight,omitempty"`
 	// notes the tester wants the user to read (tester saturated, latency not valid across nodes, ...).
 	// +optional
 	// +listType=atomic
@@ -556,6 +570,65 @@ type PenaltyResult struct {
 	// l2BitsPerSecond lost.
 	// +required
 	L2BitsPerSecond int64 `json:"l2BitsPerSecond"`
+}
+
+// Preflight is the tester's record of its ports and its placement before the first trial. A run whose
+// link is down, slower than traffic.lineRate, or unable to carry the largest planned frame does not start.
+type Preflight struct {
+	// ports as the engine found them.
+	// +optional
+	// +listType=atomic
+	Ports []PortPreflight `json:"ports,omitempty"`
+	// cpus the engine runs on (the pod's exclusive cores with the static CPU manager).
+	// +optional
+	// +listType=atomic
+	CPUs []int32 `json:"cpus,omitempty"`
+	// cpuNUMANodes are the NUMA nodes of cpus, in the same order.
+	// +optional
+	// +listType=atomic
+	CPUNUMANodes []int32 `json:"cpuNUMANodes,omitempty"`
+	// memoryNUMANodes hold the engine's frame memory (hugepages).
+	// +optional
+	// +listType=atomic
+	MemoryNUMANodes []int32 `json:"memoryNUMANodes,omitempty"`
+	// warnings about the placement, e.g. a port on another NUMA node than the cores that drive it.
+	// +optional
+	// +listType=atomic
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// PortPreflight is one port as the tester found it.
+type PortPreflight struct {
+	// name of the port (spec.ports).
+	// +required
+	Name string `json:"name"`
+	// device is the PCI address of the port's VF, or the name of a virtual device.
+	// +optional
+	Device string `json:"device,omitempty"`
+	// driver is DPDK's poll-mode driver, e.g. net_ixgbe_vf.
+	// +optional
+	Driver string `json:"driver,omitempty"`
+	// mac address of the port.
+	// +optional
+	MAC string `json:"mac,omitempty"`
+	// linkUp is the link state.
+	// +optional
+	LinkUp bool `json:"linkUp,omitempty"`
+	// speedMbps is the link speed the port reports (0 unknown).
+	// +optional
+	SpeedMbps int64 `json:"speedMbps,omitempty"`
+	// maxFrame is the largest frame the port carries, FCS included.
+	// +optional
+	MaxFrame int32 `json:"maxFrame,omitempty"`
+	// numaNode of the device; -1 when it has none (a virtual device).
+	// +optional
+	NUMANode int32 `json:"numaNode"`
+	// rxQueues and txQueues the engine uses on the port.
+	// +optional
+	RxQueues int32 `json:"rxQueues,omitempty"`
+	// txQueues the engine uses on the port.
+	// +optional
+	TxQueues int32 `json:"txQueues,omitempty"`
 }
 
 // ChangeResult is how one size and direction moved since the previous run.

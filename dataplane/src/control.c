@@ -16,6 +16,7 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
+#include <rte_malloc.h>
 
 #include "engine.h"
 
@@ -197,8 +198,33 @@ static int do_hello(struct args *a, struct out *o)
 {
 	if (check_unused(a, o, "HELLO"))
 		return -1;
-	put(o, "{\"ok\":true,\"proto\":3,\"engine\":\"%s\",\"ports\":%u,\"tsc_hz\":%llu,\"lcores\":%u,\"idle_sleep_us\":%u}",
+	put(o, "{\"ok\":true,\"proto\":3,\"engine\":\"%s\",\"ports\":%u,\"tsc_hz\":%llu,\"lcores\":%u,\"idle_sleep_us\":%u",
 	    LR_VERSION, lr.nports, (unsigned long long)lr.tsc_hz, rte_lcore_count(), lr.idle_sleep_us);
+	/* where the engine runs and keeps its frames: the runner checks them against the ports' nodes */
+	const char *sep = "";
+	unsigned lc;
+	put(o, ",\"lcore_cpus\":[");
+	RTE_LCORE_FOREACH(lc) {
+		put(o, "%s%d", sep, rte_lcore_to_cpu_id((int)lc));
+		sep = ",";
+	}
+	put(o, "],\"lcore_numa\":[");
+	sep = "";
+	RTE_LCORE_FOREACH(lc) {
+		put(o, "%s%u", sep, rte_lcore_to_socket_id(lc));
+		sep = ",";
+	}
+	put(o, "],\"memory_numa\":[");
+	sep = "";
+	for (unsigned i = 0; i < rte_socket_count(); i++) {
+		int node = rte_socket_id_by_idx(i);
+		struct rte_malloc_socket_stats st;
+		if (node >= 0 && rte_malloc_get_socket_stats(node, &st) == 0 && st.heap_totalsz_bytes > 0) {
+			put(o, "%s%d", sep, node);
+			sep = ",";
+		}
+	}
+	put(o, "]}");
 	return 0;
 }
 
@@ -265,10 +291,10 @@ static int do_port(struct args *a, struct out *o)
 	char m[32];
 	bool ck4 = p->rx_cksum & RTE_ETH_RX_OFFLOAD_IPV4_CKSUM, cku = p->rx_cksum & RTE_ETH_RX_OFFLOAD_UDP_CKSUM;
 	put(o,
-	    "{\"ok\":true,\"id\":%d,\"mac\":\"%s\",\"driver\":\"%s\",\"link_up\":%s,\"speed_mbps\":%u,\"max_frame\":%u,"
-	    "\"rx_checksums\":\"%s%s%s\"}",
-	    id, mac_str(p->mac, m), p->driver, link.link_status ? "true" : "false", link.link_speed, p->max_frame,
-	    ck4 ? "ipv4" : "", ck4 && cku ? "," : "", cku ? "udp" : "");
+	    "{\"ok\":true,\"id\":%d,\"mac\":\"%s\",\"driver\":\"%s\",\"device\":\"%s\",\"numa\":%d,\"rx_queues\":%u,"
+	    "\"tx_queues\":%u,\"link_up\":%s,\"speed_mbps\":%u,\"max_frame\":%u,\"rx_checksums\":\"%s%s%s\"}",
+	    id, mac_str(p->mac, m), p->driver, p->device, p->numa, p->rx_queues, p->tx_queues, link.link_status ? "true" : "false",
+	    link.link_speed, p->max_frame, ck4 ? "ipv4" : "", ck4 && cku ? "," : "", cku ? "udp" : "");
 	return 0;
 }
 

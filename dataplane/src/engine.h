@@ -34,6 +34,9 @@ struct lr_port {
 	uint16_t id;
 	uint8_t mac[6];
 	char driver[32];
+	char device[64];  /* the PCI address of a PCI port, the vdev name of a virtual one */
+	int numa;	  /* the NUMA node of the device, -1 unknown (virtual devices) */
+	uint16_t rx_queues, tx_queues;
 	uint32_t max_frame;
 	uint32_t speed_mbps;
 	/* addressing, written by the control thread between trials */

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <rte_cycles.h>
+#include <rte_dev.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
@@ -158,6 +159,9 @@ static int setup_port(uint16_t pid, uint16_t idx, unsigned max_frame)
 		return -1;
 	p->id = pid;
 	snprintf(p->driver, sizeof(p->driver), "%s", info.driver_name);
+	snprintf(p->device, sizeof(p->device), "%s", info.device ? rte_dev_name(info.device) : "");
+	p->numa = rte_eth_dev_socket_id(pid); /* SOCKET_ID_ANY (-1) when the device has no node */
+	p->rx_queues = p->tx_queues = 1;
 	p->max_frame = max_frame;
 	if (info.max_rx_pktlen && (uint64_t)info.max_rx_pktlen + LR_FCS_LEN < p->max_frame)
 		p->max_frame = info.max_rx_pktlen + LR_FCS_LEN;
@@ -169,7 +173,7 @@ static int setup_port(uint16_t pid, uint16_t idx, unsigned max_frame)
 	 * offers is taken; a driver that never flags a frame BAD (some virtual ones) tells nothing apart. */
 	p->rx_cksum = info.rx_offload_capa & (RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM);
 	conf.rxmode.offloads = p->rx_cksum;
-	int rc = rte_eth_dev_configure(pid, 1, 1, &conf);
+	int rc = rte_eth_dev_configure(pid, p->rx_queues, p->tx_queues, &conf);
 	if (rc == 0)
 		rc = rte_eth_rx_queue_setup(pid, 0, RX_DESC, rte_eth_dev_socket_id(pid), NULL, lr.pool);
 	if (rc == 0)

@@ -118,6 +118,21 @@ class Loop(Base):
                 self.assertEqual((c["tx_frames"], c["rx_frames"]), (want, want), c)
             self.assertEqual(s["tx_bytes"], sum(cycle[i % len(cycle)] for i in range(RATE)))
 
+    def test_hello_and_port_report_placement(self):
+        """Where the engine runs (its lcores' CPUs and NUMA nodes, the nodes of its frame memory) and what
+        each port is (device, NUMA node, queues, link, largest frame): the runner's preflight record."""
+        e = self.loop()
+        h = e.cmd("HELLO")
+        self.assertEqual(h["lcore_cpus"], [0, 1], "the engine was started with -l 0,1")
+        node_of_cpu0 = [int(n[4:]) for n in os.listdir("/sys/devices/system/cpu/cpu0") if n.startswith("node") and n[4:].isdigit()]
+        self.assertEqual(h["lcore_numa"][0], node_of_cpu0[0] if node_of_cpu0 else 0)
+        self.assertEqual(len(h["lcore_numa"]), 2)
+        self.assertTrue(h["memory_numa"], "the engine's frame memory is on some NUMA node")
+        p = e.cmd("PORT id=1 ip4=198.19.1.2/24 peer_mac=%s" % self.net.mac("t0", self.tns))
+        self.assertEqual((p["device"], p["rx_queues"], p["tx_queues"], p["link_up"]), ("net_af_packet1", 1, 1, True))
+        self.assertIsInstance(p["numa"], int)
+        self.assertEqual(p["max_frame"], 1518, "a 1500 B MTU carries 1518 B frames")
+
     def test_loop_burst_exact(self):
         e = self.loop()
         e.cmd("STREAM id=0 tx=0 rx=1 src=198.18.1.2 dst=198.19.1.2 sizes=64")

@@ -38,6 +38,11 @@ type Hello struct {
 	Ports  int    `json:"ports"`
 	TSCHz  int64  `json:"tsc_hz"`
 	Lcores int    `json:"lcores"`
+	// LcoreCPUs are the CPUs the engine's lcores run on, and LcoreNUMA their NUMA nodes (same order).
+	LcoreCPUs []int `json:"lcore_cpus"`
+	LcoreNUMA []int `json:"lcore_numa"`
+	// MemoryNUMA are the NUMA nodes that hold the engine's frame memory (its hugepages).
+	MemoryNUMA []int `json:"memory_numa"`
 }
 
 // PortConfig addresses one DPDK port.
@@ -53,12 +58,18 @@ type PortConfig struct {
 
 // PortInfo is what the engine says about a port.
 type PortInfo struct {
-	ID        int    `json:"id"`
-	MAC       string `json:"mac"`
-	Driver    string `json:"driver"`
-	LinkUp    bool   `json:"link_up"`
-	SpeedMbps int64  `json:"speed_mbps"`
-	MaxFrame  int    `json:"max_frame"`
+	ID     int    `json:"id"`
+	MAC    string `json:"mac"`
+	Driver string `json:"driver"`
+	// Device is the PCI address of a PCI port (a VF), the vdev name of a virtual one.
+	Device string `json:"device"`
+	// NUMA is the device's NUMA node, -1 when it has none.
+	NUMA      int   `json:"numa"`
+	RxQueues  int   `json:"rx_queues"`
+	TxQueues  int   `json:"tx_queues"`
+	LinkUp    bool  `json:"link_up"`
+	SpeedMbps int64 `json:"speed_mbps"`
+	MaxFrame  int   `json:"max_frame"`
 	// RxChecksums lists the checksums the port verifies on receipt ("ipv4,udp"; empty: none). Only on
 	// such a port are frames the DUT corrupted told apart (StreamResult.Corrupted).
 	RxChecksums string `json:"rx_checksums"`

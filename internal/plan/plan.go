@@ -182,6 +182,20 @@ func (p *Plan) SeqWindow() (bits int, frames int64) {
 // Has says whether the plan runs test t.
 func (p *Plan) Has(t v1alpha1.TestKind) bool { return slices.Contains(p.Tests, t) }
 
+// LargestFrame is the largest frame the plan sends, FCS included (frame sizes and the IMIX's).
+func (p *Plan) LargestFrame() int {
+	largest := 0
+	for _, f := range p.FrameSizes {
+		largest = max(largest, f)
+	}
+	if p.Imix != nil {
+		for _, e := range p.Imix.Entries {
+			largest = max(largest, int(e.FrameSize))
+		}
+	}
+	return largest
+}
+
 // Marshal renders the plan for the plan ConfigMap.
 func (p *Plan) Marshal() (string, error) {
 	b, err := json.MarshalIndent(p, "", "  ")

@@ -240,6 +240,10 @@ th{background:#f4f4f4}td.l{text-align:left}.failed{border-left:4px solid #d62728
 {{if .Res.BackToBack}}<h2>Back-to-back</h2><table><tr><th>frame</th><th>direction</th><th>longest burst (frames)</th><th>burst length (s)</th><th></th></tr>
 {{range .Res.BackToBack}}<tr><td>{{.FrameSize}} B</td><td class="l">{{.Direction}}</td><td>{{count .Frames}}</td><td>{{.BurstSeconds}}</td><td class="l limited">{{if .TesterLimited}}tester-limited{{end}}</td></tr>{{end}}</table>{{end}}
 {{with .Res.Diagnosis}}<h2>Diagnosis</h2><p>{{.Bound}}: {{.Explanation}}</p>{{end}}
+{{with .Res.Preflight}}<h2>Tester (preflight)</h2><table><tr><th>port</th><th>device</th><th>driver</th><th>MAC</th><th>link</th><th>speed</th><th>largest frame</th><th>NUMA node</th><th>queues rx/tx</th></tr>
+{{range .Ports}}<tr><td class="l">{{.Name}}</td><td class="l">{{.Device}}</td><td class="l">{{.Driver}}</td><td class="l">{{.MAC}}</td><td>{{if .LinkUp}}up{{else}}down{{end}}</td><td>{{if .SpeedMbps}}{{.SpeedMbps}} Mbit/s{{else}}unknown{{end}}</td><td>{{.MaxFrame}} B</td><td>{{if lt .NUMANode 0}}none{{else}}{{.NUMANode}}{{end}}</td><td>{{.RxQueues}}/{{.TxQueues}}</td></tr>{{end}}</table>
+<p>Engine on CPUs {{.CPUs}} (NUMA nodes {{.CPUNUMANodes}}), frame memory on NUMA node(s) {{.MemoryNUMANodes}}.</p>
+{{if .Warnings}}<ul class="limited">{{range .Warnings}}<li>{{.}}</li>{{end}}</ul>{{end}}{{end}}
 {{if .Res.Notes}}<h2>Notes</h2><ul>{{range .Res.Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <p>Every trial: <a href="results.json">results.json</a>, <a href="trials.jsonl">trials.jsonl</a> ({{.Trials}} trials).</p>
 </body></html>`))

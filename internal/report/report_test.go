@@ -115,3 +115,24 @@ func TestNoEmptyDUTLine(t *testing.T) {
 		}
 	}
 }
+
+// The report carries the tester's preflight record: each port's device, link and NUMA node, where the
+// engine ran, and a placement warning where it crossed NUMA nodes.
+func TestReportShowsThePreflight(t *testing.T) {
+	warn := "port west (0000:3b:02.1) is on NUMA node 1, but the engine runs on CPU 2 (node 0)"
+	res := &v1alpha1.Results{Preflight: &v1alpha1.Preflight{CPUs: []int32{2, 3}, CPUNUMANodes: []int32{0, 0}, MemoryNUMANodes: []int32{0},
+		Warnings: []string{warn}, Ports: []v1alpha1.PortPreflight{
+			{Name: "west", Device: "0000:3b:02.1", Driver: "net_ixgbe_vf", LinkUp: true, SpeedMbps: 10000, MaxFrame: 1518, NUMANode: 1, RxQueues: 1, TxQueues: 1},
+			{Name: "east", Device: "net_af_packet1", Driver: "net_af_packet", MaxFrame: 1518, NUMANode: -1, RxQueues: 1, TxQueues: 1}}}}
+	dir := t.TempDir()
+	if err := Write(dir, Run{Name: "t", Results: res}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "index.html"))
+	html := string(b)
+	for _, want := range []string{"<td class=\"l\">0000:3b:02.1</td>", "<td>10000 Mbit/s</td>", "<td>none</td>", "<td>down</td>", "Engine on CPUs [2 3]", warn} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}

@@ -31,8 +31,8 @@ func TestResumeFromACheckpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(full.checkpoints) != 6 || full.results != 1 {
-		t.Fatalf("%d checkpoints and %d result writes for 6 steps, want a checkpoint per step and the final tables", len(full.checkpoints), full.results)
+	if len(full.checkpoints) != 6 || full.results != 2 {
+		t.Fatalf("%d checkpoints and %d result writes for 6 steps, want a checkpoint per step, the preflight record and the final tables", len(full.checkpoints), full.results)
 	}
 	afterThroughput := full.checkpoints[2]
 	if afterThroughput.StepsDone != 3 || len(afterThroughput.NDR) != 3 || len(afterThroughput.Results.Throughput) != 3 {

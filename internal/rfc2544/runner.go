@@ -21,7 +21,6 @@ import (
 	"linerate.dev/linerate/internal/expectations"
 	"linerate.dev/linerate/internal/plan"
 	"linerate.dev/linerate/internal/results"
-	"linerate.dev/linerate/internal/units"
 )
 
 // Sink receives what the run measures.
@@ -66,6 +65,8 @@ type Options struct {
 	MaxTrialsPerSearch int
 	// ResolveTimeout bounds next-hop resolution per port (default 3 s).
 	ResolveTimeout time.Duration
+	// LinkWait is how long a port's link may take to come up before the run is refused (default 10 s).
+	LinkWait time.Duration
 	// PlanHash names the plan (plan.Hash) in checkpoints.
 	PlanHash string
 	// Resume is the checkpoint of an earlier runner of this run: the steps it completed are not measured
@@ -135,6 +136,9 @@ func New(p *plan.Plan, e engine.Engine, sink Sink, opt Options) *Runner {
 	}
 	if opt.Stall == 0 {
 		opt.Stall = 2 * time.Second
+	}
+	if opt.LinkWait == 0 {
+		opt.LinkWait = 10 * time.Second
 	}
 	if opt.ResolveTimeout == 0 {
 		opt.ResolveTimeout = 3 * time.Second
@@ -352,32 +356,10 @@ func (r *Runner) uncheckedChecksums(i int, rxChecksums string) string {
 	return strings.Join(missing, " and ")
 }
 
-// setup addresses the ports and resolves their next hops.
+// setup addresses the ports, records and checks them (preflight.go), and resolves their next hops.
 func (r *Runner) setup(ctx context.Context) error {
-	if _, err := r.eng.Hello(ctx); err != nil {
+	if err := r.preflight(ctx); err != nil {
 		return err
-	}
-	for i, port := range r.plan.Ports {
-		cfg := engine.PortConfig{ID: i, PeerMAC: port.PeerMAC, VLAN: r.plan.Traffic.VLAN}
-		if r.plan.Traffic.IPVersion == 6 {
-			cfg.IP6, cfg.GW6 = port.Address, port.Gateway
-		} else {
-			cfg.IP4, cfg.GW4 = port.Address, port.Gateway
-		}
-		info, err := r.eng.Port(ctx, cfg)
-		if err != nil {
-			return fmt.Errorf("port %s: %w", port.Name, err)
-		}
-		if !info.LinkUp {
-			r.note(fmt.Sprintf("port %s reported its link down at start", port.Name))
-		}
-		if missing := r.uncheckedChecksums(i, info.RxChecksums); missing != "" {
-			r.note(fmt.Sprintf("port %s (%s) does not verify %s checksums on receipt: a frame the DUT corrupts there counts as received", port.Name, info.Driver, missing))
-		}
-		if info.SpeedMbps > 0 && info.SpeedMbps*1_000_000 < r.plan.Traffic.LineRateBps {
-			r.note(fmt.Sprintf("port %s runs at %d Mbit/s, below traffic.lineRate %s: rates above the port speed are tester-limited",
-				port.Name, info.SpeedMbps, units.FormatBits(r.plan.Traffic.LineRateBps)))
-		}
 	}
 	for i, port := range r.plan.Ports {
 		if port.PeerMAC != "" {

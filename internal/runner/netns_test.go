@@ -97,6 +97,17 @@ func runCLI(t *testing.T, eng, tns string, tt *v1alpha1.TrafficTest) cliOut {
 // test's own).
 func runCLIIn(t *testing.T, eng, tns string, tt *v1alpha1.TrafficTest, procs string) cliOut {
 	t.Helper()
+	o, stderr, err := execCLI(t, eng, tns, tt, procs)
+	if err != nil {
+		t.Fatalf("linerate run: %v\n%s", err, stderr)
+	}
+	return o
+}
+
+// execCLI runs `linerate run -o json` in the network namespace tns and returns what it printed, also when
+// it failed; extra are more arguments (e.g. --port).
+func execCLI(t *testing.T, eng, tns string, tt *v1alpha1.TrafficTest, procs string, extra ...string) (cliOut, string, error) {
+	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "linerate")
 	sh(t, "go", "build", "-o", bin, "linerate.dev/linerate/cmd/linerate")
@@ -104,7 +115,7 @@ func runCLIIn(t *testing.T, eng, tns string, tt *v1alpha1.TrafficTest, procs str
 	if err := os.WriteFile(f, []byte(asYAML(t, tt)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	argv := []string{"ip", "netns", "exec", tns, bin, "run", "-f", f, "--engine", eng, "-o", "json", "--report", filepath.Join(dir, "report")}
+	argv := append([]string{"ip", "netns", "exec", tns, bin, "run", "-f", f, "--engine", eng, "-o", "json", "--report", filepath.Join(dir, "report")}, extra...)
 	if procs != "" {
 		// the shell moves itself into the cgroup and then becomes the command: nothing runs outside it
 		argv = append([]string{"sh", "-c", `echo $$ > "$0" && exec "$@"`, procs}, argv...)
@@ -112,18 +123,15 @@ func runCLIIn(t *testing.T, eng, tns string, tt *v1alpha1.TrafficTest, procs str
 	cmd := exec.Command(argv[0], argv[1:]...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("linerate run: %v\n%s", err, stderr.String())
-	}
+	out, runErr := cmd.Output()
 	var o cliOut
 	if err := json.Unmarshal(out, &o); err != nil {
-		t.Fatalf("linerate run -o json: %v\n%s", err, out)
+		t.Fatalf("linerate run -o json: %v (%v)\n%s\n%s", err, runErr, out, stderr.String())
 	}
 	if _, err := os.Stat(filepath.Join(dir, "report", "index.html")); err != nil {
 		t.Errorf("no report: %v", err)
 	}
-	return o
+	return o, stderr.String(), runErr
 }
 
 func TestNDROfATokenBucketIsItsRate(t *testing.T) {

@@ -161,7 +161,10 @@ func RunPod(ctx context.Context, o PodOptions) error {
 	st := results.State{State: results.StateSucceeded, Time: time.Now()}
 	if runErr != nil {
 		st.State, st.Message = results.StateFailed, runErr.Error()
+		pe, refused := rfc2544.IsPreflight(runErr)
 		switch {
+		case refused:
+			st.Reason = pe.Reason
 		case errors.Is(runErr, rfc2544.ErrDUTStalled):
 			st.Reason = "DUTStalled"
 		case errors.Is(runErr, context.Canceled):

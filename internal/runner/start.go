@@ -76,6 +76,9 @@ type StartOptions struct {
 	Plan *plan.Plan
 }
 
+// defaultEngineMaxFrame is the largest frame linerate-engine buffers without --max-frame.
+const defaultEngineMaxFrame = 2048
+
 // Start starts linerate-engine with the given ports.
 func Start(ctx context.Context, o StartOptions) (*engine.Process, error) {
 	if o.RunDir == "" {
@@ -103,6 +106,10 @@ func processConfig(o StartOptions) engine.ProcessConfig {
 	if o.Plan != nil {
 		if bits, _ := o.Plan.SeqWindow(); bits > 0 {
 			args = append(args, "--window-bits", strconv.Itoa(bits))
+		}
+		// the engine's buffers hold 2048 B frames unless told more; jumbo frames need theirs
+		if f := o.Plan.LargestFrame(); f > defaultEngineMaxFrame {
+			args = append(args, "--max-frame", strconv.Itoa(f))
 		}
 	}
 	cfg := engine.ProcessConfig{Binary: o.Binary, Devices: o.Devices, Control: o.Control, FilePrefix: o.FilePrefix,

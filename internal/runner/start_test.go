@@ -28,3 +28,25 @@ func TestEngineGetsTheWindowOfItsPlan(t *testing.T) {
 		t.Errorf("no plan window: the engine's default, got %q", args)
 	}
 }
+
+func TestEngineBuffersTheLargestPlannedFrame(t *testing.T) {
+	for _, c := range []struct {
+		sizes []int
+		want  string // the --max-frame argument, "" for the engine's default
+	}{
+		{[]int{64, 1518}, ""},
+		{[]int{64, 2048}, ""},
+		{[]int{64, 9000}, "9000"},
+	} {
+		p := &plan.Plan{FrameSizes: c.sizes}
+		cfg := processConfig(StartOptions{Binary: "/x", Control: "/run/e.sock", Plan: p})
+		args := cfg.EALArgs()
+		got := ""
+		if i := slices.Index(args, "--max-frame"); i >= 0 {
+			got = args[i+1]
+		}
+		if got != c.want {
+			t.Errorf("sizes %v: --max-frame %q, want %q", c.sizes, got, c.want)
+		}
+	}
+}

@@ -113,6 +113,22 @@ type Engine struct {
 	last    *engine.TrialResult
 	// Log of every trial the engine ran.
 	Log []engine.TrialConfig
+	// Hardware, when set, is what the engine reports of its ports and lcores (the runner's preflight).
+	Hardware  *Hardware
+	portPolls int
+}
+
+// Hardware is the simulated engine's ports and placement.
+type Hardware struct {
+	// PortNUMA are the ports' NUMA nodes (-1: none).
+	PortNUMA [2]int
+	// LcoreCPUs and LcoreNUMA are the engine's CPUs and their nodes; MemoryNUMA the nodes of its memory.
+	LcoreCPUs, LcoreNUMA, MemoryNUMA []int
+	// LinkDownPolls is how many PORT answers report the link down before it comes up (-1: never up).
+	LinkDownPolls int
+	// SpeedMbps is the link speed (0: the DUT's line rate); MaxFrame the largest frame (0: 9216).
+	SpeedMbps int64
+	MaxFrame  int
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -144,7 +160,11 @@ func (e *Engine) Sleep(ctx context.Context, d time.Duration) error {
 
 // Hello implements engine.Engine.
 func (e *Engine) Hello(context.Context) (*engine.Hello, error) {
-	return &engine.Hello{Proto: engine.ProtocolVersion, Engine: "simulated", Ports: 2, TSCHz: 1e9, Lcores: 4}, nil
+	h := &engine.Hello{Proto: engine.ProtocolVersion, Engine: "simulated", Ports: 2, TSCHz: 1e9, Lcores: 4}
+	if hw := e.Hardware; hw != nil {
+		h.LcoreCPUs, h.LcoreNUMA, h.MemoryNUMA = hw.LcoreCPUs, hw.LcoreNUMA, hw.MemoryNUMA
+	}
+	return h, nil
 }
 
 // Port implements engine.Engine.
@@ -152,8 +172,22 @@ func (e *Engine) Port(_ context.Context, p engine.PortConfig) (*engine.PortInfo,
 	if p.ID < 0 || p.ID > 1 {
 		return nil, &engine.Error{Verb: "PORT", Code: "bad-port", Message: fmt.Sprintf("id=%d: the simulation has ports 0 and 1", p.ID)}
 	}
-	return &engine.PortInfo{ID: p.ID, MAC: fmt.Sprintf("02:00:00:00:00:%02x", p.ID+1), Driver: "simulated", LinkUp: true, RxChecksums: "ipv4,udp",
-		SpeedMbps: int64(e.DUT.LineRateBps / 1e6), MaxFrame: 9216}, nil
+	info := &engine.PortInfo{ID: p.ID, MAC: fmt.Sprintf("02:00:00:00:00:%02x", p.ID+1), Driver: "simulated", LinkUp: true, RxChecksums: "ipv4,udp",
+		Device: fmt.Sprintf("sim%d", p.ID), NUMA: -1, RxQueues: 1, TxQueues: 1, SpeedMbps: int64(e.DUT.LineRateBps / 1e6), MaxFrame: 9216}
+	if hw := e.Hardware; hw != nil {
+		e.mu.Lock()
+		e.portPolls++
+		info.LinkUp = hw.LinkDownPolls >= 0 && e.portPolls > hw.LinkDownPolls
+		e.mu.Unlock()
+		info.NUMA = hw.PortNUMA[p.ID]
+		if hw.SpeedMbps > 0 {
+			info.SpeedMbps = hw.SpeedMbps
+		}
+		if hw.MaxFrame > 0 {
+			info.MaxFrame = hw.MaxFrame
+		}
+	}
+	return info, nil
 }
 
 // Resolve implements engine.Engine.

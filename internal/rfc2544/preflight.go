@@ -1,0 +1,163 @@
+package rfc2544
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/engine"
+	"linerate.dev/linerate/internal/plan"
+	"linerate.dev/linerate/internal/units"
+)
+
+// Before the first trial the runner records what it is about to measure with: each port's device, driver,
+// link, speed, largest frame, NUMA node and queues, and the CPUs and NUMA nodes the engine runs on. The
+// record goes to the results (status.results.preflight, the report) whether or not the run starts. A port
+// whose link stays down, that is slower than traffic.lineRate, or that cannot carry the largest planned
+// frame refuses the run: every number from it would be the tester's limit, not the DUT's.
+
+// PreflightError refuses a run before its first trial; Reason is the condition reason a user acts on.
+type PreflightError struct {
+	Reason, Message string
+}
+
+func (e *PreflightError) Error() string { return e.Message }
+
+// IsPreflight says whether err refused the run in preflight, and why.
+func IsPreflight(err error) (*PreflightError, bool) {
+	var pe *PreflightError
+	ok := errors.As(err, &pe)
+	return pe, ok
+}
+
+func (r *Runner) preflight(ctx context.Context) error {
+	hello, err := r.eng.Hello(ctx)
+	if err != nil {
+		return err
+	}
+	pf := &v1alpha1.Preflight{CPUs: int32s(hello.LcoreCPUs), CPUNUMANodes: int32s(hello.LcoreNUMA), MemoryNUMANodes: int32s(hello.MemoryNUMA)}
+	var refusals []*PreflightError
+	for i, port := range r.plan.Ports {
+		info, err := r.portUp(ctx, i, port)
+		if err != nil {
+			return fmt.Errorf("port %s: %w", port.Name, err)
+		}
+		pf.Ports = append(pf.Ports, v1alpha1.PortPreflight{Name: port.Name, Device: info.Device, Driver: info.Driver, MAC: info.MAC,
+			LinkUp: info.LinkUp, SpeedMbps: info.SpeedMbps, MaxFrame: int32(info.MaxFrame), NUMANode: int32(info.NUMA),
+			RxQueues: int32(info.RxQueues), TxQueues: int32(info.TxQueues)})
+		if missing := r.uncheckedChecksums(i, info.RxChecksums); missing != "" {
+			r.note(fmt.Sprintf("port %s (%s) does not verify %s checksums on receipt: a frame the DUT corrupts there counts as received", port.Name, info.Driver, missing))
+		}
+		refusals = append(refusals, refusePort(r.plan, port, info, r.opt.LinkWait)...)
+	}
+	pf.Warnings = placementWarnings(pf)
+	for _, w := range pf.Warnings {
+		r.note(w)
+	}
+	r.res.Preflight = pf
+	// the record reaches the status and the report even when the run is refused
+	r.sink.OnResults(r.res)
+	if len(refusals) > 0 {
+		msgs := make([]string, len(refusals))
+		for i, e := range refusals {
+			msgs[i] = e.Message
+		}
+		return &PreflightError{Reason: refusals[0].Reason, Message: "preflight: " + strings.Join(msgs, "; ")}
+	}
+	return nil
+}
+
+// portUp addresses port i and waits up to LinkWait for its link (a VF's link comes up a moment after the
+// engine starts it).
+func (r *Runner) portUp(ctx context.Context, i int, port plan.Port) (*engine.PortInfo, error) {
+	cfg := engine.PortConfig{ID: i, PeerMAC: port.PeerMAC, VLAN: r.plan.Traffic.VLAN}
+	if r.plan.Traffic.IPVersion == 6 {
+		cfg.IP6, cfg.GW6 = port.Address, port.Gateway
+	} else {
+		cfg.IP4, cfg.GW4 = port.Address, port.Gateway
+	}
+	const poll = 250 * time.Millisecond
+	for waited := time.Duration(0); ; waited += poll {
+		info, err := r.eng.Port(ctx, cfg)
+		if err != nil || info.LinkUp || waited >= r.opt.LinkWait {
+			return info, err
+		}
+		if err := r.opt.Sleep(ctx, poll); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// refusePort says what about a port makes the plan unmeasurable through it.
+func refusePort(p *plan.Plan, port plan.Port, info *engine.PortInfo, waited time.Duration) []*PreflightError {
+	var out []*PreflightError
+	name := port.Name
+	if info.Device != "" {
+		name += " (" + info.Device + ")"
+	}
+	if !info.LinkUp {
+		out = append(out, &PreflightError{Reason: v1alpha1.ReasonPortLinkDown,
+			Message: fmt.Sprintf("port %s: link down after %s; check the cable and the switch port, and the VF's link state (ip link set <PF> vf <n> state auto)", name, waited)})
+	}
+	if info.SpeedMbps > 0 && info.SpeedMbps*1_000_000 < p.Traffic.LineRateBps {
+		out = append(out, &PreflightError{Reason: v1alpha1.ReasonPortSlowerThanLineRate,
+			Message: fmt.Sprintf("port %s: link at %d Mbit/s, slower than traffic.lineRate %s: every rate above it would be the port's limit; set traffic.lineRate to the link's speed",
+				name, info.SpeedMbps, units.FormatBits(p.Traffic.LineRateBps))})
+	}
+	if largest := p.LargestFrame(); info.MaxFrame > 0 && largest > info.MaxFrame {
+		out = append(out, &PreflightError{Reason: v1alpha1.ReasonFrameTooLargeForPort,
+			Message: fmt.Sprintf("port %s: carries frames up to %d B, the plan's largest is %d B: raise the VF's MTU (SriovNetworkNodePolicy mtu, or ip link set <PF> mtu) or set dut.maxFrameSize", name, info.MaxFrame, largest)})
+	}
+	return out
+}
+
+// placementWarnings names the ports the engine reaches across NUMA nodes: from cores or hugepages on
+// another node every frame crosses the interconnect, and the tester may become the limit.
+func placementWarnings(pf *v1alpha1.Preflight) []string {
+	var out []string
+	for _, p := range pf.Ports {
+		if p.NUMANode < 0 {
+			continue
+		}
+		var cpus []string
+		for i, n := range pf.CPUNUMANodes {
+			if n != p.NUMANode && i < len(pf.CPUs) {
+				cpus = append(cpus, fmt.Sprintf("%d (node %d)", pf.CPUs[i], n))
+			}
+		}
+		name := p.Name
+		if p.Device != "" {
+			name += " (" + p.Device + ")"
+		}
+		if len(cpus) > 0 {
+			out = append(out, fmt.Sprintf("port %s is on NUMA node %d, but the engine runs on CPU %s: every frame crosses the interconnect; "+
+				"give the kubelet topologyManagerPolicy single-numa-node (config/samples/sriov/README.md)", name, p.NUMANode, strings.Join(cpus, ", ")))
+		}
+		if len(pf.MemoryNUMANodes) > 0 && !slices.Contains(pf.MemoryNUMANodes, p.NUMANode) {
+			out = append(out, fmt.Sprintf("port %s is on NUMA node %d, but the engine's hugepages are on node %s: every frame is written across the interconnect",
+				name, p.NUMANode, joinInt32(pf.MemoryNUMANodes)))
+		}
+	}
+	return out
+}
+
+func int32s(v []int) []int32 {
+	out := make([]int32, len(v))
+	for i, x := range v {
+		out[i] = int32(x)
+	}
+	return out
+}
+
+func joinInt32(v []int32) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(int(x))
+	}
+	return strings.Join(s, ",")
+}

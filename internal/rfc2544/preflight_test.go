@@ -1,0 +1,69 @@
+package rfc2544_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/engine/sim"
+	"linerate.dev/linerate/internal/rfc2544"
+)
+
+// Before the first trial the runner records each port and where the engine runs, and refuses a run it
+// could only measure itself with: a link that stays down, a link slower than traffic.lineRate, a port
+// that cannot carry the largest planned frame. A port across a NUMA node from the cores or the hugepages
+// that drive it is a warning, not a refusal.
+func TestPreflightRecordsAndRefuses(t *testing.T) {
+	aligned := sim.Hardware{PortNUMA: [2]int{1, 1}, LcoreCPUs: []int{8, 9}, LcoreNUMA: []int{1, 1}, MemoryNUMA: []int{1}}
+	cases := []struct {
+		name    string
+		hw      func(*sim.Hardware)
+		reason  string // the refusal's, "" for a run that goes on
+		message string // in the refusal, or in a warning
+	}{
+		{"aligned and up", func(*sim.Hardware) {}, "", ""},
+		{"link comes up after a second", func(h *sim.Hardware) { h.LinkDownPolls = 4 }, "", ""},
+		{"link stays down", func(h *sim.Hardware) { h.LinkDownPolls = -1 }, v1alpha1.ReasonPortLinkDown, "port west (sim0): link down after 10s"},
+		{"a 1G link for a 10G test", func(h *sim.Hardware) { h.SpeedMbps = 1000 }, v1alpha1.ReasonPortSlowerThanLineRate, "link at 1000 Mbit/s, slower than traffic.lineRate 10.000 Gbit/s"},
+		{"MTU 1400 for 1518 B frames", func(h *sim.Hardware) { h.MaxFrame = 1418 }, v1alpha1.ReasonFrameTooLargeForPort, "carries frames up to 1418 B, the plan's largest is 1518 B"},
+		{"cores on the other node", func(h *sim.Hardware) { h.LcoreNUMA = []int{0, 0} }, "", "port west (sim0) is on NUMA node 1, but the engine runs on CPU 8 (node 0), 9 (node 0)"},
+		{"hugepages on the other node", func(h *sim.Hardware) { h.MemoryNUMA = []int{0} }, "", "the engine's hugepages are on node 0"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := planFor(t, v1alpha1.TestThroughput)
+			p.FrameSizes = []int{1518}
+			e := sim.New(sim.DUT{CapacityFPS: 2.5e6, Seed: 3})
+			hw := aligned
+			c.hw(&hw)
+			e.Hardware = &hw
+			rec := &recorder{}
+			res, err := rfc2544.New(p, e, rec, rfc2544.Options{Sleep: e.Sleep}).Run(context.Background())
+			pf := res.Preflight
+			if pf == nil || len(pf.Ports) != 2 || pf.Ports[0].Device != "sim0" || pf.Ports[1].NUMANode != 1 || len(pf.CPUs) != 2 || pf.CPUs[0] != 8 {
+				t.Fatalf("preflight record: %+v", pf)
+			}
+			if rec.results == 0 {
+				t.Error("the preflight record must reach the sink before any trial (and when the run is refused)")
+			}
+			if c.reason != "" {
+				pe, ok := rfc2544.IsPreflight(err)
+				if !ok || pe.Reason != c.reason || !strings.Contains(pe.Message, c.message) {
+					t.Fatalf("refusal %v (%v), want %s with %q", pe, err, c.reason, c.message)
+				}
+				if len(rec.trials) != 0 {
+					t.Errorf("a refused run measured %d trials", len(rec.trials))
+				}
+				return
+			}
+			if err != nil || len(res.Throughput) != 1 {
+				t.Fatalf("run: %v, throughput %+v", err, res.Throughput)
+			}
+			warned := strings.Join(pf.Warnings, "\n")
+			if c.message == "" && warned != "" || !strings.Contains(warned, c.message) || !strings.Contains(strings.Join(res.Notes, "\n"), c.message) {
+				t.Errorf("warnings %q (notes %q), want %q", pf.Warnings, res.Notes, c.message)
+			}
+		})
+	}
+}
