@@ -74,7 +74,7 @@ func TestScheduleMetricsFollowTheNewestRun(t *testing.T) {
 	run.Status.Results.ComparedWith = "nightly-28998560"
 	run.Status.Results.Change = []v1alpha1.ChangeResult{
 		{FrameSize: 64, Direction: "west->east", NDRPercent: "-30.00", TesterLimited: true},
-		{FrameSize: 1518, Direction: "west->east", NDRPercent: "-7.50", LatencyP99Ns: &p99, LatencyMeanNs: &p99},
+		{FrameSize: 1518, Direction: "west->east", NDRPercent: "-7.50", LatencyP99Ns: &p99, LatencyMeanNs: &p99, LatencyP99Percent: "25.00"},
 	}
 	if err := k8sClient.Status().Update(ctx, run); err != nil {
 		t.Fatal(err)
@@ -88,6 +88,7 @@ func TestScheduleMetricsFollowTheNewestRun(t *testing.T) {
 		`linerate_schedule_last_run_passed{dut="gw-1",namespace="` + ns + `",schedule="nightly"} 0`,
 		`linerate_schedule_throughput_l2_bits_per_second{direction="west->east",dut="gw-1",frame_size="1518",namespace="` + ns + `",schedule="nightly"} 4.934969424e+09`,
 		`linerate_schedule_ndr_change_ratio{direction="west->east",dut="gw-1",frame_size="1518",namespace="` + ns + `",schedule="nightly"} -0.075`,
+		`linerate_schedule_latency_p99_change_ratio{direction="west->east",dut="gw-1",frame_size="1518",namespace="` + ns + `",schedule="nightly"} 0.25`,
 		`linerate_ndr_change_ratio{direction="west->east",dut="gw-1",frame_size="1518",namespace="` + ns + `",previous_run="nightly-28998560",traffictest="nightly-29000000"} -0.075`,
 		`linerate_latency_change_seconds{direction="west->east",dut="gw-1",frame_size="1518",namespace="` + ns + `",previous_run="nightly-28998560",statistic="p99",traffictest="nightly-29000000"} 2.5e-06`,
 	} {

@@ -72,8 +72,8 @@ func (r *TrafficTestReconciler) afterSpecChange(ctx context.Context, tt *v1alpha
 // rerun keeps the finished run's tables and starts a new run of the edited spec.
 func (r *TrafficTestReconciler) rerun(ctx context.Context, tt *v1alpha1.TrafficTest, want string) (ctrl.Result, bool, error) {
 	st := &tt.Status
-	cur := &corev1.ConfigMap{}
-	if err := r.Get(ctx, types.NamespacedName{Namespace: tt.Namespace, Name: results.ConfigMapName(tt.Name)}, cur); client.IgnoreNotFound(err) != nil {
+	cur := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: tt.Namespace, Name: results.ConfigMapName(tt.Name)}}
+	if err := r.Get(ctx, client.ObjectKeyFromObject(cur), cur); client.IgnoreNotFound(err) != nil {
 		return ctrl.Result{}, true, err
 	}
 	keep := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: tt.Namespace, Name: results.PreviousRunConfigMapName(tt.Name, st.RunGeneration),

@@ -654,6 +654,9 @@ type ChangeResult struct {
 	// runs measured it validly.
 	// +optional
 	LatencyP99Ns *int64 `json:"latencyP99Ns,omitempty"`
+	// latencyP99Percent is that change in percent of the previous run's p99, e.g. "12.50" for 12.5 % more.
+	// +optional
+	LatencyP99Percent string `json:"latencyP99Percent,omitempty"`
 	// latencyMeanNs is the change of the mean latency at the NDR, in nanoseconds, when both runs measured
 	// it validly.
 	// +optional

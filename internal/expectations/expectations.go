@@ -268,6 +268,9 @@ func Change(res, prev *v1alpha1.Results) []v1alpha1.ChangeResult {
 		if a, b, ok := validLatency(res, prev, size, dir); ok {
 			p99, mean := a.P99Ns-b.P99Ns, a.MeanNs-b.MeanNs
 			c.LatencyP99Ns, c.LatencyMeanNs = &p99, &mean
+			if b.P99Ns > 0 {
+				c.LatencyP99Percent = strconv.FormatFloat(100*float64(p99)/float64(b.P99Ns), 'f', 2, 64)
+			}
 		}
 		out = append(out, c)
 	}

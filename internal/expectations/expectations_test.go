@@ -164,7 +164,7 @@ func TestChangeAgainstThePreviousRun(t *testing.T) {
 	if len(c) != 2 || c[0].NDRPercent != "-10.00" || c[0].NDRL2BitsPerSecond != -40e6 || c[1].NDRPercent != "2.00" {
 		t.Fatalf("change: %+v", c)
 	}
-	if c[0].LatencyP99Ns == nil || *c[0].LatencyP99Ns != 30_000 || *c[0].LatencyMeanNs != 1_000 {
+	if c[0].LatencyP99Ns == nil || *c[0].LatencyP99Ns != 30_000 || *c[0].LatencyMeanNs != 1_000 || c[0].LatencyP99Percent != "33.33" {
 		t.Errorf("64 B latency change: %+v", c[0])
 	}
 	if c[1].LatencyP99Ns != nil {

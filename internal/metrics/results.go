@@ -62,6 +62,9 @@ var (
 	scheduleNDRChange = prometheus.NewDesc("linerate_schedule_ndr_change_ratio",
 		"NDR change of the schedule's newest finished run against the run it was compared with (its last passed run).",
 		append(append([]string{}, scheduleLabels...), "frame_size", "direction"), nil)
+	scheduleLatencyChange = prometheus.NewDesc("linerate_schedule_latency_p99_change_ratio",
+		"p99 latency change at the NDR of the schedule's newest finished run against the run it was compared with, as a fraction of that run's p99.",
+		append(append([]string{}, scheduleLabels...), "frame_size", "direction"), nil)
 	scheduleLastPassed = prometheus.NewDesc("linerate_schedule_last_run_passed",
 		"1 when the schedule's newest finished run passed, 0 when it did not.", scheduleLabels, nil)
 	scheduleLastRun = prometheus.NewDesc("linerate_schedule_last_run_timestamp_seconds",
@@ -77,7 +80,7 @@ type ResultsCollector struct {
 func (c *ResultsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{throughputL1, throughputL2, throughputFPS, throughputRatio, throughputTesterLimited, latency, frameLoss,
 		backToBack, imixL2, penalty, phase, verdict, trials, completion, ndrChange, latencyChange,
-		scheduleNDR, scheduleNDRChange, scheduleLastPassed, scheduleLastRun} {
+		scheduleNDR, scheduleNDRChange, scheduleLatencyChange, scheduleLastPassed, scheduleLastRun} {
 		ch <- d
 	}
 }
@@ -134,6 +137,9 @@ func collectSchedule(ch chan<- prometheus.Metric, s *v1alpha1.TrafficTestSchedul
 			for _, c := range tt.Status.Results.Change {
 				if !c.TesterLimited {
 					gauge(scheduleNDRChange, percentToRatio(c.NDRPercent), strconv.Itoa(int(c.FrameSize)), c.Direction)
+				}
+				if c.LatencyP99Percent != "" {
+					gauge(scheduleLatencyChange, percentToRatio(c.LatencyP99Percent), strconv.Itoa(int(c.FrameSize)), c.Direction)
 				}
 			}
 		}
