@@ -371,6 +371,10 @@ type LatencySummary struct {
 	// frames is the number of frames whose latency was measured.
 	// +optional
 	Frames int64 `json:"frames,omitempty"`
+	// clockOffsetBoundNs bounds, for latency measured across two nodes, the offset between their clocks
+	// (checked by the tester): each value is the true latency to within this many nanoseconds.
+	// +optional
+	ClockOffsetBoundNs int64 `json:"clockOffsetBoundNs,omitempty"`
 	// minNs is the smallest latency, in nanoseconds.
 	// +optional
 	MinNs int64 `json:"minNs,omitempty"`

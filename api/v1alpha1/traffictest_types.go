@@ -516,6 +516,15 @@ type TesterSpec struct {
 	// say so instead of blaming the DUT.
 	// +optional
 	Validity TrialValidity `json:"validity,omitzero"`
+
+	// maxClockOffset makes one-way latency measurable for ports on two nodes (generator and receiver
+	// pods), from the nodes' clocks (CLOCK_REALTIME, which PTP with phc2sys keeps in step on each node):
+	// latency is reported only while the tester finds the two clocks agree within this bound. The tester
+	// checks it itself, before the first trial and after every trial: the measured offset plus half the
+	// shortest round trip of its control connection to the other node; every latency result states it.
+	// Unset, latency across two nodes is reported as not measurable, never as a number from two clocks.
+	// +optional
+	MaxClockOffset *metav1.Duration `json:"maxClockOffset,omitempty"`
 }
 
 // TrialValidity are the limits of the tester's own health in a trial.

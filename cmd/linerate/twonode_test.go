@@ -64,13 +64,14 @@ func TestTwoNodeRunnerAndEngine(t *testing.T) {
 	// cores meets, would spoil every trial. This test is about the split across two nodes; the rule
 	// itself is proven by internal/runner's starved-tester test.
 	tt := v1alpha1.TrafficTest{ObjectMeta: metav1.ObjectMeta{Name: "split", Namespace: "default"}, Spec: v1alpha1.TrafficTestSpec{
-		Tests:      []v1alpha1.TestKind{v1alpha1.TestThroughput},
+		Tests:      []v1alpha1.TestKind{v1alpha1.TestThroughput, v1alpha1.TestLatency},
+		Latency:    v1alpha1.LatencyParams{Repetitions: 2},
 		FrameSizes: []int32{128},
 		Durations: v1alpha1.Durations{SearchTrial: ms(500), ValidationTrial: ms(1000), LatencyTrial: ms(1000), WarmUp: ms(200),
 			Drain: ms(300), DUTRest: ms(100)},
 		Throughput: v1alpha1.ThroughputParams{LossTolerance: "0", Resolution: "0.25", MaxRate: "1", Method: v1alpha1.SearchMultistage},
 		Traffic:    v1alpha1.TrafficParams{Direction: v1alpha1.Unidirectional, LineRate: "1G"},
-		Tester:     v1alpha1.TesterSpec{Validity: v1alpha1.TrialValidity{MaxTxLag: ms(20), MaxWorkerGap: ms(20)}},
+		Tester:     v1alpha1.TesterSpec{Validity: v1alpha1.TrialValidity{MaxTxLag: ms(20), MaxWorkerGap: ms(20)}, MaxClockOffset: ptr(metav1.Duration{Duration: 500 * time.Microsecond})},
 		Ports: []v1alpha1.PortSpec{
 			{Name: "west", Driver: v1alpha1.DriverAFPacket, Interface: "t0", Address: "198.18.1.2/24", Gateway: "198.18.1.1"},
 			{Name: "east", Driver: v1alpha1.DriverAFPacket, Interface: "t1", Address: "198.19.1.2/24", Gateway: "198.19.1.1"},
@@ -207,7 +208,28 @@ func TestTwoNodeRunnerAndEngine(t *testing.T) {
 	if !validated {
 		t.Errorf("no loss-free validation trial at the NDR %s%%", row.NDR.PercentOfLineRate)
 	}
+	// One-way latency across the two engines' clocks is a number only with the bound the tester checked
+	// stated, within tester.maxClockOffset; otherwise it is not measurable, with the reason. (The engines
+	// stamp with CLOCK_REALTIME extrapolated by the TSC from their start: two engines started seconds
+	// apart differ by the TSC rate's error times that gap, a few hundred µs here, and the tester finds it.
+	// The old code reported such latencies wrapped around 2^32 ns, valid and without a bound.)
+	if len(res.Latency) != 1 {
+		t.Fatalf("latency results: %+v", res.Latency)
+	}
+	lat := res.Latency[0].Aggregate
+	switch {
+	case lat.Valid && (lat.ClockOffsetBoundNs <= 0 || lat.ClockOffsetBoundNs > 500_000 || lat.MinNs <= 0 || lat.MaxNs > 1e9):
+		t.Errorf("latency across the nodes: %+v, want a stated clock bound within tester.maxClockOffset", lat)
+	case !lat.Valid && !strings.Contains(lat.Reason, "clock"):
+		t.Errorf("latency not measurable for a reason that does not name the clocks: %q", lat.Reason)
+	}
+	if !strings.Contains(strings.Join(res.Notes, "\n"), "the clocks of the two nodes: offset") {
+		t.Errorf("notes do not state the clock bound: %q", res.Notes)
+	}
+	t.Logf("latency west->east: %+v", lat)
 }
+
+func ptr[T any](v T) *T { return &v }
 
 func sh(t *testing.T, args ...string) {
 	t.Helper()

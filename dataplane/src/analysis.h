@@ -58,6 +58,11 @@ static inline void lr_add_latency(struct lr_stream *s, uint32_t ts, uint32_t v, 
 {
 	if (n == 0)
 		return;
+	if (unlikely(lr.realtime && v > INT32_MAX)) {
+		s->lat_negative += n;
+		s->lat_ts = ts;
+		return;
+	}
 	if (s->lat.count == 0 || ts != s->lat_ts) {
 		lr_hist_add(&s->lat, v);
 		n--;

@@ -228,6 +228,18 @@ static int do_hello(struct args *a, struct out *o)
 	return 0;
 }
 
+/* TIME reads the clock the engine stamps frames with, now: the runner of a two-node testbed asks both
+ * engines in turn and bounds their offset from the round trips (the clock is CLOCK_REALTIME-based only
+ * with --clock realtime; otherwise it counts from the engine's start and says so). */
+static int do_time(struct args *a, struct out *o)
+{
+	if (check_unused(a, o, "TIME"))
+		return -1;
+	put(o, "{\"ok\":true,\"clock\":\"%s\",\"ns\":%llu}", lr.realtime ? "realtime" : "local",
+	    (unsigned long long)lr_tsc_to_ns(rte_rdtsc()));
+	return 0;
+}
+
 static int do_port(struct args *a, struct out *o)
 {
 	int id = -1;
@@ -566,6 +578,7 @@ static void reset_counters(struct lr_stream *s)
 	s->rx_bytes = s->late = s->bad_flow = s->corrupted = 0;
 	memset(s->class_rx, 0, sizeof(s->class_rx));
 	lr_hist_reset(&s->lat);
+	s->lat_negative = 0;
 }
 
 static int do_trial(struct args *a, struct out *o)
@@ -727,6 +740,11 @@ static void put_latency(struct out *o, const struct lr_stream *s)
 		    (unsigned long long)h->count);
 		return;
 	}
+	if (s->lat_negative > 0) {
+		put(o, "\"latency\":{\"valid\":false,\"clock\":\"%s\",\"count\":%llu,\"negative\":%llu}", clock,
+		    (unsigned long long)h->count, (unsigned long long)s->lat_negative);
+		return;
+	}
 	if (h->count == 0) {
 		put(o, "\"latency\":{\"valid\":false,\"clock\":\"%s\",\"count\":0}", clock);
 		return;
@@ -856,6 +874,8 @@ static int handle(char *line, struct out *o)
 	}
 	if (!strcmp(verb, "HELLO"))
 		do_hello(&a, o);
+	else if (!strcmp(verb, "TIME"))
+		do_time(&a, o);
 	else if (!strcmp(verb, "PORT"))
 		do_port(&a, o);
 	else if (!strcmp(verb, "RESOLVE"))

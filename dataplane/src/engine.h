@@ -121,6 +121,9 @@ struct lr_stream {
 	uint64_t last_rx_tsc;
 	struct lr_hist lat;
 	uint32_t lat_ts; /* TX timestamp of the last frame in lat: a frame with another one is a jitter sample */
+	/* with --clock realtime: frames received "before" their stamp (the receiver's clock behind the
+	 * sender's by more than the latency); kept out of lat, whose values they would wrap */
+	uint64_t lat_negative;
 };
 
 /* What one worker lcore reports about itself: the longest time between two passes of its loop while a

@@ -247,6 +247,11 @@ type Latency struct {
 	JitterNs int64      `json:"jitter_ns"`
 	Hist     [][2]int64 `json:"hist,omitempty"`
 	Reason   string     `json:"reason,omitempty"`
+	// Negative counts frames received "before" their stamp (two clocks further apart than the latency).
+	Negative int64 `json:"negative,omitempty"`
+	// ClockBoundNs bounds the error of a latency measured across two engines' clocks (Pair); 0 for one
+	// engine's own clock.
+	ClockBoundNs int64 `json:"-"`
 }
 
 // ClassResult is the count of one frame size of a stream's size schedule.

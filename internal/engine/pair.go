@@ -12,7 +12,12 @@ import (
 // RX port analyses, and Pair merges the two halves into one result.
 type Pair struct {
 	Local, Remote Engine
-	next          int
+	// Clock bounds the offset between the two engines' clocks (BoundClocks). A latency the receiver
+	// measured against the sender's stamps is valid only when the bound is at most MaxClockOffset; it then
+	// carries the bound. Without, latency across the pair is not measurable.
+	Clock          *ClockBound
+	MaxClockOffset time.Duration
+	next           int
 }
 
 var _ Engine = (*Pair)(nil)
@@ -126,7 +131,27 @@ func (p *Pair) RunTrial(ctx context.Context, cfg TrialConfig, progress func(Prog
 	if ro.err != nil {
 		return nil, fmt.Errorf("remote engine: %w", ro.err)
 	}
-	return mergeHalves(cfg.Streams, lr, ro.r), nil
+	merged := mergeHalves(cfg.Streams, lr, ro.r)
+	bound := p.Clock
+	if p.Clock != nil {
+		// the clocks may have drifted apart since the last check: the trial is judged by the worse bound
+		lc, lok := p.Local.(Clock)
+		rc, rok := p.Remote.(Clock)
+		if lok && rok {
+			if now, err := BoundClocks(ctx, lc, rc, 4); err == nil {
+				if now.BoundNs > bound.BoundNs {
+					bound = now
+				}
+				p.Clock = now
+			} else {
+				bound = nil
+			}
+		}
+	}
+	for i := range merged.Streams {
+		judgeLatency(merged.Streams[i].Latency, bound, p.MaxClockOffset)
+	}
+	return merged, nil
 }
 
 // mergeHalves joins, per stream, the sending half (tx counters) and the analysing half (rx counters,

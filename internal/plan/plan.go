@@ -56,6 +56,9 @@ type Plan struct {
 	Ports      []Port     `json:"ports"`
 
 	Validity Validity `json:"validity"`
+	// MaxClockOffset, for ports on two nodes, is the largest offset bound between the nodes' clocks at
+	// which one-way latency across them is reported (0: it is not measured across nodes).
+	MaxClockOffset time.Duration `json:"maxClockOffset,omitempty"`
 
 	DUT          v1alpha1.DUTSpec       `json:"dut"`
 	Expectations *v1alpha1.Expectations `json:"expectations,omitempty"`
@@ -388,6 +391,9 @@ func Resolve(tt *v1alpha1.TrafficTest, profile *v1alpha1.ImixProfile) (*Plan, er
 		Repetitions: int(orDefault(s.BackToBack.Repetitions, 50)),
 	}
 
+	if m := s.Tester.MaxClockOffset; m != nil {
+		p.MaxClockOffset = m.Duration
+	}
 	v := &s.Tester.Validity
 	p.Validity = Validity{MaxTxLag: v.MaxTxLag.Duration, MaxWorkerGap: v.MaxWorkerGap.Duration, InvalidTrialRetries: DefaultInvalidTrialRetries}
 	if v.InvalidTrialRetries != nil {

@@ -53,8 +53,10 @@ func latencySummary(l *engine.Latency) *v1alpha1.LatencySummary {
 	if !l.Valid {
 		reason := l.Reason
 		if reason == "" {
-			switch l.Clock {
-			case "unsynchronised":
+			switch {
+			case l.Negative > 0:
+				reason = fmt.Sprintf("%d frames arrived before their stamp by the receiver's clock: the two nodes' clocks differ by more than the latency", l.Negative)
+			case l.Clock == "unsynchronised":
 				reason = "sender and receiver are on different clocks (two nodes without --clock realtime)"
 			default:
 				reason = "no frame was received"
@@ -62,7 +64,7 @@ func latencySummary(l *engine.Latency) *v1alpha1.LatencySummary {
 		}
 		return &v1alpha1.LatencySummary{Valid: false, Reason: reason}
 	}
-	return &v1alpha1.LatencySummary{Valid: true, Frames: l.Count, MinNs: l.MinNs, MeanNs: l.MeanNs, P50Ns: l.P50Ns,
+	return &v1alpha1.LatencySummary{Valid: true, Frames: l.Count, ClockOffsetBoundNs: l.ClockBoundNs, MinNs: l.MinNs, MeanNs: l.MeanNs, P50Ns: l.P50Ns,
 		P90Ns: l.P90Ns, P99Ns: l.P99Ns, P999Ns: l.P999Ns, P9999Ns: l.P9999Ns, MaxNs: l.MaxNs, PDVNs: l.PDVNs,
 		JitterNs: l.JitterNs}
 }
@@ -84,6 +86,7 @@ func mergeLatency(reps []*engine.Latency) v1alpha1.LatencySummary {
 			out.MinNs = l.MinNs
 		}
 		out.Valid = true
+		out.ClockOffsetBoundNs = max(out.ClockOffsetBoundNs, l.ClockBoundNs)
 		out.MaxNs = max(out.MaxNs, l.MaxNs)
 		out.Frames += l.Count
 		means = append(means, float64(l.MeanNs))

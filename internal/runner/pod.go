@@ -123,12 +123,13 @@ func RunPod(ctx context.Context, o PodOptions) error {
 		return fail("EngineFailed", err)
 	}
 	proc, err := Start(ctx, StartOptions{Binary: bin, Devices: devs, RunDir: o.RunDir, HugeDir: o.HugeDir,
-		FilePrefix: "linerate-" + hostname(), Log: o.Log, Plan: p})
+		FilePrefix: "linerate-" + hostname(), Log: o.Log, Plan: p, Extra: clockArgs(p, len(o.RemoteEngine) > 0)})
 	if err != nil {
 		return fail("EngineFailed", err)
 	}
 	defer func() { _ = proc.Close() }() // the engine stops after the run; the run's own error is the one to report
 	var eng engine.Engine = proc.Client
+	var notes []string
 	if len(o.RemoteEngine) > 0 {
 		if len(local) != 1 || len(p.Ports) != 2 || o.RemoteEngine[p.Ports[1].Name] == "" || local[0].Name != p.Ports[0].Name {
 			return fail("InvalidPlan", errors.New("--remote-engine: this pod must drive the first port and the remote engine the second"))
@@ -138,8 +139,20 @@ func RunPod(ctx context.Context, o PodOptions) error {
 		if err != nil {
 			return fail("EngineFailed", fmt.Errorf("remote engine %s: %w", addr, err))
 		}
-		eng = &engine.Pair{Local: proc.Client, Remote: remote}
-		logf("port %s is driven by the engine at %s; latency across the two nodes is reported only with synchronised clocks", p.Ports[1].Name, addr)
+		pair := &engine.Pair{Local: proc.Client, Remote: remote, MaxClockOffset: p.MaxClockOffset}
+		eng = pair
+		logf("port %s is driven by the engine at %s", p.Ports[1].Name, addr)
+		if p.MaxClockOffset > 0 {
+			if pair.Clock, err = engine.BoundClocks(ctx, proc.Client, remote, clockSamples); err != nil {
+				notes = append(notes, fmt.Sprintf("latency across the two nodes is not measurable: the clocks could not be compared (%v)", err))
+			} else {
+				notes = append(notes, fmt.Sprintf("the clocks of the two nodes: %s; latency across them is reported only within tester.maxClockOffset %s",
+					pair.Clock, p.MaxClockOffset))
+			}
+			logf("%s", notes[len(notes)-1])
+		} else {
+			notes = append(notes, "latency across the two nodes is not measured: set tester.maxClockOffset, with the nodes' clocks kept in step (PTP)")
+		}
 	}
 	// A runner started after a suspension (or a crash) goes on from the last checkpoint: the records stay,
 	// complete steps are not measured again.
@@ -154,7 +167,7 @@ func RunPod(ctx context.Context, o PodOptions) error {
 	if cp != nil {
 		logf("resuming after %d complete step(s), trial records up to seq %d kept", cp.StepsDone, lastSeq)
 	}
-	r := rfc2544.New(p, eng, sink, rfc2544.Options{PlanHash: plan.Hash(raw), Resume: cp, LastSeq: lastSeq})
+	r := rfc2544.New(p, eng, sink, rfc2544.Options{PlanHash: plan.Hash(raw), Resume: cp, LastSeq: lastSeq, Notes: notes})
 	res, runErr := r.Run(ctx)
 	stopHeartbeat()
 	sink.writeProgress(false)
@@ -181,6 +194,17 @@ func RunPod(ctx context.Context, o PodOptions) error {
 	}
 	PrintTable(o.Log, res, plan.FormatPercent(p.Throughput.LossTolerancePercent))
 	return runErr
+}
+
+// clockSamples is how many control round trips bound the offset between two nodes' engines.
+const clockSamples = 32
+
+// clockArgs stamps frames with CLOCK_REALTIME when latency is measured across two nodes' clocks.
+func clockArgs(p *plan.Plan, twoNodes bool) []string {
+	if twoNodes && p.MaxClockOffset > 0 {
+		return []string{"--clock", "realtime"}
+	}
+	return nil
 }
 
 func hostname() string {
@@ -234,7 +258,7 @@ func ServeEngine(ctx context.Context, planFile string, ports []string, listen, h
 		host = "0.0.0.0"
 	}
 	proc, err := Start(ctx, StartOptions{Binary: bin, Devices: devs, RunDir: runDir, HugeDir: hugeDir,
-		Control: "tcp:" + host + ":" + port, FilePrefix: "linerate-" + hostname(), Log: log, Plan: p})
+		Control: "tcp:" + host + ":" + port, FilePrefix: "linerate-" + hostname(), Log: log, Plan: p, Extra: clockArgs(p, true)})
 	if err != nil {
 		return err
 	}
