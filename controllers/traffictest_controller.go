@@ -323,6 +323,13 @@ func (r *TrafficTestReconciler) startPods(ctx context.Context, tt *v1alpha1.Traf
 		r.setCondition(tt, v1alpha1.ConditionPlanReady, metav1.ConditionFalse, v1alpha1.ReasonInvalidPlan, err.Error())
 		return ctrl.Result{}, nil
 	}
+	// The cache may not hold pods made a moment ago (a pass redone after a conflict): ask the API server
+	// before making them again, or the runner's first words (state.json) would be wiped as an ended one's.
+	if live, err := r.livePods(ctx, tt); err != nil {
+		return ctrl.Result{}, err
+	} else if live {
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
 	if err := r.forgetEndedRunner(ctx, tt); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -346,6 +353,24 @@ func (r *TrafficTestReconciler) startPods(ctx context.Context, tt *v1alpha1.Traf
 		"created tester pod(s) "+strings.Join(names, ", "))
 	r.event(tt, corev1.EventTypeNormal, v1alpha1.ReasonPodsCreated, "Start", "Created tester pod(s) %s", strings.Join(names, ", "))
 	return ctrl.Result{RequeueAfter: runningRequeue}, nil
+}
+
+// livePods says whether the API server holds tester pods of this test.
+func (r *TrafficTestReconciler) livePods(ctx context.Context, tt *v1alpha1.TrafficTest) (bool, error) {
+	reader := r.APIReader
+	if reader == nil {
+		reader = r.Client
+	}
+	var list corev1.PodList
+	if err := reader.List(ctx, &list, client.InNamespace(tt.Namespace), client.MatchingLabels{tester.LabelTest: tt.Name}); err != nil {
+		return false, err
+	}
+	for i := range list.Items {
+		if metav1.IsControlledBy(&list.Items[i], tt) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // follow reads the pods and the results ConfigMap and moves the phase.
