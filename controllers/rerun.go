@@ -34,15 +34,25 @@ const maxPreviousRuns = 10
 // measuredSpec digests what a run measures: the spec without the fields that only judge or control it.
 func measuredSpec(spec *v1alpha1.TrafficTestSpec) string {
 	s := spec.DeepCopy()
-	s.Expectations, s.Baseline, s.PreviousRun = nil, nil, nil
+	s.Expectations, s.Baseline, s.PreviousRun, s.Priority = nil, nil, nil, 0
 	s.Suspend, s.Cancel, s.ActiveDeadlineSeconds, s.TTLSecondsAfterFinished = false, false, nil, nil
 	b, _ := json.Marshal(s)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }
 
+// comparableSpec digests what makes two runs' results comparable: the measurement on the same device,
+// whatever software it runs now (the point of comparing) and whatever tester resources measured it.
+func comparableSpec(spec *v1alpha1.TrafficTestSpec) string {
+	s := spec.DeepCopy()
+	s.DUT = v1alpha1.DUTSpec{Name: s.DUT.Name, MaxFrameSize: s.DUT.MaxFrameSize}
+	s.Tester = v1alpha1.TesterSpec{}
+	return measuredSpec(s)
+}
+
 // afterSpecChange handles an edited finished test: rerun, or judge again. done is false when the
-// finished test stays finished (judged again or not).
+// finished test stays finished (judged again or not). ObservedGeneration, set at the end of every pass,
+// tells an edit from a pass that has seen it already; RunGeneration stays the generation that was measured.
 func (r *TrafficTestReconciler) afterSpecChange(ctx context.Context, tt *v1alpha1.TrafficTest) (res ctrl.Result, done bool, err error) {
 	st := &tt.Status
 	want := measuredSpec(&tt.Spec)
@@ -51,22 +61,20 @@ func (r *TrafficTestReconciler) afterSpecChange(ctx context.Context, tt *v1alpha
 		st.MeasuredSpec, st.RunGeneration = want, tt.Generation
 		return ctrl.Result{}, false, nil
 	}
-	if st.RunGeneration == tt.Generation {
+	if st.ObservedGeneration == tt.Generation {
 		return ctrl.Result{}, false, nil
 	}
-	if st.MeasuredSpec == want {
-		st.RunGeneration = tt.Generation
-		if st.Results != nil {
-			st.Results.Penalty, st.Results.ComparedWith, st.Results.Change = nil, "", nil
-		}
-		if err := r.judge(ctx, tt); err != nil {
-			return ctrl.Result{}, true, err
-		}
-		r.event(tt, corev1.EventTypeNormal, v1alpha1.ReasonSpecChanged, "Judge",
-			"Spec generation %d changes only how the run is judged: the same results judged again, verdict %s", tt.Generation, st.Verdict)
-		return ctrl.Result{}, false, nil // and its TTL still applies
+	if st.MeasuredSpec != want && !tt.Spec.Cancel && !tt.Spec.Suspend {
+		return r.rerun(ctx, tt, want)
 	}
-	return r.rerun(ctx, tt, want)
+	// only what judges it changed (or the test is held by cancel or suspend): the same results, judged
+	// again; a comparison whose run is gone stays as it was computed
+	if err := r.judge(ctx, tt); err != nil {
+		return ctrl.Result{}, true, err
+	}
+	r.event(tt, corev1.EventTypeNormal, v1alpha1.ReasonSpecChanged, "Judge",
+		"Spec generation %d changes only how the run is judged: the same results judged again, verdict %s", tt.Generation, st.Verdict)
+	return ctrl.Result{}, false, nil // and its TTL still applies
 }
 
 // rerun keeps the finished run's tables and starts a new run of the edited spec.

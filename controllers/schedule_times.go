@@ -28,7 +28,12 @@ func parseSchedule(spec string, zone *string) (*cronSchedule, error) {
 	if err != nil {
 		return nil, fmt.Errorf("spec.schedule %q is not a cron schedule (five fields: minute hour day-of-month month day-of-week, or @hourly, @daily, @weekly, @monthly): %v", spec, err)
 	}
-	return &cronSchedule{sched: s, loc: loc}, nil
+	cs := &cronSchedule{sched: s, loc: loc}
+	if cs.next(time.Now()).IsZero() {
+		// e.g. "0 0 30 2 *": accepted by the parser, due never
+		return nil, fmt.Errorf("spec.schedule %q never comes due (no such day within five years)", spec)
+	}
+	return cs, nil
 }
 
 // next is the first time the schedule is due after t.
@@ -41,17 +46,22 @@ func (c *cronSchedule) next(t time.Time) time.Time {
 // ok is false when nothing is due.
 func (c *cronSchedule) dueRun(after, now time.Time) (due time.Time, skipped int, ok bool) {
 	t := c.next(after)
-	if t.After(now) {
+	if t.IsZero() || t.After(now) {
 		return time.Time{}, 0, false
 	}
-	// walk in steps; past a long outage, jump by the schedule's period instead of walking every minute of it
-	for n := c.next(t); !n.After(now); n = c.next(t) {
+	// walk in steps; past a long outage, start again a few periods before now instead of walking every
+	// minute of it (the due times in between are counted, not visited)
+	if p := c.period(now); now.Sub(t) > 1000*p {
+		from := now.Add(-2 * p)
+		skipped = int(from.Sub(t) / p)
+		t = c.next(from)
+		if t.IsZero() || t.After(now) {
+			return time.Time{}, 0, false
+		}
+	}
+	for n := c.next(t); !n.IsZero() && !n.After(now); n = c.next(t) {
 		t = n
 		skipped++
-		if skipped > 10_000 {
-			// a minute schedule missed for a week: start the search at the last period before now
-			return c.dueRun(now.Add(-2*c.period(now)), now)
-		}
 	}
 	return t, skipped, true
 }
@@ -59,8 +69,8 @@ func (c *cronSchedule) dueRun(after, now time.Time) (due time.Time, skipped int,
 // period is the schedule's interval around t (the gap between two due times), at least a minute.
 func (c *cronSchedule) period(t time.Time) time.Duration {
 	a := c.next(t)
-	if d := c.next(a).Sub(a); d > time.Minute {
-		return d
+	if b := c.next(a); !a.IsZero() && !b.IsZero() && b.Sub(a) > time.Minute {
+		return b.Sub(a)
 	}
 	return time.Minute
 }

@@ -31,6 +31,7 @@ func TestDueRunOnAFakeClock(t *testing.T) {
 		{"summer time moves it in UTC", "0 2 * * *", &berlin, "2026-07-01T00:00:00Z", "2026-07-02T00:00:00Z", "2026-07-02T00:00:00Z", 0},
 		{"descriptor", "@weekly", nil, "2026-11-22T00:00:00Z", "2026-11-29T00:00:01Z", "2026-11-29T00:00:00Z", 0},
 		{"every minute missed for a month", "* * * * *", nil, "2026-10-24T00:00:00Z", "2026-11-24T00:00:30Z", "2026-11-24T00:00:00Z", -1},
+		{"hourly missed for a year", "0 * * * *", nil, "2025-11-24T00:00:00Z", "2026-11-24T00:30:00Z", "2026-11-24T00:00:00Z", -1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -65,6 +66,7 @@ func TestScheduleErrorsNameTheField(t *testing.T) {
 		{"0 25 * * *", nil, "spec.schedule"},
 		{"every night", nil, "spec.schedule"},
 		{"0 2 * * *", &mars, "spec.timeZone"},
+		{"0 0 30 2 *", nil, "never comes due"},
 	} {
 		if _, err := parseSchedule(c.schedule, c.zone); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q %v: %v, want an error naming %s", c.schedule, c.zone, err, c.want)

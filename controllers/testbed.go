@@ -6,11 +6,14 @@ import (
 	"sort"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/tester"
 )
 
 // A testbed is what a run needs alone: its DUT (spec.dut.name), each port's network and each port's
@@ -76,11 +79,27 @@ func (r *TrafficTestReconciler) queueFor(ctx context.Context, tt *v1alpha1.Traff
 	if err := r.List(ctx, &all); err != nil {
 		return nil, err
 	}
+	// a test that ended (cancelled, replaced, failed) may still have tester pods sending while they stop:
+	// its testbed is free only when they are gone
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.HasLabels{tester.LabelTest}); err != nil {
+		return nil, err
+	}
+	podsUp := map[types.UID]bool{}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue // ended: kept for its logs, sends nothing
+		}
+		if ref := metav1.GetControllerOf(p); ref != nil {
+			podsUp[ref.UID] = true
+		}
+	}
 	sort.Slice(all.Items, func(i, j int) bool { return before(&all.Items[i], &all.Items[j]) })
 	q := &v1alpha1.QueueStatus{Position: 1}
 	for i := range all.Items {
 		o := &all.Items[i]
-		if o.UID == tt.UID || !contends(o) {
+		if o.UID == tt.UID || (!contends(o) && !podsUp[o.UID]) {
 			continue
 		}
 		var shared []string
@@ -92,7 +111,7 @@ func (r *TrafficTestReconciler) queueFor(ctx context.Context, tt *v1alpha1.Traff
 		if len(shared) == 0 {
 			continue
 		}
-		holds := holdsTestbed(o)
+		holds := holdsTestbed(o) || podsUp[o.UID]
 		if !holds && !before(o, tt) {
 			continue
 		}

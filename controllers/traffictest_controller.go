@@ -123,6 +123,11 @@ func (r *TrafficTestReconciler) reconcile(ctx context.Context, tt *v1alpha1.Traf
 	if tt.Spec.Cancel {
 		return r.stop(ctx, tt, v1alpha1.ReasonCancelled, "cancelled by spec.cancel")
 	}
+	if st.MeasuredSpec != "" && len(st.TesterPods) > 0 && (st.Phase == v1alpha1.PhasePending || st.Phase == v1alpha1.PhaseRunning) {
+		// the API server lets a running test change only what does not change its measurement (tester,
+		// dut, priority, ...): the run goes on as this spec's, and its end does not start another
+		st.MeasuredSpec = measuredSpec(&tt.Spec)
+	}
 	if d := tt.Spec.ActiveDeadlineSeconds; d != nil && st.StartTime != nil &&
 		r.now().After(st.StartTime.Add(time.Duration(*d)*time.Second)) {
 		return r.stop(ctx, tt, v1alpha1.ReasonDeadlineExceeded,
@@ -687,6 +692,10 @@ func (r *TrafficTestReconciler) judge(ctx context.Context, tt *v1alpha1.TrafficT
 		if err != nil {
 			return err
 		}
+		if prev != nil && !r.measuredTheSame(ctx, tt, pr.Name) {
+			addNote(st.Results, fmt.Sprintf("previous run %q measured something else (frame sizes, traffic, ports, durations or the DUT differ): no change computed", pr.Name))
+			prev = nil
+		}
 		if prev != nil {
 			st.Results.ComparedWith = pr.Name
 			st.Results.Change = expectations.Change(st.Results, prev)
@@ -745,6 +754,16 @@ func (r *TrafficTestReconciler) judgePlacement(tt *v1alpha1.TrafficTest) {
 		r.event(tt, corev1.EventTypeWarning, v1alpha1.ReasonCrossesNUMA, "Preflight", "%s", msg)
 	}
 	r.setCondition(tt, v1alpha1.ConditionTesterPlacement, metav1.ConditionFalse, v1alpha1.ReasonCrossesNUMA, msg)
+}
+
+// measuredTheSame says whether another test measured what this one does, on the same device (its
+// software may differ: that is what a comparison is for).
+func (r *TrafficTestReconciler) measuredTheSame(ctx context.Context, tt *v1alpha1.TrafficTest, name string) bool {
+	other := &v1alpha1.TrafficTest{}
+	if err := r.Get(ctx, types.NamespacedName{Namespace: tt.Namespace, Name: name}, other); err != nil {
+		return false
+	}
+	return comparableSpec(&other.Spec) == comparableSpec(&tt.Spec)
 }
 
 // resultsOf reads the results of another, finished test to compare with; when there are none it says

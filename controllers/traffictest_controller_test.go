@@ -810,7 +810,7 @@ func TestEditedFinishedTestRunsAgainAndKeepsThePreviousRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	tt = waitTest(t, ns, "edited", "judged again", func(tt *v1alpha1.TrafficTest) bool {
-		return tt.Status.Verdict == v1alpha1.VerdictFailed && tt.Status.RunGeneration == tt.Generation
+		return tt.Status.Verdict == v1alpha1.VerdictFailed && tt.Status.ObservedGeneration == tt.Generation
 	})
 	if tt.Status.Phase != v1alpha1.PhaseSucceeded || len(tt.Status.PreviousRuns) != 0 {
 		t.Fatalf("an expectations edit must not run again: phase %s, previous runs %+v", tt.Status.Phase, tt.Status.PreviousRuns)
@@ -825,8 +825,9 @@ func TestEditedFinishedTestRunsAgainAndKeepsThePreviousRun(t *testing.T) {
 		return len(tt.Status.PreviousRuns) == 1 && len(tt.Status.TesterPods) == 1
 	})
 	prev := tt.Status.PreviousRuns[0]
-	if prev.Generation != 2 || prev.Phase != v1alpha1.PhaseSucceeded || prev.Verdict != v1alpha1.VerdictFailed || prev.LastTrial != 5 ||
-		prev.ConfigMap != "edited-results-gen2" || tt.Status.Results != nil || tt.Status.Verdict != "" || tt.Status.RunGeneration != 3 {
+	// the kept run is named by the generation it measured (1), judged last by generation 2's expectations
+	if prev.Generation != 1 || prev.Phase != v1alpha1.PhaseSucceeded || prev.Verdict != v1alpha1.VerdictFailed || prev.LastTrial != 5 ||
+		prev.ConfigMap != "edited-results-gen1" || tt.Status.Results != nil || tt.Status.Verdict != "" {
 		t.Fatalf("previous run %+v; status now %+v", prev, tt.Status)
 	}
 	kept := &corev1.ConfigMap{}
@@ -884,5 +885,30 @@ func TestPreflightReachesTheStatus(t *testing.T) {
 	}
 	if tt.Status.Results == nil || tt.Status.Results.Preflight == nil || tt.Status.Verdict == v1alpha1.VerdictPassed {
 		t.Errorf("a refused run keeps its preflight record and never passes: %+v", tt.Status)
+	}
+}
+
+// An edit the API server allows while a test runs (dut, tester, priority) describes that run: its end does
+// not start another. Editing a cancelled test's spec does not run it again either.
+func TestEditsDuringARunDoNotRunItAgain(t *testing.T) {
+	startManager(t)
+	ns := namespace(t)
+	ctx := context.Background()
+	newTest(t, ns, "live", sriovTest(unidirectional))
+	pod := waitPod(t, ns, "live-tester")
+	kubelet(t, pod, corev1.PodRunning, 0, "")
+	tt := waitTest(t, ns, "live", "running", phaseIs(v1alpha1.PhaseRunning))
+	tt.Spec.DUT.Software = "firmware 2.1"
+	tt.Spec.Priority = 5
+	if err := k8sClient.Update(ctx, tt); err != nil {
+		t.Fatal(err)
+	}
+	waitTest(t, ns, "live", "edit seen", func(tt *v1alpha1.TrafficTest) bool { return tt.Status.ObservedGeneration == tt.Generation })
+	writeResults(t, ns, "live", testerWrites{results: sampleResults(64, 1518), state: &results.State{State: results.StateSucceeded}})
+	kubelet(t, pod, corev1.PodSucceeded, 0, "Completed")
+	waitTest(t, ns, "live", "done", phaseIs(v1alpha1.PhaseSucceeded))
+	time.Sleep(2 * time.Second)
+	if tt := getTest(t, ns, "live"); tt.Status.Phase != v1alpha1.PhaseSucceeded || len(tt.Status.PreviousRuns) != 0 {
+		t.Fatalf("an edit made during the run started another after it: phase %s, previous runs %+v", tt.Status.Phase, tt.Status.PreviousRuns)
 	}
 }

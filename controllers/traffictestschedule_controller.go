@@ -97,7 +97,7 @@ func (r *TrafficTestScheduleReconciler) reconcile(ctx context.Context, s *v1alph
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	describeRuns(s, runs)
+	describeRuns(s, runs, comparableSpec(&s.Spec.Template.Spec))
 
 	now := r.now()
 	if s.Spec.Suspend {
@@ -210,6 +210,9 @@ func passed(tt *v1alpha1.TrafficTest) bool {
 		(tt.Status.Verdict == v1alpha1.VerdictPassed || tt.Status.Verdict == v1alpha1.VerdictNone)
 }
 
+// maxListedRuns bounds status.runs.
+const maxListedRuns = 200
+
 // prune deletes the finished runs beyond the history limits, oldest first; the newest passed run is
 // always kept (the limit is at least 1), as the next run compares with it.
 func (r *TrafficTestScheduleReconciler) prune(ctx context.Context, s *v1alpha1.TrafficTestSchedule, runs []v1alpha1.TrafficTest,
@@ -220,6 +223,13 @@ func (r *TrafficTestScheduleReconciler) prune(ctx context.Context, s *v1alpha1.T
 	}
 	if l := s.Spec.FailedRunsHistoryLimit; l != nil {
 		keepFailed = *l
+	}
+	// a run still under way is compared with its previousRun when it ends: that one stays until then
+	baselines := map[string]bool{}
+	for i := range runs {
+		if pr := runs[i].Spec.PreviousRun; pr != nil && !finished(runs[i].Status.Phase) {
+			baselines[pr.Name] = true
+		}
 	}
 	var kept []v1alpha1.TrafficTest
 	var nPassed, nFailed int32
@@ -235,7 +245,7 @@ func (r *TrafficTestScheduleReconciler) prune(ctx context.Context, s *v1alpha1.T
 			nFailed++
 			drop = nFailed > keepFailed
 		}
-		if !drop {
+		if !drop || baselines[tt.Name] {
 			kept = append(kept, *tt)
 			continue
 		}
@@ -247,46 +257,52 @@ func (r *TrafficTestScheduleReconciler) prune(ctx context.Context, s *v1alpha1.T
 	return kept, nil
 }
 
-// describeRuns fills the status from the runs (newest first).
-func describeRuns(s *v1alpha1.TrafficTestSchedule, runs []v1alpha1.TrafficTest) {
+// describeRuns fills the status from the runs (newest first). The last passed run is the newest passed
+// run that measured what the template measures now (comparableSpec): after a template change, the first run of the new
+// template has nothing to compare with rather than a run of another test. A cancelled run (Replace) neither
+// passed nor failed.
+func describeRuns(s *v1alpha1.TrafficTestSchedule, runs []v1alpha1.TrafficTest, measures string) {
 	st := &s.Status
 	st.Active, st.Runs, st.LastRun, st.LastPassedRun = nil, nil, nil, ""
+	var newest *v1alpha1.TrafficTest // the newest run that ended on its own
 	for i := range runs {
 		tt := &runs[i]
 		t := metav1.NewTime(scheduledTime(tt))
-		run := v1alpha1.ScheduledRun{Name: tt.Name, ScheduledTime: &t, Phase: tt.Status.Phase, Verdict: tt.Status.Verdict, Headline: tt.Status.Headline}
+		run := v1alpha1.ScheduledRun{Name: tt.Name, ScheduledTime: &t, Phase: tt.Status.Phase, Verdict: tt.Status.Verdict,
+			Headline: tt.Status.Headline, Cancelled: tt.Spec.Cancel}
 		if res := tt.Status.Results; res != nil {
 			run.ComparedWith = res.ComparedWith
 		}
-		st.Runs = append(st.Runs, run)
+		if len(st.Runs) < maxListedRuns {
+			st.Runs = append(st.Runs, run)
+		}
 		if !finished(tt.Status.Phase) {
 			st.Active = append(st.Active, tt.Name)
+			continue
 		}
-		if st.LastPassedRun == "" && passed(tt) {
+		if st.LastPassedRun == "" && passed(tt) && comparableSpec(&tt.Spec) == measures {
 			st.LastPassedRun = tt.Name
+		}
+		if newest == nil && !tt.Spec.Cancel {
+			newest = tt
 		}
 	}
 	if len(st.Runs) > 0 {
 		last := st.Runs[0]
 		st.LastRun = &last
 	}
-	for i := range runs {
-		tt := &runs[i]
-		if !finished(tt.Status.Phase) {
-			continue
+	switch {
+	case newest == nil:
+		setScheduleCondition(s, v1alpha1.ConditionLastRunPassed, metav1.ConditionUnknown, v1alpha1.ReasonNoRunYet, "no run has finished yet")
+	case passed(newest):
+		setScheduleCondition(s, v1alpha1.ConditionLastRunPassed, metav1.ConditionTrue, v1alpha1.ReasonPassed, newest.Name+" passed: "+newest.Status.Headline)
+	default:
+		msg := fmt.Sprintf("%s ended %s with verdict %s", newest.Name, newest.Status.Phase, newest.Status.Verdict)
+		if len(newest.Status.Failures) > 0 {
+			msg += ": " + strings.Join(newest.Status.Failures, "; ")
 		}
-		if passed(tt) {
-			setScheduleCondition(s, v1alpha1.ConditionLastRunPassed, metav1.ConditionTrue, v1alpha1.ReasonPassed, tt.Name+" passed: "+tt.Status.Headline)
-		} else {
-			msg := fmt.Sprintf("%s ended %s with verdict %s", tt.Name, tt.Status.Phase, tt.Status.Verdict)
-			if len(tt.Status.Failures) > 0 {
-				msg += ": " + strings.Join(tt.Status.Failures, "; ")
-			}
-			setScheduleCondition(s, v1alpha1.ConditionLastRunPassed, metav1.ConditionFalse, v1alpha1.ReasonRunFailed, msg)
-		}
-		return
+		setScheduleCondition(s, v1alpha1.ConditionLastRunPassed, metav1.ConditionFalse, v1alpha1.ReasonRunFailed, msg)
 	}
-	setScheduleCondition(s, v1alpha1.ConditionLastRunPassed, metav1.ConditionUnknown, v1alpha1.ReasonNoRunYet, "no run has finished yet")
 }
 
 // cancelActive ends the running runs with spec.cancel (phase Failed, reason Cancelled, what they measured
@@ -337,11 +353,19 @@ func (r *TrafficTestScheduleReconciler) startRun(ctx context.Context, s *v1alpha
 		return "", err
 	}
 	if err := r.Create(ctx, tt); err != nil {
-		if apierrors.IsAlreadyExists(err) {
-			logf.FromContext(ctx).Info("run already made", "run", tt.Name)
-			return tt.Name, nil
+		if !apierrors.IsAlreadyExists(err) {
+			return "", fmt.Errorf("creating run %s: %w", tt.Name, err)
 		}
-		return "", fmt.Errorf("creating run %s: %w", tt.Name, err)
+		// made by an earlier pass (found by its name), or somebody else's test of that name
+		other := &v1alpha1.TrafficTest{}
+		if err := r.Get(ctx, client.ObjectKeyFromObject(tt), other); err != nil {
+			return "", err
+		}
+		if !metav1.IsControlledBy(other, s) {
+			return "", fmt.Errorf("a TrafficTest %s that this schedule did not make is in the way of its run due at %s: rename or delete it",
+				tt.Name, due.UTC().Format(time.RFC3339))
+		}
+		logf.FromContext(ctx).Info("run already made", "run", tt.Name)
 	}
 	return tt.Name, nil
 }

@@ -40,6 +40,17 @@ func getSchedule(t *testing.T, ns, name string) *v1alpha1.TrafficTestSchedule {
 	return s
 }
 
+// editSchedule changes the schedule's spec as a user's patch does (the operator writes its status meanwhile).
+func editSchedule(t *testing.T, ns, name string, edit func(*v1alpha1.TrafficTestSchedule)) {
+	t.Helper()
+	s := getSchedule(t, ns, name)
+	patch := client.MergeFrom(s.DeepCopy())
+	edit(s)
+	if err := k8sClient.Patch(context.Background(), s, patch); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // poke makes the operator look at the schedule now: the fake clock moved, the real one did not.
 func poke(t *testing.T, ns, name string) {
 	t.Helper()
@@ -80,7 +91,7 @@ func runsOfSchedule(t *testing.T, ns, name string) []string {
 func finishRun(t *testing.T, ns, name string, ndrShare float64) *v1alpha1.TrafficTest {
 	t.Helper()
 	pod := waitPod(t, ns, name+"-tester")
-	res := sampleResults(64, 1518)
+	res := sampleResults(getTest(t, ns, name).Spec.FrameSizes...)
 	for i := range res.Throughput {
 		res.Throughput[i].NDR.L2BitsPerSecond = int64(float64(res.Throughput[i].NDR.L2BitsPerSecond) * ndrShare)
 	}
@@ -89,12 +100,11 @@ func finishRun(t *testing.T, ns, name string, ndrShare float64) *v1alpha1.Traffi
 	return waitTest(t, ns, name, name+" finished", func(tt *v1alpha1.TrafficTest) bool { return finished(tt.Status.Phase) && tt.Status.Verdict != "" })
 }
 
-func TestScheduleRunsNightlyAndComparesWithTheLastPassedRun(t *testing.T) {
-	m := startManager(t)
-	ns := namespace(t)
-	ctx := context.Background()
-	s := nightly(ns, "ipsec-nightly")
-	if err := k8sClient.Create(ctx, s); err != nil {
+// createNightly makes the nightly schedule and says when it is first due (the next 02:00 UTC).
+func createNightly(t *testing.T, ns, name string) (*v1alpha1.TrafficTestSchedule, time.Time) {
+	t.Helper()
+	s := nightly(ns, name)
+	if err := k8sClient.Create(context.Background(), s); err != nil {
 		t.Fatal(err)
 	}
 	s = getSchedule(t, ns, s.Name)
@@ -102,6 +112,13 @@ func TestScheduleRunsNightlyAndComparesWithTheLastPassedRun(t *testing.T) {
 	if !first.After(s.CreationTimestamp.Time) {
 		first = first.Add(24 * time.Hour)
 	}
+	return s, first
+}
+
+func TestScheduleRunsNightlyAndComparesWithTheLastPassedRun(t *testing.T) {
+	m := startManager(t)
+	ns := namespace(t)
+	s, first := createNightly(t, ns, "ipsec-nightly")
 	// nothing is due before 02:00
 	eventually(t, "next run announced", func() (bool, string) {
 		s := getSchedule(t, ns, s.Name)
@@ -191,11 +208,7 @@ func TestScheduleRunsNightlyAndComparesWithTheLastPassedRun(t *testing.T) {
 	})
 
 	// suspended: nothing starts, however late it gets
-	cur := getSchedule(t, ns, s.Name)
-	cur.Spec.Suspend = true
-	if err := k8sClient.Update(ctx, cur); err != nil {
-		t.Fatal(err)
-	}
+	editSchedule(t, ns, s.Name, func(s *v1alpha1.TrafficTestSchedule) { s.Spec.Suspend = true })
 	finishRun(t, ns, run4.Name, 1)
 	advanceTo(first.Add(96*time.Hour + 30*time.Second))
 	eventually(t, "suspended", func() (bool, string) {
@@ -245,13 +258,66 @@ func TestScheduleWithADeadlineSkipsALateRunAndReplaceCancels(t *testing.T) {
 		return len(runs) == 1 && runs[0] == a, fmt.Sprint(runs, getSchedule(t, ns, s.Name).Status)
 	})
 	waitTest(t, ns, a, a+" started", func(tt *v1alpha1.TrafficTest) bool { return len(tt.Status.TesterPods) > 0 })
+	// a's tester runs, and will take a while to stop (the kubelet has not confirmed its end yet)
+	pod := waitPod(t, ns, a+"-tester")
+	kubelet(t, pod, corev1.PodRunning, 0, "")
+	pod = waitPod(t, ns, a+"-tester")
+	pod.Finalizers = []string{"linerate.dev/test-kubelet-still-stopping"}
+	if err := k8sClient.Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
 	m.clock.Advance(slot.Add(20*time.Minute + 10*time.Second).Sub(m.clock.Now()))
 	poke(t, ns, s.Name)
 	b := fmt.Sprintf("late-%d", slot.Add(20*time.Minute).Unix()/60)
 	waitTest(t, ns, a, a+" cancelled", func(tt *v1alpha1.TrafficTest) bool {
 		return tt.Spec.Cancel && tt.Status.Phase == v1alpha1.PhaseFailed
 	})
+	// the replacing run waits while the cancelled one's tester still sends through the DUT
+	waitTest(t, ns, b, b+" queued behind the stopping tester", func(tt *v1alpha1.TrafficTest) bool {
+		return tt.Status.Phase == v1alpha1.PhaseQueued && strings.Contains(strings.Join(tt.Status.Queue.WaitingFor, ";"), a+" runs on DUT gw-1")
+	})
+	if tt := getTest(t, ns, b); len(tt.Status.TesterPods) != 0 {
+		t.Fatalf("%s started while %s's tester was still up: %v", b, a, tt.Status.TesterPods)
+	}
+	// a replaced run neither passed nor failed
+	if c := meta.FindStatusCondition(getSchedule(t, ns, s.Name).Status.Conditions, v1alpha1.ConditionLastRunPassed); c == nil || c.Status != metav1.ConditionUnknown {
+		t.Errorf("LastRunPassed after a replacement: %+v", c)
+	}
+	pod = waitPod(t, ns, a+"-tester")
+	pod.Finalizers = nil
+	if err := k8sClient.Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
 	waitPod(t, ns, b+"-tester")
+}
+
+// A template that measures something else starts a fresh comparison: its first run is compared with no
+// run of the old template. A new DUT software version is what comparisons are for: still compared.
+func TestAChangedTemplateIsNotComparedWithTheOldOne(t *testing.T) {
+	m := startManager(t)
+	ns := namespace(t)
+	s, first := createNightly(t, ns, "tmpl")
+	night := func(n int, edit func(*v1alpha1.TrafficTestSpec)) *v1alpha1.TrafficTest {
+		t.Helper()
+		if edit != nil {
+			editSchedule(t, ns, s.Name, func(s *v1alpha1.TrafficTestSchedule) { edit(&s.Spec.Template.Spec) })
+		}
+		due := first.Add(time.Duration(n) * 24 * time.Hour)
+		m.clock.Advance(due.Add(30 * time.Second).Sub(m.clock.Now()))
+		poke(t, ns, s.Name)
+		name := fmt.Sprintf("%s-%d", s.Name, due.Unix()/60)
+		waitTest(t, ns, name, "run "+name, func(*v1alpha1.TrafficTest) bool { return true })
+		return finishRun(t, ns, name, 1)
+	}
+	run1 := night(0, nil)
+	run2 := night(1, func(sp *v1alpha1.TrafficTestSpec) { sp.FrameSizes = []int32{64, 512, 1518} })
+	if run2.Spec.PreviousRun != nil || run2.Status.Verdict != v1alpha1.VerdictPassed {
+		t.Fatalf("the first run of a new template compared with %v (a run of 64 and 1518 B); verdict %s %v", run2.Spec.PreviousRun, run2.Status.Verdict, run2.Status.Failures)
+	}
+	run3 := night(2, func(sp *v1alpha1.TrafficTestSpec) { sp.DUT.Software = "firmware 2.1" })
+	if run3.Spec.PreviousRun == nil || run3.Spec.PreviousRun.Name != run2.Name || run3.Status.Results.ComparedWith != run2.Name {
+		t.Fatalf("new DUT software must be compared with the last run: previousRun %v, results %+v (run 1 %s)", run3.Spec.PreviousRun, run3.Status.Results, run1.Name)
+	}
 }
 
 func TestInvalidScheduleIsStalledNamingTheField(t *testing.T) {

@@ -51,6 +51,7 @@ type TrafficTestScheduleSpec struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=100
 	// +kubebuilder:validation:XValidation:rule="!self.contains('TZ=')",message="spec.schedule: give the time zone in spec.timeZone, not as CRON_TZ= or TZ= in the schedule"
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('@every')",message="spec.schedule: @every is not supported: runs are named by the minute they are due; give a cron line such as */30 * * * *"
 	// +required
 	Schedule string `json:"schedule"`
 	// timeZone the schedule is read in, an IANA name such as Europe/Berlin; UTC when empty.
@@ -134,6 +135,9 @@ type ScheduledRun struct {
 	// comparedWith is the earlier run this one was compared with.
 	// +optional
 	ComparedWith string `json:"comparedWith,omitempty"`
+	// cancelled is true for a run ended by spec.cancel (e.g. replaced): it neither passed nor failed.
+	// +optional
+	Cancelled bool `json:"cancelled,omitempty"`
 }
 
 // TrafficTestScheduleStatus is what the schedule did.
@@ -168,7 +172,7 @@ type TrafficTestScheduleStatus struct {
 	// runsStarted counts the runs this schedule made.
 	// +optional
 	RunsStarted int32 `json:"runsStarted,omitempty"`
-	// runs are the runs kept (newest first), within the history limits.
+	// runs are the runs kept (newest first), within the history limits, at most 200.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=201
@@ -186,7 +190,7 @@ type TrafficTestScheduleStatus struct {
 // +kubebuilder:printcolumn:name="Last Passed",type=string,JSONPath=`.status.lastPassedRun`
 // +kubebuilder:printcolumn:name="Next",type=string,JSONPath=`.status.nextScheduleTime`,description="When the next run is due"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
-// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 52",message="metadata.name: a TrafficTestSchedule's name is at most 52 characters (its runs are named <name>-<minute of the schedule>, and a TrafficTest name must fit a label value)"
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 45",message="metadata.name: a TrafficTestSchedule's name is at most 45 characters (its runs are named <name>-<minute it was due>, and a run's receiver Service <run>-receiver must fit 63)"
 
 // TrafficTestSchedule runs a TrafficTest on a cron schedule, as a regression suite does every night, and
 // compares each run with the last one that passed.

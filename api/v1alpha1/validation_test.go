@@ -293,7 +293,8 @@ func TestScheduleValidation(t *testing.T) {
 	}{
 		{"valid", func(*v1alpha1.TrafficTestSchedule) {}, ""},
 		{"time zone inside the schedule", func(s *v1alpha1.TrafficTestSchedule) { s.Spec.Schedule = "CRON_TZ=Europe/Berlin 0 2 * * *" }, "spec.timeZone, not as CRON_TZ="},
-		{"name too long for its runs", func(s *v1alpha1.TrafficTestSchedule) { s.Name = strings.Repeat("n", 53) }, "metadata.name: a TrafficTestSchedule's name is at most 52"},
+		{"name too long for its runs", func(s *v1alpha1.TrafficTestSchedule) { s.Name = strings.Repeat("n", 46) }, "metadata.name: a TrafficTestSchedule's name is at most 45"},
+		{"@every", func(s *v1alpha1.TrafficTestSchedule) { s.Spec.Schedule = "@every 90s" }, "@every is not supported"},
 		{"no passed run kept to compare with", func(s *v1alpha1.TrafficTestSchedule) { s.Spec.PassedRunsHistoryLimit = ptr(int32(0)) }, "spec.passedRunsHistoryLimit"},
 		{"unknown concurrency policy", func(s *v1alpha1.TrafficTestSchedule) { s.Spec.ConcurrencyPolicy = "Queue" }, "spec.concurrencyPolicy"},
 		{"template is checked as a TrafficTest", func(s *v1alpha1.TrafficTestSchedule) { s.Spec.Template.Spec.FrameSizes = []int32{32} }, "spec.template.spec.frameSizes[0]"},

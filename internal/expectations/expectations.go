@@ -305,27 +305,44 @@ func validLatency(res, prev *v1alpha1.Results, size int32, dir string) (cur, old
 	return cur, old, ok1 && ok2
 }
 
-// checkNDRDrop judges maxNDRDrop. A run with nothing to compare with (the first of a schedule) has nothing
-// to judge. Where the tester was the limit in either run, only a drop of this run's own (DUT-limited) NDR
-// is certain (the previous ceiling was a lower bound of the DUT's NDR then); anything else there is
-// undecided, never passed.
+// checkNDRDrop judges maxNDRDrop: no NDR may fall more than the limit below what the previous run
+// reported at the same size and direction. A run with nothing to compare with (the first of a schedule)
+// has nothing to judge. Where this run's NDR is the tester's ceiling, a fall is undecided (the DUT may be
+// faster), never failed; at or above the limit it is met, as a minThroughput is (the DUT is at least that
+// good). A row the previous run lacks is undecided: nothing was compared there.
 func checkNDRDrop(maxDrop v1alpha1.Percent, res *v1alpha1.Results) (failures, undecided []string) {
 	if res.ComparedWith == "" {
 		return nil, nil
 	}
 	limit, _ := strconv.ParseFloat(string(maxDrop), 64)
+	rowName := func(size int32, dir string) string {
+		if size == 0 {
+			return "IMIX " + dir
+		}
+		return fmt.Sprintf("%d B %s", size, dir)
+	}
+	compared := map[string]bool{}
 	for _, c := range res.Change {
 		change, _ := strconv.ParseFloat(c.NDRPercent, 64)
-		row := fmt.Sprintf("%d B %s", c.FrameSize, c.Direction)
-		if c.FrameSize == 0 {
-			row = "IMIX " + c.Direction
+		row := rowName(c.FrameSize, c.Direction)
+		compared[row] = true
+		if -change <= limit {
+			continue
 		}
-		dropped := -change > limit
-		switch {
-		case dropped && !rowTesterLimited(res, c.FrameSize, c.Direction):
-			failures = append(failures, fmt.Sprintf("maxNDRDrop: %s NDR changed %s%% against %s, a drop of more than %s%%", row, c.NDRPercent, res.ComparedWith, maxDrop))
-		case c.TesterLimited:
-			undecided = append(undecided, fmt.Sprintf("maxNDRDrop: %s NDR changed %s%% against %s, but the tester was the limit in one of the runs (testerLimited): the DUT's change is unknown", row, c.NDRPercent, res.ComparedWith))
+		if rowTesterLimited(res, c.FrameSize, c.Direction) {
+			undecided = append(undecided, fmt.Sprintf("maxNDRDrop: %s NDR changed %s%% against %s, but this run's figure is the tester's limit (testerLimited): the DUT may be faster", row, c.NDRPercent, res.ComparedWith))
+			continue
+		}
+		failures = append(failures, fmt.Sprintf("maxNDRDrop: %s NDR changed %s%% against %s, a drop of more than %s%%", row, c.NDRPercent, res.ComparedWith, maxDrop))
+	}
+	for _, t := range res.Throughput {
+		if row := rowName(t.FrameSize, t.Direction); !compared[row] {
+			undecided = append(undecided, fmt.Sprintf("maxNDRDrop: %s has no NDR in %s to compare with", row, res.ComparedWith))
+		}
+	}
+	for _, m := range res.Imix {
+		if row := rowName(0, m.Direction); !compared[row] {
+			undecided = append(undecided, fmt.Sprintf("maxNDRDrop: %s has no NDR in %s to compare with", row, res.ComparedWith))
 		}
 	}
 	return failures, undecided

@@ -119,8 +119,8 @@ func collectSchedule(ch chan<- prometheus.Metric, s *v1alpha1.TrafficTestSchedul
 		gauge(scheduleLastRun, float64(st.LastScheduleTime.Unix()))
 	}
 	for _, run := range st.Runs { // newest first
-		if run.Phase != v1alpha1.PhaseSucceeded && run.Phase != v1alpha1.PhaseFailed {
-			continue
+		if run.Phase != v1alpha1.PhaseSucceeded && run.Phase != v1alpha1.PhaseFailed || run.Cancelled {
+			continue // a replaced run neither passed nor failed, and its partial figures are not the schedule's
 		}
 		passed := run.Phase == v1alpha1.PhaseSucceeded && (run.Verdict == v1alpha1.VerdictPassed || run.Verdict == v1alpha1.VerdictNone)
 		gauge(scheduleLastPassed, boolValue(passed))
@@ -132,6 +132,11 @@ func collectSchedule(ch chan<- prometheus.Metric, s *v1alpha1.TrafficTestSchedul
 			for _, t := range tt.Status.Results.Throughput {
 				if !t.TesterLimited {
 					gauge(scheduleNDR, float64(t.NDR.L2BitsPerSecond), strconv.Itoa(int(t.FrameSize)), t.Direction)
+				}
+			}
+			for _, m := range tt.Status.Results.Imix { // frame_size 0, as in linerate_throughput_tester_limited
+				if !m.TesterLimited {
+					gauge(scheduleNDR, float64(m.NDR.L2BitsPerSecond), "0", m.Direction)
 				}
 			}
 			for _, c := range tt.Status.Results.Change {

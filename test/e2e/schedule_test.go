@@ -110,7 +110,14 @@ func TestScheduleComparesTheSecondRunWithTheFirst(t *testing.T) {
 			found = true
 		}
 	}
-	if !found {
-		t.Errorf("the operator's /metrics has no linerate_schedule_throughput_l2_bits_per_second for %s", s.Name)
+	changed := false
+	for _, line := range strings.Split(metrics, "\n") {
+		if strings.HasPrefix(line, "linerate_schedule_ndr_change_ratio{") && strings.Contains(line, want) && strings.Contains(line, `frame_size="512"`) {
+			changed = true
+		}
+	}
+	if !found || !changed {
+		t.Errorf("the operator's /metrics lacks linerate_schedule_throughput_l2_bits_per_second (%v) or linerate_schedule_ndr_change_ratio (%v) for %s",
+			found, changed, s.Name)
 	}
 }
