@@ -117,7 +117,8 @@ func (r *TrafficTestReconciler) rerun(ctx context.Context, tt *v1alpha1.TrafficT
 	st.Phase, st.StartTime, st.CompletionTime, st.Progress = v1alpha1.PhasePending, nil, nil, nil
 	st.Headline, st.Results, st.Verdict, st.Failures, st.TesterPods = "", nil, "", nil, nil
 	st.RunGeneration, st.MeasuredSpec = tt.Generation, want
-	for _, c := range []string{v1alpha1.ConditionComplete, v1alpha1.ConditionFailed, v1alpha1.ConditionExpectationsMet, v1alpha1.ConditionTesterReady} {
+	for _, c := range []string{v1alpha1.ConditionComplete, v1alpha1.ConditionFailed, v1alpha1.ConditionExpectationsMet, v1alpha1.ConditionTesterReady,
+		v1alpha1.ConditionTesterPlacement} {
 		meta.RemoveStatusCondition(&st.Conditions, c)
 	}
 	r.event(tt, corev1.EventTypeNormal, v1alpha1.ReasonSpecChanged, "Rerun",

@@ -61,7 +61,8 @@ func sampleTest(t *testing.T, file string) *v1alpha1.TrafficTest {
 
 // The SR-IOV samples hold together as a cluster admin applies them: each port's network is one the samples
 // make, carries the port's resource, from a VF pool of its own PF bound to vfio-pci, with spoof check off
-// and trust on; the 82599 is admitted to the SR-IOV Network Operator. And the TrafficTest, made by the
+// and trust on; the 82599 is admitted to the SR-IOV Network Operator; the pages asked for are the ones the
+// README reserves. And the TrafficTest, made by the
 // operator against a real API server, is a Guaranteed pod asking one VF of each resource.
 func TestSRIOVSamplesHoldTogether(t *testing.T) {
 	type network struct{ resource, namespace, pf string }
@@ -153,6 +154,10 @@ func TestSRIOVSamplesHoldTogether(t *testing.T) {
 			}
 			if cpu := c.Resources.Requests.Cpu(); cpu.Value() != 5 || cpu.MilliValue() != 5000 {
 				t.Errorf("cpu request %s, want 5 whole CPUs", cpu)
+			}
+			// the README reserves 1 GiB pages (hugepagesz=1G): a request for 2 MiB pages would never schedule
+			if q := c.Resources.Limits[corev1.ResourceName("hugepages-1Gi")]; q.String() != "2Gi" {
+				t.Errorf("hugepages: %v, want 2Gi of the 1 GiB pages the README reserves", c.Resources.Limits)
 			}
 		})
 	}

@@ -518,11 +518,14 @@ type TesterSpec struct {
 	Validity TrialValidity `json:"validity,omitzero"`
 
 	// maxClockOffset makes one-way latency measurable for ports on two nodes (generator and receiver
-	// pods), from the nodes' clocks (CLOCK_REALTIME, which PTP with phc2sys keeps in step on each node):
-	// latency is reported only while the tester finds the two clocks agree within this bound. The tester
-	// checks it itself, before the first trial and after every trial: the measured offset plus half the
+	// pods): each engine stamps with CLOCK_REALTIME as read at its start and carried on by the TSC, and
+	// latency is reported only while the tester finds the two engines' clocks agree within this bound. It
+	// checks that itself, before the first trial and after every trial: the measured offset plus half the
 	// shortest round trip of its control connection to the other node; every latency result states it.
-	// Unset, latency across two nodes is reported as not measurable, never as a number from two clocks.
+	// The engines do not follow PTP's corrections while they run, so over a long run the bound grows
+	// and latency becomes not measurable. Unset, latency across two nodes is reported as not measurable,
+	// never as a number from two clocks.
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s') && duration(self) <= duration('1s')",message="tester.maxClockOffset: give a bound above 0 and at most 1s, e.g. 10us"
 	// +optional
 	MaxClockOffset *metav1.Duration `json:"maxClockOffset,omitempty"`
 }

@@ -100,6 +100,8 @@ func TestBadSpecsAreRefusedNamingTheField(t *testing.T) {
 		want   string // substring of the API server's message
 	}{
 		{"frame size too small", `frameSizes: [32]`, "spec.frameSizes[0]"},
+		{"clock bound of nothing", `tester: {maxClockOffset: 0s}`, "tester.maxClockOffset: give a bound above 0"},
+		{"clock bound of an hour", `tester: {maxClockOffset: 1h}`, "tester.maxClockOffset: give a bound above 0"},
 		{"frame size too large", `frameSizes: [9217]`, "spec.frameSizes[0]"},
 		{"frame size above DUT maximum", `{frameSizes: [64, 1600], dut: {maxFrameSize: 1526}}`, "frameSizes: every size must be at most dut.maxFrameSize"},
 		{"ip packet size above DUT maximum", `{frameSizes: null, ipPacketSizes: [1500], dut: {maxFrameSize: 1500}}`, "ipPacketSizes: every size plus"},

@@ -306,7 +306,8 @@ static int do_port(struct args *a, struct out *o)
 	    "{\"ok\":true,\"id\":%d,\"mac\":\"%s\",\"driver\":\"%s\",\"device\":\"%s\",\"numa\":%d,\"rx_queues\":%u,"
 	    "\"tx_queues\":%u,\"link_up\":%s,\"speed_mbps\":%u,\"max_frame\":%u,\"rx_checksums\":\"%s%s%s\"}",
 	    id, mac_str(p->mac, m), p->driver, p->device, p->numa, p->rx_queues, p->tx_queues, link.link_status ? "true" : "false",
-	    link.link_speed, p->max_frame, ck4 ? "ipv4" : "", ck4 && cku ? "," : "", cku ? "udp" : "");
+	    link.link_speed == RTE_ETH_SPEED_NUM_UNKNOWN ? 0u : link.link_speed, p->max_frame, ck4 ? "ipv4" : "", ck4 && cku ? "," : "",
+	    cku ? "udp" : "");
 	return 0;
 }
 

@@ -133,14 +133,18 @@ func (p *Pair) RunTrial(ctx context.Context, cfg TrialConfig, progress func(Prog
 	}
 	merged := mergeHalves(cfg.Streams, lr, ro.r)
 	bound := p.Clock
-	if p.Clock != nil {
+	if p.MaxClockOffset > 0 {
 		// the clocks may have drifted apart since the last check: the trial is judged by the worse bound
 		lc, lok := p.Local.(Clock)
 		rc, rok := p.Remote.(Clock)
 		if lok && rok {
+			// a check that failed before the run is tried again here; one that fails now voids this trial's
 			if now, err := BoundClocks(ctx, lc, rc, 4); err == nil {
-				if now.BoundNs > bound.BoundNs {
+				if bound == nil || now.BoundNs > bound.BoundNs {
 					bound = now
+				}
+				if p.Clock == nil {
+					bound = nil // nothing known before the trial: its start is not covered
 				}
 				p.Clock = now
 			} else {

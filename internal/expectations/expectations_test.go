@@ -210,3 +210,24 @@ func TestMaxNDRDrop(t *testing.T) {
 		})
 	}
 }
+
+// Across two nodes a latency is true only to within the clocks' bound: judged at both ends of it.
+func TestMaxLatencyAcrossTwoClocks(t *testing.T) {
+	for _, c := range []struct {
+		p99, bound int64
+		want       v1alpha1.Verdict
+	}{
+		{18_000, 1_000, v1alpha1.VerdictPassed},
+		{18_000, 4_000, v1alpha1.VerdictInconclusive},
+		{25_000, 4_000, v1alpha1.VerdictFailed},
+		{22_000, 4_000, v1alpha1.VerdictInconclusive},
+	} {
+		res := sampleResults()
+		res.Latency = res.Latency[:1]
+		res.Latency[0].Aggregate.P99Ns, res.Latency[0].Aggregate.ClockOffsetBoundNs = c.p99, c.bound
+		exp := &v1alpha1.Expectations{MaxLatency: []v1alpha1.LatencyExpectation{{FrameSize: 64, Statistic: "p99", Max: metav1.Duration{Duration: 20 * time.Microsecond}}}}
+		if v, f := Evaluate(exp, res, planned[:3]); v != c.want {
+			t.Errorf("p99 %d ns ± %d ns against 20 µs: %s %q, want %s", c.p99, c.bound, v, f, c.want)
+		}
+	}
+}

@@ -136,3 +136,26 @@ func TestReportShowsThePreflight(t *testing.T) {
 		}
 	}
 }
+
+// A latency that could not be measured says so and why, never a row of zeros; one across two nodes states
+// the clocks' bound.
+func TestReportSaysWhyLatencyWasNotMeasured(t *testing.T) {
+	res := &v1alpha1.Results{Latency: []v1alpha1.LatencyResult{
+		{FrameSize: 64, Direction: "west->east", Aggregate: v1alpha1.LatencySummary{Valid: false, Reason: "8424 frames arrived before their stamp"}},
+		{FrameSize: 512, Direction: "west->east", Aggregate: v1alpha1.LatencySummary{Valid: true, MinNs: 9000, MeanNs: 12500, P50Ns: 12000, P99Ns: 15000, P999Ns: 18000, MaxNs: 20000, PDVNs: 9000, ClockOffsetBoundNs: 4000}},
+	}}
+	dir := t.TempDir()
+	if err := Write(dir, Run{Name: "t", Results: res}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "index.html"))
+	html := string(b)
+	for _, want := range []string{"not measurable: 8424 frames arrived before their stamp", "± 4.00 µs (two nodes)"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if strings.Contains(html, "<td>0 ns</td>") {
+		t.Error("an unmeasured latency shown as 0 ns")
+	}
+}

@@ -95,6 +95,14 @@ func mergeLatency(reps []*engine.Latency) v1alpha1.LatencySummary {
 			hist[b[0]] += b[1]
 		}
 	}
+	// Across two clocks a repetition refused for them (too far apart, frames "before" their stamps) is
+	// not a missing sample: the others are biased the same way, and nothing of the set is the DUT's.
+	for _, l := range reps {
+		if l != nil && !l.Valid && l.Clock == "realtime" && out.Valid {
+			s := latencySummary(l)
+			return v1alpha1.LatencySummary{Valid: false, Reason: "a repetition across the two nodes' clocks was not measurable: " + s.Reason}
+		}
+	}
 	if !out.Valid {
 		reason := "no repetition measured latency"
 		for _, l := range reps {
