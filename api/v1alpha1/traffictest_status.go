@@ -230,6 +230,14 @@ type Progress struct {
 	// summary is a short human line for kubectl get.
 	// +optional
 	Summary string `json:"summary,omitempty"`
+	// estimatedSecondsLeft is the expected wall time left, in seconds: the plan's estimate of the steps
+	// still to run, updated from what was measured (the NDRs decide the frame loss curve's length and
+	// whether back-to-back can be measured), plus what the step under way has not yet spent.
+	// +optional
+	EstimatedSecondsLeft int64 `json:"estimatedSecondsLeft,omitempty"`
+	// estimatedTotalSeconds is what the whole run was expected to take when it started.
+	// +optional
+	EstimatedTotalSeconds int64 `json:"estimatedTotalSeconds,omitempty"`
 	// updateTime is when the tester last reported.
 	// +optional
 	UpdateTime *metav1.Time `json:"updateTime,omitempty"`
@@ -360,6 +368,10 @@ type ThroughputResult struct {
 	// testerLimited is true when the tester could not offer more: the DUT may be faster.
 	// +optional
 	TesterLimited bool `json:"testerLimited,omitempty"`
+	// undetermined says why the search did not determine the NDR (it reached its cap of trials): ndr is
+	// then the highest rate a full-length trial passed at, a lower bound, and no verdict rests on it.
+	// +optional
+	Undetermined string `json:"undetermined,omitempty"`
 }
 
 // LatencySummary is a latency distribution; all values in nanoseconds.
@@ -422,13 +434,51 @@ type LatencyResult struct {
 	// rate the latency was measured at (the NDR).
 	// +required
 	Rate Rate `json:"rate"`
-	// aggregate over all repetitions; MeanNs is the mean of the repetition means (RFC 2544).
+	// aggregate over all valid repetitions; MeanNs is the mean of the repetition means (RFC 2544).
 	// +required
 	Aggregate LatencySummary `json:"aggregate"`
-	// repetitions each summarised.
+	// rfc8219 summarises the valid repetitions as RFC 8219 §7.2 asks.
+	// +optional
+	RFC8219 *LatencyRepetitions `json:"rfc8219,omitempty"`
+	// repetitions each summarised, in the order they ran; one that lost more than the throughput's loss
+	// tolerance is invalid (RFC 8219) and says so.
 	// +listType=atomic
 	// +optional
 	Repetitions []LatencySummary `json:"repetitions,omitempty"`
+}
+
+// LatencyRepetitions is RFC 8219 §7.2's summary of latency repetitions: per repetition, the typical latency
+// is its median and the worst-case latency its 99.9th percentile; reported are the medians of those values
+// over the valid repetitions, with their 1st and 99th percentiles as the spread. All values in nanoseconds.
+type LatencyRepetitions struct {
+	// repetitions is the number of valid repetitions summarised; RFC 8219 asks for at least 20.
+	// +required
+	Repetitions int32 `json:"repetitions"`
+	// invalid is the number of repetitions left out: they lost more than the loss tolerance, or the tester
+	// spoiled them.
+	// +optional
+	Invalid int32 `json:"invalid,omitempty"`
+	// typicalNs is the median of the repetitions' typical latencies.
+	// +required
+	TypicalNs int64 `json:"typicalNs"`
+	// typicalP1Ns is the 1st percentile of the repetitions' typical latencies (nearest rank).
+	// +required
+	TypicalP1Ns int64 `json:"typicalP1Ns"`
+	// typicalP99Ns is the 99th percentile of the repetitions' typical latencies (nearest rank).
+	// +required
+	TypicalP99Ns int64 `json:"typicalP99Ns"`
+	// worstCaseNs is the median of the repetitions' worst-case latencies.
+	// +required
+	WorstCaseNs int64 `json:"worstCaseNs"`
+	// worstCaseP1Ns is the 1st percentile of the repetitions' worst-case latencies (nearest rank).
+	// +required
+	WorstCaseP1Ns int64 `json:"worstCaseP1Ns"`
+	// worstCaseP99Ns is the 99th percentile of the repetitions' worst-case latencies (nearest rank).
+	// +required
+	WorstCaseP99Ns int64 `json:"worstCaseP99Ns"`
+	// pdvNs is the median of the repetitions' packet delay variation (99.9th percentile − minimum, RFC 8219 §7.3).
+	// +required
+	PDVNs int64 `json:"pdvNs"`
 }
 
 // FrameLossPoint is one step of the frame loss curve.
@@ -471,15 +521,29 @@ type BackToBackResult struct {
 	// west->east).
 	// +required
 	Direction string `json:"direction"`
-	// frames is the mean burst length over repetitions.
+	// frames is the mean burst length over the repetitions, each an independent search (RFC 9004).
 	// +required
 	Frames int64 `json:"frames"`
-	// spread of the burst length over the repetitions, in frames.
+	// spread of the burst length over the repetitions, in frames: their number, mean, standard deviation,
+	// minimum and maximum.
 	// +required
 	Spread Spread `json:"spread"`
-	// burstSeconds is the mean burst length in seconds at line rate.
+	// burstSeconds is the mean burst length in seconds at line rate: RFC 9004's implied DUT buffer time.
 	// +required
 	BurstSeconds string `json:"burstSeconds"`
+	// correctedBufferSeconds is RFC 9004's corrected DUT buffer time: the implied buffer time × (1 −
+	// the throughput measured at this size ÷ line rate), the time the frames the DUT held take at line
+	// rate. Empty when no throughput was measured at this size.
+	// +optional
+	CorrectedBufferSeconds string `json:"correctedBufferSeconds,omitempty"`
+	// saturated is true when a search ended at the longest burst tried (backToBack.maxFrames): frames is
+	// then a lower bound.
+	// +optional
+	Saturated bool `json:"saturated,omitempty"`
+	// notMeasurable says why no burst was measured: a DUT whose throughput at this size is line rate never
+	// fills its buffer from a line-rate burst, so it has no back-to-back figure (RFC 9004).
+	// +optional
+	NotMeasurable string `json:"notMeasurable,omitempty"`
 	// testerLimited is true when the tester could not send or receive a longer burst cleanly: frames is
 	// then a lower bound of what the DUT holds.
 	// +optional
@@ -535,6 +599,10 @@ type ImixResult struct {
 	// testerLimited is true when the tester could not offer more: the DUT may be faster.
 	// +optional
 	TesterLimited bool `json:"testerLimited,omitempty"`
+	// undetermined says why the search did not determine the NDR (it reached its cap of trials): ndr is
+	// then a lower bound, and no verdict rests on it.
+	// +optional
+	Undetermined string `json:"undetermined,omitempty"`
 }
 
 // Diagnosis of what limits the DUT, fitted over the frame-size sweep: time per frame = a + b*bytes.

@@ -57,7 +57,13 @@ func Evaluate(exp *v1alpha1.Expectations, res *v1alpha1.Results, planned []plan.
 			undecided = append(undecided, "minBackToBackFrames: no back-to-back result was measured")
 		}
 		for _, b := range res.BackToBack {
-			if b.Frames < *exp.MinBackToBackFrames && b.TesterLimited {
+			if b.NotMeasurable != "" {
+				continue // a DUT at line rate loses no burst: any minimum is met
+			}
+			if b.Frames < *exp.MinBackToBackFrames && b.Saturated {
+				undecided = append(undecided, fmt.Sprintf("minBackToBackFrames: %d B %s forwarded the longest burst tried (%d frames), fewer than %d: raise backToBack.maxFrames",
+					b.FrameSize, b.Direction, b.Frames, *exp.MinBackToBackFrames))
+			} else if b.Frames < *exp.MinBackToBackFrames && b.TesterLimited {
 				undecided = append(undecided, fmt.Sprintf("minBackToBackFrames: %d B %s held %d frames, fewer than %d, but the tester was the limit (testerLimited)",
 					b.FrameSize, b.Direction, b.Frames, *exp.MinBackToBackFrames))
 			} else if b.Frames < *exp.MinBackToBackFrames {
@@ -89,18 +95,19 @@ func prefixed(p string, msgs []string) []string {
 	return out
 }
 
-// Missing lists the planned rows the results do not hold, and the throughput rows whose only figure is a
-// tester limit without a single valid trial below it (an NDR of 0 marked testerLimited).
+// Missing lists the planned rows the results do not hold, the throughput rows whose only figure is a
+// tester limit without a single valid trial below it (an NDR of 0 marked testerLimited), and those whose
+// search ran out of trials (undetermined).
 func Missing(res *v1alpha1.Results, planned []plan.Row) []plan.Row {
 	if res == nil {
 		res = &v1alpha1.Results{}
 	}
 	have := map[plan.Row]bool{}
 	for _, t := range res.Throughput {
-		have[plan.Row{Test: v1alpha1.TestThroughput, FrameSize: int(t.FrameSize), Direction: t.Direction}] = measured(t.TesterLimited, t.NDR)
+		have[plan.Row{Test: v1alpha1.TestThroughput, FrameSize: int(t.FrameSize), Direction: t.Direction}] = measured(t.TesterLimited, t.NDR) && t.Undetermined == ""
 	}
 	for _, m := range res.Imix {
-		have[plan.Row{Test: v1alpha1.TestImixThroughput, Direction: m.Direction}] = measured(m.TesterLimited, m.NDR)
+		have[plan.Row{Test: v1alpha1.TestImixThroughput, Direction: m.Direction}] = measured(m.TesterLimited, m.NDR) && m.Undetermined == ""
 	}
 	for _, l := range res.Latency {
 		have[plan.Row{Test: v1alpha1.TestLatency, FrameSize: int(l.FrameSize), Direction: l.Direction}] = true

@@ -1,10 +1,16 @@
 package rfc2544_test
 
 import (
+	"context"
+	"math"
+	"strings"
 	"testing"
 
 	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/engine"
 	"linerate.dev/linerate/internal/engine/sim"
+	"linerate.dev/linerate/internal/results"
+	"linerate.dev/linerate/internal/rfc2544"
 )
 
 // Both ways at once: Bidirectional searches each direction on its own (one row each, each within a
@@ -66,4 +72,66 @@ func TestBidirectionalBoundSharesTheCapacity(t *testing.T) {
 	if rates[0] != rates[1] {
 		t.Errorf("a bound search has one rate for both directions: %v", rates)
 	}
+}
+
+// coupled is a DUT whose east->west direction shares a frame budget with west->east: alone each forwards
+// what the simulated DUT forwards, together east->west loses what their sum offers beyond the budget.
+type coupled struct {
+	*sim.Engine
+	budgetFPS float64
+}
+
+func (c coupled) RunTrial(ctx context.Context, cfg engine.TrialConfig, progress func(engine.Progress)) (*engine.TrialResult, error) {
+	res, err := c.Engine.RunTrial(ctx, cfg, progress)
+	if err != nil || len(cfg.Streams) != 2 || cfg.Burst > 0 {
+		return res, err
+	}
+	if over := cfg.RatesFPS[0] + cfg.RatesFPS[1] - c.budgetFPS; over > 0 {
+		s := res.Stream(cfg.Streams[1])
+		s.RxFrames -= int64(math.Ceil(float64(s.RxFrames) * math.Min(1, over/cfg.RatesFPS[1])))
+	}
+	return res, nil
+}
+
+// Each direction searched on its own can end on a pair that is never loss-free together: the two binary
+// searches bisect in lock step, and east->west's last pass was judged while west->east ran below the rate
+// it then reported. The pair reported is confirmed by a trial with both at once, and the direction that
+// lost in it is lowered until one does.
+func TestBidirectionalPairIsLoweredUntilItHoldsTogether(t *testing.T) {
+	p := planFor(t, v1alpha1.TestThroughput)
+	p.FrameSizes = []int{64}
+	p.Traffic.Direction = v1alpha1.Bidirectional
+	p.Throughput.Method = v1alpha1.SearchBinary
+	line := 10e9 / (84 * 8)
+	budget := 0.3 * line
+	e := coupled{sim.New(sim.DUT{CapacityFPS: 0.2 * line}), budget}
+	rec := &recorder{}
+	res, err := rfc2544.New(p, e, rec, rfc2544.Options{Sleep: e.Sleep}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fps := map[string]float64{}
+	for _, row := range res.Throughput {
+		fps[row.Direction] = float64(row.NDR.FramesPerSecond)
+	}
+	if sum := fps["west->east"] + fps["east->west"]; sum > budget*(1+1e-6) {
+		t.Errorf("west->east %.0f + east->west %.0f frames/s exceed the budget of %.0f they share", fps["west->east"], fps["east->west"], budget)
+	}
+	lowered := false
+	for _, n := range res.Notes {
+		lowered = lowered || strings.Contains(n, "were not loss-free together")
+	}
+	if !lowered {
+		t.Error("no note says the pair was lowered")
+	}
+	var joint []results.Trial
+	for _, tr := range rec.trials {
+		if tr.Purpose == rfc2544.PurposeJointValidation {
+			joint = append(joint, tr)
+		}
+	}
+	if len(joint) < 2 || !joint[len(joint)-1].Pass || !joint[len(joint)-2].Pass {
+		t.Errorf("the last confirming trial did not pass in both directions: %+v", joint)
+	}
+	t.Logf("west->east %.0f, east->west %.0f frames/s (budget %.0f); %d confirming records; lowered: %v", fps["west->east"], fps["east->west"], budget, len(joint), lowered)
 }

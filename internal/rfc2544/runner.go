@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -97,6 +98,9 @@ type Runner struct {
 	// the resumptions of this run.
 	skipSteps int
 	resumes   int
+	// stepStart is when the step under way began; planned the whole run's estimate at its start
+	stepStart time.Time
+	planned   time.Duration
 }
 
 type streamDef struct {
@@ -168,6 +172,8 @@ func (r *Runner) Run(ctx context.Context) (*v1alpha1.Results, error) {
 	if cp := r.opt.Resume; cp != nil {
 		r.resume(cp)
 	}
+	r.planned = r.Estimate().Total
+	r.stepStart = r.opt.Now()
 	if err := r.setup(ctx); err != nil {
 		return r.res, err
 	}
@@ -227,6 +233,7 @@ func (r *Runner) runTests(ctx context.Context) error {
 				err = fmt.Errorf("plan: imixThroughput without an imix")
 			} else if !r.skipStep() {
 				r.progress = v1alpha1.Progress{Test: t}
+				r.stepStart = r.opt.Now()
 				// a step that ended in an error is not done: no checkpoint may pass over it on resume
 				if err = r.imix(ctx); err == nil {
 					r.stepDone()
@@ -247,6 +254,7 @@ func (r *Runner) forSizes(ctx context.Context, t v1alpha1.TestKind, f func(conte
 			continue
 		}
 		r.progress = v1alpha1.Progress{Test: t, FrameSize: int32(size)}
+		r.stepStart = r.opt.Now()
 		if err := f(ctx, size); err != nil {
 			return err
 		}
@@ -626,6 +634,10 @@ func (r *Runner) emitProgress(ts trialSpec, pr *engine.Progress) {
 		pg.Summary = fmt.Sprintf("%s %s: trial %d at %s%% (%s, %s) (step %d/%d)", what, pg.Direction, pg.Trial, pg.OfferedRate, purpose,
 			ts.duration, r.stepsDone+1, r.stepsTotal)
 	}
+	left := r.remaining(now.Sub(r.stepStart))
+	pg.EstimatedSecondsLeft = int64(math.Ceil(left.Seconds()))
+	pg.EstimatedTotalSeconds = int64(math.Ceil(r.planned.Seconds()))
+	pg.Summary += fmt.Sprintf(", about %s left", roundDuration(left))
 	if pr != nil {
 		var tx, rx int64
 		for _, s := range pr.Streams {

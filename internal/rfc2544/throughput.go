@@ -184,6 +184,18 @@ func (r *Runner) searchLanes(ctx context.Context, test v1alpha1.TestKind, size, 
 	return out, firstErr
 }
 
+// confirmed confirms a Bidirectional pair (joint.go) and books its trials to every direction's row.
+func (r *Runner) confirmed(ctx context.Context, test v1alpha1.TestKind, size, rep int, res []*search.Result) error {
+	n, spent, err := r.confirmBidirectional(ctx, test, size, rep, res)
+	for _, sr := range res {
+		if sr != nil {
+			sr.Trials += n
+			sr.TrialTime += spent
+		}
+	}
+	return err
+}
+
 func detailOf(m *search.Measurement, dir int) *dirResult {
 	if m == nil {
 		return nil
@@ -215,11 +227,16 @@ func (r *Runner) throughput(ctx context.Context, size int) error {
 		seconds  float64
 		limited  bool
 		notFound bool
+		// undetermined: why a repetition's search did not determine the NDR
+		undetermined string
 	}
 	accs := make([]acc, len(dirs))
 	var runErr error
 	for rep := 1; rep <= reps; rep++ {
 		res, err := r.searchLanes(ctx, v1alpha1.TestThroughput, size, rep)
+		if err == nil {
+			err = r.confirmed(ctx, v1alpha1.TestThroughput, size, rep, res)
+		}
 		for l, sr := range res {
 			if sr == nil {
 				continue
@@ -232,6 +249,12 @@ func (r *Runner) throughput(ctx context.Context, size int) error {
 				a.trials += sr.Trials
 				a.seconds += sr.TrialTime.Seconds()
 				a.limited = a.limited || sr.TesterLimited
+				if sr.Undetermined != "" && a.undetermined == "" {
+					a.undetermined = sr.Undetermined
+					if reps > 1 {
+						a.undetermined = fmt.Sprintf("repetition %d: %s", rep, sr.Undetermined)
+					}
+				}
 				if !sr.Found {
 					a.notFound = true
 				}
@@ -254,8 +277,14 @@ func (r *Runner) throughput(ctx context.Context, size int) error {
 		best := a.best
 		tr := v1alpha1.ThroughputResult{FrameSize: int32(size), Direction: dirs[d].Name,
 			NDR: r.rate(best.NDR, float64(size)), LossPercent: "0", Trials: int32(a.trials),
-			TrialSeconds: fmt.Sprintf("%.0f", a.seconds), TesterLimited: a.limited}
-		if !best.Found || a.notFound {
+			TrialSeconds: fmt.Sprintf("%.0f", a.seconds), TesterLimited: a.limited, Undetermined: a.undetermined}
+		switch {
+		case a.undetermined != "":
+			r.note(fmt.Sprintf("throughput %d B %s: the NDR is undetermined (%s); the rate given is the highest a full-length trial passed at, a lower bound", size, dirs[d].Name, a.undetermined))
+			if !best.Found || a.notFound {
+				tr.NDR = r.rate(0, float64(size))
+			}
+		case !best.Found || a.notFound:
 			tr.NDR = r.rate(0, float64(size))
 			r.note(fmt.Sprintf("throughput %d B %s: no rate met the loss tolerance of %s%%", size, dirs[d].Name, FormatLoss(r.plan.Throughput.LossTolerancePercent)))
 		}
@@ -300,6 +329,9 @@ func (r *Runner) imix(ctx context.Context) error {
 	lanes := r.lanes()
 	dirs := r.plan.Directions()
 	res, err := r.searchLanes(ctx, v1alpha1.TestImixThroughput, 0, 0)
+	if err == nil {
+		err = r.confirmed(ctx, v1alpha1.TestImixThroughput, 0, 0, res)
+	}
 	for l, sr := range res {
 		if sr == nil {
 			continue
@@ -313,7 +345,8 @@ func (r *Runner) imix(ctx context.Context) error {
 		for _, d := range lanes[l] {
 			mean := r.streams[dirs[d].TX].mean
 			ir := v1alpha1.ImixResult{Direction: dirs[d].Name, AverageFrameSize: fmt.Sprintf("%.2f", im.AverageFrameSize),
-				NDR: r.rate(sr.NDR, mean), LossPercent: "0", Trials: int32(sr.Trials), TesterLimited: sr.TesterLimited}
+				NDR: r.rate(sr.NDR, mean), LossPercent: "0", Trials: int32(sr.Trials), TesterLimited: sr.TesterLimited,
+				Undetermined: sr.Undetermined}
 			if dr := detailOf(sr.NDRTrial, d); dr != nil && sr.Found {
 				ir.LossPercent = FormatLoss(dr.rec.LossPercent)
 				ir.Classes = classResults(dr.stream.Classes)
@@ -322,7 +355,10 @@ func (r *Runner) imix(ctx context.Context) error {
 			if dr := detailOf(sr.AboveNDR, d); dr != nil {
 				ir.ClassesAboveNDR = classResults(dr.stream.Classes)
 			}
-			if !sr.Found {
+			switch {
+			case sr.Undetermined != "":
+				r.note(fmt.Sprintf("IMIX %s: the NDR is undetermined (%s); the rate given is a lower bound", dirs[d].Name, sr.Undetermined))
+			case !sr.Found:
 				r.note(fmt.Sprintf("IMIX %s: no rate met the loss tolerance", dirs[d].Name))
 			}
 			r.res.Imix = append(r.res.Imix, ir)

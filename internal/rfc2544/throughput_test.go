@@ -1,10 +1,16 @@
 package rfc2544_test
 
 import (
+	"context"
+	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/engine/sim"
+	"linerate.dev/linerate/internal/expectations"
+	"linerate.dev/linerate/internal/rfc2544"
 )
 
 // Repeated throughput searches with a PDR: the row reports the lowest NDR of the repetitions (each
@@ -47,5 +53,38 @@ func TestRepeatedThroughputWithPDR(t *testing.T) {
 	}
 	if len(reps) != 4 {
 		t.Errorf("trial records of repetitions %v, want 1..4", reps)
+	}
+}
+
+// A search that runs out of trials leaves its row undetermined: the row says why, the notes do not claim
+// that no rate met the tolerance, and no verdict rests on it.
+func TestCappedSearchIsUndetermined(t *testing.T) {
+	p := planFor(t, v1alpha1.TestThroughput)
+	p.FrameSizes = []int{64}
+	// short trials pass far above what the 60 s validation holds: validation keeps failing
+	dut := sim.DUT{CapacityFPS: 5e6, BufferFrames: 3_000_000}
+	e := sim.New(dut)
+	r := rfc2544.New(p, e, nil, rfc2544.Options{Sleep: e.Sleep, MaxTrialsPerSearch: 8})
+	res, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Throughput) != 1 {
+		t.Fatalf("rows: %+v", res.Throughput)
+	}
+	row := res.Throughput[0]
+	if !strings.Contains(row.Undetermined, "cap of 8 trials") {
+		t.Errorf("undetermined %q, NDR %s%%", row.Undetermined, row.NDR.PercentOfLineRate)
+	}
+	for _, n := range res.Notes {
+		if strings.Contains(n, "met the loss tolerance") {
+			t.Errorf("a capped search says no rate passed: %q", n)
+		}
+	}
+	low := resource.MustParse("1k")
+	atLeast := []v1alpha1.ThroughputExpectation{{FrameSize: 64, FramesPerSecond: &low}}
+	verdict, why := expectations.Evaluate(&v1alpha1.Expectations{MinThroughput: atLeast}, res, p.Rows())
+	if verdict == v1alpha1.VerdictPassed {
+		t.Errorf("verdict %s on an undetermined NDR (%q)", verdict, why)
 	}
 }

@@ -152,6 +152,7 @@ func RunLocal(ctx context.Context, o LocalOptions) (*v1alpha1.Results, error) {
 	}
 	defer func() { _ = proc.Close() }() // the engine stops after the run; the run's own error is the one to report
 	r := rfc2544.New(p, proc.Client, consoleSink{o.Stderr}, rfc2544.Options{Baseline: baseline})
+	fmt.Fprintf(o.Stderr, "linerate: %s: expected to take %s\n", tt.Name, r.Estimate())
 	res, runErr := r.Run(ctx)
 	incomplete := ""
 	if ctx.Err() != nil {

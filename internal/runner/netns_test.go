@@ -42,6 +42,16 @@ func sh(t *testing.T, args ...string) {
 	}
 }
 
+// nft loads an nftables ruleset into the namespace ns.
+func nft(t *testing.T, ns, rules string) {
+	t.Helper()
+	cmd := exec.Command("ip", "netns", "exec", ns, "nft", "-f", "-")
+	cmd.Stdin = strings.NewReader(rules)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("nft: %v %s", err, out)
+	}
+}
+
 // router builds tester ns (t0, t1) <-> router ns (r0 198.18.1.1, r1 198.19.1.1) and returns the names.
 func router(t *testing.T, tag string) (tns, rns string) {
 	t.Helper()
@@ -173,11 +183,7 @@ func TestFrameLossCurveOfAOneInNDropIsExact(t *testing.T) {
     ip daddr 198.19.1.0/24 numgen inc mod 50 == 0 drop
   }
 }`
-	cmd := exec.Command("ip", "netns", "exec", rns, "nft", "-f", "-")
-	cmd.Stdin = strings.NewReader(rules)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("nft: %v %s", err, out)
-	}
+	nft(t, rns, rules)
 	o := runCLI(t, eng, tns, routedTest("numgen", []v1alpha1.TestKind{v1alpha1.TestFrameLoss}, []int32{64}, "1", "2"))
 	if len(o.Results.FrameLoss) != 1 {
 		t.Fatalf("frame loss: %q %+v", o.Error, o.Results)

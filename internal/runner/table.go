@@ -50,6 +50,9 @@ func PrintTable(w io.Writer, r *v1alpha1.Results, lossTolerance string) {
 			if t.TesterLimited {
 				mark = " (tester limit)"
 			}
+			if t.Undetermined != "" {
+				mark += " (undetermined: a lower bound)"
+			}
 			fmt.Fprintf(tw, "%d B\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d (%s s)%s\t\n", t.FrameSize, t.Direction,
 				fmtInt(t.NDR.FramesPerSecond), units.FormatBits(t.NDR.L2BitsPerSecond),
 				units.FormatBits(t.NDR.L1BitsPerSecond), t.NDR.PercentOfLineRate, t.LossPercent, pdr, lat,
@@ -69,6 +72,18 @@ func PrintTable(w io.Writer, r *v1alpha1.Results, lossTolerance string) {
 				fmtInt(l.Rate.FramesPerSecond), ns(a.MinNs), ns(a.MeanNs), ns(a.P50Ns), ns(a.P99Ns), ns(a.P999Ns),
 				ns(a.MaxNs), ns(a.PDVNs), ns(a.JitterNs), len(l.Repetitions))
 		}
+		fmt.Fprintln(tw, "\nLatency over the repetitions (RFC 8219 7.2: medians of each repetition's p50 and p99.9, [1st, 99th percentile])")
+		fmt.Fprintln(tw, "frame\tdirection\ttypical\tworst case\tPDV\tvalid reps\tinvalid\t")
+		for _, l := range r.Latency {
+			s := l.RFC8219
+			if s == nil {
+				fmt.Fprintf(tw, "%d B\t%s\tno valid repetition\t\n", l.FrameSize, l.Direction)
+				continue
+			}
+			fmt.Fprintf(tw, "%d B\t%s\t%s [%s, %s]\t%s [%s, %s]\t%s\t%d\t%d\t\n", l.FrameSize, l.Direction,
+				ns(s.TypicalNs), ns(s.TypicalP1Ns), ns(s.TypicalP99Ns), ns(s.WorstCaseNs), ns(s.WorstCaseP1Ns),
+				ns(s.WorstCaseP99Ns), ns(s.PDVNs), s.Repetitions, s.Invalid)
+		}
 	}
 	if len(r.FrameLoss) > 0 {
 		fmt.Fprintln(tw, "\nFrame loss (RFC 2544 26.3): loss % at % of line rate")
@@ -81,11 +96,27 @@ func PrintTable(w io.Writer, r *v1alpha1.Results, lossTolerance string) {
 		}
 	}
 	if len(r.BackToBack) > 0 {
-		fmt.Fprintln(tw, "\nBack-to-back (RFC 2544 26.4)")
-		fmt.Fprintln(tw, "frame\tdirection\tframes (mean)\tstddev\tmin\tmax\tburst s\treps\t")
+		fmt.Fprintln(tw, "\nBack-to-back (RFC 2544 26.4, RFC 9004)")
+		fmt.Fprintln(tw, "frame\tdirection\tframes (mean)\tstddev\tmin\tmax\timplied buffer s\tcorrected buffer s\tsearches\t")
 		for _, b := range r.BackToBack {
-			fmt.Fprintf(tw, "%d B\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", b.FrameSize, b.Direction, fmtInt(b.Frames),
-				fmtInt(b.Spread.StdDev), fmtInt(b.Spread.Min), fmtInt(b.Spread.Max), b.BurstSeconds, b.Spread.Repetitions)
+			if b.NotMeasurable != "" {
+				fmt.Fprintf(tw, "%d B\t%s\tnot measurable: %s\t\n", b.FrameSize, b.Direction, b.NotMeasurable)
+				continue
+			}
+			mark := ""
+			if b.Saturated {
+				mark += " (saturated: a lower bound)"
+			}
+			if b.TesterLimited {
+				mark += " (tester limit)"
+			}
+			corrected := b.CorrectedBufferSeconds
+			if corrected == "" {
+				corrected = "-"
+			}
+			fmt.Fprintf(tw, "%d B\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d%s\t\n", b.FrameSize, b.Direction, fmtInt(b.Frames),
+				fmtInt(b.Spread.StdDev), fmtInt(b.Spread.Min), fmtInt(b.Spread.Max), b.BurstSeconds, corrected,
+				b.Spread.Repetitions, mark)
 		}
 	}
 	for _, m := range r.Imix {

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -89,8 +90,11 @@ type Result struct {
 	TesterLimited bool
 	// Aborted is the reason the search was cut short.
 	Aborted string
-	Notes   []string
-	History []Measurement
+	// Undetermined says why the search did not determine the NDR (it ran out of trials before its bounds
+	// were one resolution apart). NDR is then at most a lower bound: the highest full-length pass so far.
+	Undetermined string
+	Notes        []string
+	History      []Measurement
 }
 
 // ErrAborted ends a search whose trial was aborted by the engine (e.g. the DUT stalled).
@@ -263,7 +267,7 @@ func Binary(ctx context.Context, p Params, m Measure) (*Result, error) {
 	ndr, ndrM, err := s.binary(ctx, p.LossTolerance)
 	s.setNDR(ndr, ndrM)
 	if err != nil {
-		return s.r, s.stop(err)
+		return s.r, s.stop(err, "NDR")
 	}
 	if p.PDRLossTolerance != nil {
 		pdr, pdrM, err := s.binary(ctx, *p.PDRLossTolerance)
@@ -271,18 +275,39 @@ func Binary(ctx context.Context, p Params, m Measure) (*Result, error) {
 			s.r.PDR, s.r.PDRTrial = &pdr, pdrM
 		}
 		if err != nil {
-			return s.r, s.stop(err)
+			return s.r, s.stop(err, "PDR")
 		}
 	}
 	return s.r, nil
 }
 
-func (s *state) stop(err error) error {
-	if errors.Is(err, ErrTrialCap) {
-		s.r.Notes = appendOnce(s.r.Notes, fmt.Sprintf("the search stopped at its cap of %d trials", s.p.MaxTrials))
+// stop ends a search on an error; what, "NDR" or "PDR", is the result it was searching for. Running out of
+// trials is no error of the run: the result is undetermined, and says why.
+func (s *state) stop(err error, what string) error {
+	if !errors.Is(err, ErrTrialCap) {
+		return err
+	}
+	lo, _, hi, _ := s.bounds(s.p.LossTolerance, s.p.ValidationTrial)
+	why := fmt.Sprintf("the search reached its cap of %d trials before a full-length trial passed", s.p.MaxTrials)
+	if lo >= 0 {
+		why = fmt.Sprintf("the search reached its cap of %d trials with its bounds %.3f%% and %.3f%% of line rate, wider than the resolution of %.3f%%",
+			s.p.MaxTrials, lo, math.Min(hi, s.ceiling), s.p.Resolution)
+	}
+	if what == "PDR" {
+		s.r.PDR, s.r.PDRTrial = nil, nil
+		s.r.Notes = appendOnce(s.r.Notes, "the PDR is undetermined: "+why)
 		return nil
 	}
-	return err
+	s.r.Undetermined = why
+	// the notes of a search that ended on its own (no rate met the tolerance) do not hold for this one
+	kept := s.r.Notes[:0]
+	for _, n := range s.r.Notes {
+		if !strings.HasPrefix(n, "no rate down to") {
+			kept = append(kept, n)
+		}
+	}
+	s.r.Notes = kept
+	return nil
 }
 
 func (s *state) setNDR(ndr float64, m *Measurement) {
@@ -356,7 +381,7 @@ func Multistage(ctx context.Context, p Params, m Measure) (*Result, error) {
 	ndr, ndrM, err := s.multistage(ctx, p.LossTolerance)
 	s.setNDR(ndr, ndrM)
 	if err != nil {
-		return s.r, s.stop(err)
+		return s.r, s.stop(err, "NDR")
 	}
 	if p.PDRLossTolerance != nil {
 		pdr, pdrM, err := s.multistage(ctx, *p.PDRLossTolerance)
@@ -364,7 +389,7 @@ func Multistage(ctx context.Context, p Params, m Measure) (*Result, error) {
 			s.r.PDR, s.r.PDRTrial = &pdr, pdrM
 		}
 		if err != nil {
-			return s.r, s.stop(err)
+			return s.r, s.stop(err, "PDR")
 		}
 	}
 	return s.r, nil

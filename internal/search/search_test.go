@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -221,18 +222,52 @@ func TestNoRatePasses(t *testing.T) {
 	}
 }
 
-func TestTrialCap(t *testing.T) {
-	p := params(0.01)
-	p.MaxTrials = 6
-	e := sim.New(sim.DUT{CapacityFPS: 5e6, Noise: 0.02})
-	r, err := search.Multistage(context.Background(), p, e.Measure(size))
-	if err != nil {
-		t.Fatal(err)
+// A search that runs out of trials has not determined the NDR: it says so, with the reason, whatever
+// rate it validated on the way (a lower bound, not the answer), and never as "no rate met the tolerance".
+func TestTrialCapLeavesTheResultUndetermined(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		dut  sim.DUT
+		// cap of Binary's trials; Multistage, whose guesses from the forwarding rate of failed trials land
+		// within the resolution of this DUT in four, gets at most three
+		cap int
+		// validated: a full-length trial passed before Binary's cap (the lower bound is kept)
+		validated bool
+	}{
+		{name: "noisy, fine resolution", dut: sim.DUT{CapacityFPS: 5e6, Noise: 0.02}, cap: 6},
+		// short trials pass far above what full-length ones hold: validation keeps failing
+		{name: "validation keeps failing", dut: sim.DUT{CapacityFPS: 5e6, BufferFrames: 3_000_000}, cap: 9},
+		{name: "validated, width not reached", dut: sim.DUT{CapacityFPS: 5e6}, cap: 9, validated: true},
+	} {
+		for _, a := range algos {
+			t.Run(tc.name+"/"+a.name, func(t *testing.T) {
+				p := params(0.01)
+				p.MaxTrials = tc.cap
+				if a.name == "Multistage" {
+					p.MaxTrials = min(tc.cap, 3)
+				}
+				r, err := a.run(context.Background(), p, sim.New(tc.dut).Measure(size))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Trials > p.MaxTrials {
+					t.Errorf("%d trials, cap %d", r.Trials, p.MaxTrials)
+				}
+				if r.Undetermined == "" || !strings.Contains(r.Undetermined, fmt.Sprintf("cap of %d trials", p.MaxTrials)) {
+					t.Errorf("undetermined %q after %d trials (found %v, NDR %.3f%%, notes %q)", r.Undetermined, r.Trials, r.Found, r.NDR, r.Notes)
+				}
+				for _, n := range r.Notes {
+					if strings.Contains(n, "met the loss tolerance") {
+						t.Errorf("a capped search says no rate passed: %q", n)
+					}
+				}
+				if tc.validated && a.name == "Binary" && !r.Found {
+					t.Errorf("the full-length pass before the cap is lost: %s", rates(r))
+				}
+				checkNeverAboveFailure(t, r, 0)
+			})
+		}
 	}
-	if r.Trials > 6 {
-		t.Errorf("%d trials, cap 6", r.Trials)
-	}
-	checkNeverAboveFailure(t, r, 0)
 }
 
 func TestMultistageIsFaster(t *testing.T) {

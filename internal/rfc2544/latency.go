@@ -1,0 +1,265 @@
+package rfc2544
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/engine"
+	"linerate.dev/linerate/internal/search"
+)
+
+// Latency (RFC 2544 §26.2, RFC 8219 §7.2): every frame of a latency trial is timestamped, so each
+// repetition yields a distribution, not one tagged frame. A repetition that lost more than the throughput's
+// loss tolerance measured a queue the DUT was overflowing, not its latency at the throughput: it is
+// invalid, recorded as such and left out of every summary.
+
+// rfc8219MinRepetitions is what RFC 8219 §7.2 asks for.
+const rfc8219MinRepetitions = 20
+
+func latencySummary(l *engine.Latency) *v1alpha1.LatencySummary {
+	if l == nil {
+		return nil
+	}
+	if !l.Valid {
+		reason := l.Reason
+		if reason == "" {
+			switch {
+			case l.Negative > 0:
+				reason = fmt.Sprintf("%d frames arrived before their stamp by the receiver's clock: the two nodes' clocks differ by more than the latency", l.Negative)
+			case l.Clock == "unsynchronised":
+				reason = "sender and receiver are on different clocks (two nodes without --clock realtime)"
+			default:
+				reason = "no frame was received"
+			}
+		}
+		return &v1alpha1.LatencySummary{Valid: false, Reason: reason}
+	}
+	return &v1alpha1.LatencySummary{Valid: true, Frames: l.Count, ClockOffsetBoundNs: l.ClockBoundNs, MinNs: l.MinNs, MeanNs: l.MeanNs, P50Ns: l.P50Ns,
+		P90Ns: l.P90Ns, P99Ns: l.P99Ns, P999Ns: l.P999Ns, P9999Ns: l.P9999Ns, MaxNs: l.MaxNs, PDVNs: l.PDVNs,
+		JitterNs: l.JitterNs}
+}
+
+// mergeLatency aggregates repetitions: percentiles from the merged histograms, the mean as the mean of
+// the repetition means (RFC 2544 §26.2 reports the average of the repetitions).
+func mergeLatency(reps []*engine.Latency) v1alpha1.LatencySummary {
+	hist := map[int64]int64{}
+	var out v1alpha1.LatencySummary
+	var means []float64
+	var jitter int64
+	for _, l := range reps {
+		if l == nil || !l.Valid || l.Count == 0 {
+			continue
+		}
+		if !out.Valid || l.MinNs < out.MinNs {
+			out.MinNs = l.MinNs
+		}
+		out.Valid = true
+		out.ClockOffsetBoundNs = max(out.ClockOffsetBoundNs, l.ClockBoundNs)
+		out.MaxNs = max(out.MaxNs, l.MaxNs)
+		out.Frames += l.Count
+		means = append(means, float64(l.MeanNs))
+		jitter = max(jitter, l.JitterNs)
+		for _, b := range l.Hist {
+			hist[b[0]] += b[1]
+		}
+	}
+	// Across two clocks a repetition refused for them (too far apart, frames "before" their stamps) is
+	// not a missing sample: the others are biased the same way, and nothing of the set is the DUT's.
+	for _, l := range reps {
+		if l != nil && !l.Valid && l.Clock == "realtime" && out.Valid {
+			s := latencySummary(l)
+			return v1alpha1.LatencySummary{Valid: false, Reason: "a repetition across the two nodes' clocks was not measurable: " + s.Reason}
+		}
+	}
+	if !out.Valid {
+		reason := "no repetition measured latency"
+		for _, l := range reps {
+			if s := latencySummary(l); s != nil && s.Reason != "" {
+				reason = s.Reason
+			}
+		}
+		return v1alpha1.LatencySummary{Valid: false, Reason: reason}
+	}
+	sum := 0.0
+	for _, m := range means {
+		sum += m
+	}
+	out.MeanNs = int64(math.Round(sum / float64(len(means))))
+	out.JitterNs = jitter
+	uppers := make([]int64, 0, len(hist))
+	var total int64
+	for u, c := range hist {
+		uppers = append(uppers, u)
+		total += c
+	}
+	sort.Slice(uppers, func(i, j int) bool { return uppers[i] < uppers[j] })
+	q := func(p float64) int64 {
+		if total == 0 {
+			return 0
+		}
+		rank := int64(math.Ceil(p * float64(total)))
+		var seen int64
+		for _, u := range uppers {
+			seen += hist[u]
+			if seen >= rank {
+				return min(max(u, out.MinNs), out.MaxNs)
+			}
+		}
+		return out.MaxNs
+	}
+	out.P50Ns, out.P90Ns, out.P99Ns, out.P999Ns, out.P9999Ns = q(0.5), q(0.9), q(0.99), q(0.999), q(0.9999)
+	out.PDVNs = out.P999Ns - out.MinNs
+	return out
+}
+
+// latency measures latency at the NDR of each direction, repeated.
+func (r *Runner) latency(ctx context.Context, size int) error {
+	if err := r.defineStreams(ctx, []int{size}); err != nil {
+		return err
+	}
+	dirs := r.plan.Directions()
+	tol := r.plan.Throughput.LossTolerancePercent
+	ts := trialSpec{test: v1alpha1.TestLatency, size: size, duration: r.plan.Durations.LatencyTrial, tol: tol}
+	for d := range dirs {
+		info, ok := r.ndr[key{size, d}]
+		if !ok || !info.found || info.percent <= 0 {
+			r.note(fmt.Sprintf("latency %d B %s: skipped, no throughput (NDR) was found at this size", size, dirs[d].Name))
+			continue
+		}
+		ts.dirs = append(ts.dirs, d)
+		ts.rates = append(ts.rates, info.percent)
+		ts.purposes = append(ts.purposes, "latency")
+	}
+	if len(ts.dirs) == 0 {
+		return nil
+	}
+	reps := max(1, r.plan.Latency.Repetitions)
+	if reps < rfc8219MinRepetitions {
+		r.note(fmt.Sprintf("latency was repeated %d times per size and direction; RFC 8219 asks for at least %d (spec.latency.repetitions)", reps, rfc8219MinRepetitions))
+	}
+	per := make([][]*engine.Latency, len(dirs))
+	sums := make([][]v1alpha1.LatencySummary, len(dirs))
+	invalid := make([]int, len(dirs))
+	var lossy []string
+	flush := func() {
+		// results so far replace the previous version of this size's rows
+		var rows []v1alpha1.LatencyResult
+		for _, lr := range r.res.Latency {
+			if int(lr.FrameSize) != size {
+				rows = append(rows, lr)
+			}
+		}
+		for i, d := range ts.dirs {
+			if len(sums[d]) == 0 {
+				continue
+			}
+			agg := mergeLatency(per[d])
+			if len(per[d]) == 0 && invalid[d] > 0 {
+				agg = v1alpha1.LatencySummary{Valid: false, Reason: fmt.Sprintf("all %d repetitions were invalid (see each)", invalid[d])}
+			}
+			rows = append(rows, v1alpha1.LatencyResult{FrameSize: int32(size), Direction: dirs[d].Name,
+				Rate: r.rate(ts.rates[i], float64(size)), Aggregate: agg, RFC8219: rfc8219Summary(sums[d], invalid[d]),
+				Repetitions: sums[d]})
+		}
+		r.res.Latency = rows
+		if len(lossy) > 0 {
+			r.note(fmt.Sprintf("latency %d B: repetitions %s lost more than the loss tolerance of %s%% at the NDR; a latency trial at a lossy rate measures a full queue, not the DUT's latency (RFC 8219), so they are invalid and left out",
+				size, joinList(lossy), FormatLoss(tol)))
+		}
+	}
+	for rep := 1; rep <= reps; rep++ {
+		ts.rep = rep
+		drs, aborted, _, err := r.validTrial(ctx, ts)
+		if err != nil {
+			flush()
+			return err
+		}
+		for _, dr := range drs {
+			switch {
+			case dr.rec.TesterLimited:
+				r.note(fmt.Sprintf("latency %d B %s repetition %d: the tester spoiled it %d times (%s); repetition excluded",
+					size, dirs[dr.dir].Name, rep, r.plan.Validity.InvalidTrialRetries+1, spoiledBy([]dirResult{dr})))
+				invalid[dr.dir]++
+				sums[dr.dir] = append(sums[dr.dir], v1alpha1.LatencySummary{Valid: false, Reason: "the tester spoiled it: " + spoiledBy([]dirResult{dr})})
+			case dr.rec.Aborted != "" || !search.Pass(dr.rec.LossPercent, tol):
+				invalid[dr.dir]++
+				lossy = append(lossy, fmt.Sprintf("%d %s", rep, dirs[dr.dir].Name))
+				why := fmt.Sprintf("lost %s%% of its frames, more than the loss tolerance of %s%%", FormatLoss(dr.rec.LossPercent), FormatLoss(tol))
+				if dr.rec.Aborted != "" {
+					why = "the trial was aborted: " + dr.rec.Aborted
+				}
+				sums[dr.dir] = append(sums[dr.dir], v1alpha1.LatencySummary{Valid: false, Reason: why})
+			default:
+				per[dr.dir] = append(per[dr.dir], dr.stream.Latency)
+				if s := latencySummary(dr.stream.Latency); s != nil {
+					sums[dr.dir] = append(sums[dr.dir], *s)
+				}
+			}
+		}
+		if aborted == engine.ReasonDUTStalled {
+			flush()
+			return fmt.Errorf("%w: latency %d B repetition %d", ErrDUTStalled, size, rep)
+		}
+	}
+	flush()
+	return nil
+}
+
+// rfc8219Summary is RFC 8219 §7.2's summary of the valid repetitions (nil when none is valid): the medians
+// of their typical (median) and worst-case (99.9th percentile) latencies, the 1st and 99th percentiles of
+// those as their spread, and the median of their PDVs.
+func rfc8219Summary(reps []v1alpha1.LatencySummary, invalid int) *v1alpha1.LatencyRepetitions {
+	var typical, worst, pdv []int64
+	for _, s := range reps {
+		if s.Valid {
+			typical, worst, pdv = append(typical, s.P50Ns), append(worst, s.P999Ns), append(pdv, s.PDVNs)
+		}
+	}
+	if len(typical) == 0 {
+		return nil
+	}
+	return &v1alpha1.LatencyRepetitions{Repetitions: int32(len(typical)), Invalid: int32(invalid),
+		TypicalNs: median(typical), TypicalP1Ns: nearestRank(typical, 0.01), TypicalP99Ns: nearestRank(typical, 0.99),
+		WorstCaseNs: median(worst), WorstCaseP1Ns: nearestRank(worst, 0.01), WorstCaseP99Ns: nearestRank(worst, 0.99),
+		PDVNs: median(pdv)}
+}
+
+// median of v (the mean of the middle two when their number is even, rounded).
+func median(v []int64) int64 {
+	s := slices.Sorted(slices.Values(v))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return int64(math.Round((float64(s[n/2-1]) + float64(s[n/2])) / 2))
+}
+
+// nearestRank is the p-quantile of v by the nearest-rank method: the smallest value at least p of the
+// values are not above.
+func nearestRank(v []int64, p float64) int64 {
+	s := slices.Sorted(slices.Values(v))
+	rank := max(1, int(math.Ceil(p*float64(len(s)))))
+	return s[rank-1]
+}
+
+// joinList joins items as "a, b and c".
+func joinList(items []string) string {
+	switch len(items) {
+	case 0:
+		return ""
+	case 1:
+		return items[0]
+	}
+	out := ""
+	for i, it := range items[:len(items)-1] {
+		if i > 0 {
+			out += ", "
+		}
+		out += it
+	}
+	return out + " and " + items[len(items)-1]
+}

@@ -1,0 +1,97 @@
+package runner_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"linerate.dev/linerate/api/v1alpha1"
+)
+
+// Latency per RFC 8219 through the real engine: a repetition at a rate where the DUT loses more than the
+// tolerance is invalid, and the summary over the repetitions is the medians of their typical and worst-case
+// latencies.
+func TestLatencyFollowsRFC8219(t *testing.T) {
+	eng := need(t)
+	withLatency := func(reps int32, trial time.Duration) func(*v1alpha1.TrafficTest) {
+		return func(tt *v1alpha1.TrafficTest) {
+			tt.Spec.Tests = []v1alpha1.TestKind{v1alpha1.TestThroughput, v1alpha1.TestLatency}
+			tt.Spec.Latency.Repetitions = reps
+			tt.Spec.Durations.LatencyTrial = dur(trial)
+		}
+	}
+
+	t.Run("a lossy rate is no latency", func(t *testing.T) {
+		tns, rns := router(t, "lq")
+		// A bucket of 600 frames refilled at 1000 frames/s: a 1.2 s validation trial (warm-up included)
+		// passes up to about 1500 frames/s, which a 4.2 s latency trial at the same rate overflows by
+		// hundreds of frames. The NDR is this DUT's, and at it the DUT loses in a longer trial.
+		rules := `table inet lrt {
+  chain lrfwd { type filter hook forward priority 0; policy accept;
+    ip daddr 198.19.1.0/24 limit rate over 1000/second burst 600 packets drop
+  }
+}`
+		nft(t, rns, rules)
+		o := runCLI(t, eng, tns, routedTest("lossylat", nil, []int32{512}, "0.01", "1", withLatency(2, 4*time.Second)))
+		defer logTrialsIfFailed(t, o)
+		if o.Error != "" || len(o.Results.Throughput) != 1 || len(o.Results.Latency) != 1 {
+			t.Fatalf("run: %q throughput %+v latency %+v", o.Error, o.Results.Throughput, o.Results.Latency)
+		}
+		for _, tr := range o.Trials {
+			if tr.Test == v1alpha1.TestLatency && (tr.Pass || tr.Lost == 0) {
+				t.Errorf("latency trial %d at %.3f%%: lost %d of %d, pass %v: the 4 s trial should overflow the bucket and fail", tr.Seq, tr.OfferedPercent, tr.Lost, tr.TxFrames, tr.Pass)
+			}
+		}
+		row := o.Results.Latency[0]
+		if row.Aggregate.Valid || row.RFC8219 != nil {
+			t.Errorf("latency of lossy repetitions reported: aggregate %+v, RFC 8219 %+v", row.Aggregate, row.RFC8219)
+		}
+		if len(row.Repetitions) != 2 {
+			t.Fatalf("repetitions %+v", row.Repetitions)
+		}
+		for i, rep := range row.Repetitions {
+			if rep.Valid || !strings.Contains(rep.Reason, "loss tolerance") {
+				t.Errorf("repetition %d: %+v, want invalid for its loss", i+1, rep)
+			}
+		}
+	})
+
+	t.Run("twenty repetitions summarised", func(t *testing.T) {
+		tns, _ := router(t, "lr")
+		o := runCLI(t, eng, tns, routedTest("lat20", nil, []int32{512}, "0.5", "1", withLatency(20, 300*time.Millisecond)))
+		defer logTrialsIfFailed(t, o)
+		if o.Error != "" || len(o.Results.Latency) != 1 {
+			t.Fatalf("run: %q latency %+v", o.Error, o.Results.Latency)
+		}
+		row := o.Results.Latency[0]
+		s := row.RFC8219
+		if s == nil || s.Repetitions+s.Invalid != 20 || s.Repetitions < 15 {
+			t.Fatalf("RFC 8219 summary %+v of %d repetitions", s, len(row.Repetitions))
+		}
+		// by hand, from the repetitions reported
+		var typical, worst []int64
+		for _, rep := range row.Repetitions {
+			if rep.Valid {
+				typical, worst = append(typical, rep.P50Ns), append(worst, rep.P999Ns)
+			}
+		}
+		slices.Sort(typical)
+		slices.Sort(worst)
+		mid := func(v []int64) int64 {
+			if len(v)%2 == 1 {
+				return v[len(v)/2]
+			}
+			return (v[len(v)/2-1] + v[len(v)/2] + 1) / 2
+		}
+		// with fewer than 100 repetitions the nearest-rank 1st and 99th percentiles are the extremes
+		want := [6]int64{mid(typical), typical[0], typical[len(typical)-1], mid(worst), worst[0], worst[len(worst)-1]}
+		got := [6]int64{s.TypicalNs, s.TypicalP1Ns, s.TypicalP99Ns, s.WorstCaseNs, s.WorstCaseP1Ns, s.WorstCaseP99Ns}
+		if got != want {
+			t.Errorf("typical %d [%d, %d], worst case %d [%d, %d]; by hand %v", got[0], got[1], got[2], got[3], got[4], got[5], want)
+		}
+		if s.TypicalNs <= 0 || s.WorstCaseNs < s.TypicalNs {
+			t.Errorf("implausible: typical %d ns, worst case %d ns", s.TypicalNs, s.WorstCaseNs)
+		}
+	})
+}
