@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"linerate.dev/linerate/api/v1alpha1"
@@ -63,9 +64,17 @@ func phaseIs(p v1alpha1.Phase) func(*v1alpha1.TrafficTest) bool {
 // kubelet plays the node: it moves a pod's phase the way a kubelet reports it.
 func kubelet(t *testing.T, pod *corev1.Pod, phase corev1.PodPhase, exit int32, reason string) {
 	t.Helper()
+	// the operator may write the pod between our read and our write, as it may a real kubelet's
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error { return kubeletOnce(pod, phase, exit, reason) })
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func kubeletOnce(pod *corev1.Pod, phase corev1.PodPhase, exit int32, reason string) error {
 	ctx := context.Background()
 	if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	pod.Status.Phase = phase
 	cs := corev1.ContainerStatus{Name: "tester", Image: pod.Spec.Containers[0].Image, ImageID: "sha256:0"}
@@ -78,9 +87,7 @@ func kubelet(t *testing.T, pod *corev1.Pod, phase corev1.PodPhase, exit int32, r
 			StartedAt: metav1.Now(), FinishedAt: metav1.Now()}
 	}
 	pod.Status.ContainerStatuses = []corev1.ContainerStatus{cs}
-	if err := k8sClient.Status().Update(ctx, pod); err != nil {
-		t.Fatal(err)
-	}
+	return k8sClient.Status().Update(ctx, pod)
 }
 
 // testerWrites plays the runner: it updates the results ConfigMap as the runner does.

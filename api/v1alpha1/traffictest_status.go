@@ -540,8 +540,9 @@ type BackToBackResult struct {
 	// then a lower bound.
 	// +optional
 	Saturated bool `json:"saturated,omitempty"`
-	// notMeasurable says why no burst was measured: a DUT whose throughput at this size is line rate never
-	// fills its buffer from a line-rate burst, so it has no back-to-back figure (RFC 9004).
+	// notMeasurable says why no burst was measured: a DUT that forwarded a full-length trial at line rate
+	// without loss at this size never fills its buffer from a line-rate burst, so it has no back-to-back
+	// figure (RFC 9004); frames is then the length of that trial in frames, a lower bound.
 	// +optional
 	NotMeasurable string `json:"notMeasurable,omitempty"`
 	// testerLimited is true when the tester could not send or receive a longer burst cleanly: frames is

@@ -298,6 +298,7 @@ type Durations struct {
 }
 
 // ThroughputParams tune the throughput search.
+// +kubebuilder:validation:XValidation:rule="!has(self.goal) || !has(self.method) || self.method != 'Binary'",message="throughput.goal applies to the Multistage search; Binary is RFC 2544's own bisection"
 // +kubebuilder:validation:XValidation:rule="!has(self.pdrLossTolerance) || double(self.pdrLossTolerance) > (has(self.lossTolerance) ? double(self.lossTolerance) : 0.0)",message="throughput.pdrLossTolerance must be larger than throughput.lossTolerance"
 // +kubebuilder:validation:XValidation:rule="!has(self.resolution) || double(self.resolution) > 0.0",message="throughput.resolution must be larger than 0"
 type ThroughputParams struct {
@@ -328,6 +329,47 @@ type ThroughputParams struct {
 	// +kubebuilder:default="100"
 	// +optional
 	MaxRate Percent `json:"maxRate,omitempty"`
+	// goal is what the Multistage search must establish at its answer, in the terms of RFC 9971
+	// (MLRsearch). Unset: RFC 2544 strict. Its loss ratio is lossTolerance (pdrLossTolerance for the PDR)
+	// and its width is resolution.
+	// +optional
+	Goal *SearchGoal `json:"goal,omitempty"`
+}
+
+// GoalPreset names a set of search goal settings.
+// +kubebuilder:validation:Enum=RFC2544;CSIT
+type GoalPreset string
+
+const (
+	// GoalRFC2544 is RFC 2544's throughput: the answer is a rate a full-length trial (durations.validationTrial)
+	// passed at, with no trial at it losing more than the tolerance.
+	GoalRFC2544 GoalPreset = "RFC2544"
+	// GoalCSIT is FD.io CSIT's NDR/PDR goal: 1 s trials, 21 s of them decide a rate, and up to half of that
+	// time may lose more than the tolerance at the answer.
+	GoalCSIT GoalPreset = "CSIT"
+)
+
+// SearchGoal is a search goal in the terms of RFC 9971: a rate is a lower bound of the answer once its
+// trials show the DUT keeps within the loss tolerance for all but exceedRatio of durationSum, counting
+// only trials of at least finalTrialDuration as full-length, and an upper bound once they show it does not.
+// +kubebuilder:validation:XValidation:rule="!has(self.exceedRatio) || double(self.exceedRatio) < 100.0",message="throughput.goal.exceedRatio must be less than 100"
+type SearchGoal struct {
+	// preset fills the settings not given: RFC2544 (the default) or CSIT.
+	// +optional
+	Preset GoalPreset `json:"preset,omitempty"`
+	// finalTrialDuration is how long a trial must be to count as full-length (RFC2544:
+	// durations.validationTrial; CSIT: 1s).
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="must be longer than 0s"
+	// +optional
+	FinalTrialDuration *metav1.Duration `json:"finalTrialDuration,omitempty"`
+	// durationSum is how much trial time at one rate decides it (RFC2544: finalTrialDuration; CSIT: 21s).
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="must be longer than 0s"
+	// +optional
+	DurationSum *metav1.Duration `json:"durationSum,omitempty"`
+	// exceedRatio is the share of durationSum, in percent, that may lose more than the tolerance at the
+	// answer (RFC2544: 0; CSIT: 50).
+	// +optional
+	ExceedRatio Percent `json:"exceedRatio,omitempty"`
 }
 
 // LatencyParams tune the latency test.

@@ -57,8 +57,13 @@ func Evaluate(exp *v1alpha1.Expectations, res *v1alpha1.Results, planned []plan.
 			undecided = append(undecided, "minBackToBackFrames: no back-to-back result was measured")
 		}
 		for _, b := range res.BackToBack {
+			if b.NotMeasurable != "" && b.Frames >= *exp.MinBackToBackFrames {
+				continue // a full-length trial at line rate lost none of its b.Frames frames
+			}
 			if b.NotMeasurable != "" {
-				continue // a DUT at line rate loses no burst: any minimum is met
+				undecided = append(undecided, fmt.Sprintf("minBackToBackFrames: %d B %s was not measured (%s); its full-length trial at line rate held %d frames, fewer than %d",
+					b.FrameSize, b.Direction, b.NotMeasurable, b.Frames, *exp.MinBackToBackFrames))
+				continue
 			}
 			if b.Frames < *exp.MinBackToBackFrames && b.Saturated {
 				undecided = append(undecided, fmt.Sprintf("minBackToBackFrames: %d B %s forwarded the longest burst tried (%d frames), fewer than %d: raise backToBack.maxFrames",
@@ -110,7 +115,8 @@ func Missing(res *v1alpha1.Results, planned []plan.Row) []plan.Row {
 		have[plan.Row{Test: v1alpha1.TestImixThroughput, Direction: m.Direction}] = measured(m.TesterLimited, m.NDR) && m.Undetermined == ""
 	}
 	for _, l := range res.Latency {
-		have[plan.Row{Test: v1alpha1.TestLatency, FrameSize: int(l.FrameSize), Direction: l.Direction}] = true
+		// a row whose every repetition was invalid (lossy, spoiled, across clocks too far apart) holds none
+		have[plan.Row{Test: v1alpha1.TestLatency, FrameSize: int(l.FrameSize), Direction: l.Direction}] = l.Aggregate.Valid
 	}
 	for _, f := range res.FrameLoss {
 		have[plan.Row{Test: v1alpha1.TestFrameLoss, FrameSize: int(f.FrameSize), Direction: f.Direction}] = len(f.Points) > 0
@@ -135,20 +141,21 @@ func measured(testerLimited bool, ndr v1alpha1.Rate) bool {
 
 func checkThroughput(e v1alpha1.ThroughputExpectation, res *v1alpha1.Results) (failures, undecided []string) {
 	type row struct {
-		size      int32
-		direction string
-		rate      v1alpha1.Rate
-		limited   bool
+		size         int32
+		direction    string
+		rate         v1alpha1.Rate
+		limited      bool
+		undetermined string
 	}
 	var rows []row
 	for _, t := range res.Throughput {
 		if e.FrameSize == 0 || e.FrameSize == t.FrameSize {
-			rows = append(rows, row{t.FrameSize, t.Direction, t.NDR, t.TesterLimited})
+			rows = append(rows, row{t.FrameSize, t.Direction, t.NDR, t.TesterLimited, t.Undetermined})
 		}
 	}
 	if e.FrameSize == 0 {
 		for _, m := range res.Imix {
-			rows = append(rows, row{0, m.Direction, m.NDR, m.TesterLimited})
+			rows = append(rows, row{0, m.Direction, m.NDR, m.TesterLimited, m.Undetermined})
 		}
 	}
 	what := "every size"
@@ -181,6 +188,11 @@ func checkThroughput(e v1alpha1.ThroughputExpectation, res *v1alpha1.Results) (f
 			}
 		}
 		for _, b := range below {
+			if r.undetermined != "" {
+				// a lower bound below the expected value says nothing of the DUT's throughput
+				undecided = append(undecided, fmt.Sprintf("minThroughput %s %s: %s, but the NDR is undetermined (%s)", size, r.direction, b, r.undetermined))
+				continue
+			}
 			if r.limited {
 				// the tester, not the DUT, stopped there: the DUT may well reach the expected value
 				undecided = append(undecided, fmt.Sprintf("minThroughput %s %s: %s, but the tester was the limit (testerLimited)", size, r.direction, b))

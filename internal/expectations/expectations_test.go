@@ -27,10 +27,21 @@ func sampleResults() *v1alpha1.Results {
 	}
 }
 
-// planned is what sampleResults measured in full: throughput and latency at 64 and 1518 B, west-east.
+// planned is what sampleResults measured in full: throughput at 64 and 1518 B and latency at 64 B,
+// west-east (its 1518 B latency row says it could not be measured).
 var planned = []plan.Row{
 	{Test: v1alpha1.TestThroughput, FrameSize: 64, Direction: "west-east"}, {Test: v1alpha1.TestThroughput, FrameSize: 1518, Direction: "west-east"},
-	{Test: v1alpha1.TestLatency, FrameSize: 64, Direction: "west-east"}, {Test: v1alpha1.TestLatency, FrameSize: 1518, Direction: "west-east"},
+	{Test: v1alpha1.TestLatency, FrameSize: 64, Direction: "west-east"},
+}
+
+// A planned latency that could not be measured (every repetition invalid: lossy, spoiled, clocks apart)
+// is not measured: no expectation on it is needed for the run to be inconclusive.
+func TestAnUnmeasurableLatencyIsNeverPassed(t *testing.T) {
+	exp := &v1alpha1.Expectations{MinThroughput: []v1alpha1.ThroughputExpectation{{FrameSize: 64, L2BitsPerSecond: quantity("100M")}}}
+	withLatency := append(append([]plan.Row{}, planned...), plan.Row{Test: v1alpha1.TestLatency, FrameSize: 1518, Direction: "west-east"})
+	if v, f := Evaluate(exp, sampleResults(), withLatency); v != v1alpha1.VerdictInconclusive || !strings.Contains(strings.Join(f, " "), "not measured: latency 1518 B") {
+		t.Errorf("%s %q", v, f)
+	}
 }
 
 // A run with a planned size missing never passes, even when every expectation it can check is met; with

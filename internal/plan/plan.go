@@ -92,6 +92,16 @@ type Throughput struct {
 	Method                  v1alpha1.SearchMethod `json:"method"`
 	Repetitions             int                   `json:"repetitions"`
 	MaxRatePercent          float64               `json:"maxRatePercent"`
+	// Goal is the Multistage search's goal (RFC 9971); nil: RFC 2544 strict at durations.validationTrial.
+	Goal *Goal `json:"goal,omitempty"`
+}
+
+// Goal is a search goal with its preset resolved.
+type Goal struct {
+	Preset             v1alpha1.GoalPreset `json:"preset"`
+	FinalTrialDuration time.Duration       `json:"finalTrialDuration"`
+	DurationSum        time.Duration       `json:"durationSum"`
+	ExceedRatioPercent float64             `json:"exceedRatioPercent"`
 }
 
 // Latency test parameters.
@@ -378,6 +388,12 @@ func Resolve(tt *v1alpha1.TrafficTest, profile *v1alpha1.ImixProfile) (*Plan, er
 		p.Throughput.Method = v1alpha1.SearchMultistage
 	}
 	p.Throughput.Repetitions = int(orDefault(th.Repetitions, 1))
+	if p.Throughput.Goal, err = resolveGoal(th.Goal, p.Durations.ValidationTrial); err != nil {
+		return nil, err
+	}
+	if p.Throughput.Goal != nil && p.Throughput.Method == v1alpha1.SearchBinary {
+		return nil, fmt.Errorf("spec.throughput.goal applies to the Multistage search; Binary is RFC 2544's own bisection")
+	}
 	p.Latency.Repetitions = int(orDefault(s.Latency.Repetitions, 20))
 	if p.FrameLoss.StepPercent, err = Percent("spec.frameLoss.step", s.FrameLoss.Step, 10); err != nil {
 		return nil, err
@@ -577,4 +593,46 @@ func (p *Plan) Rows() []Row {
 		}
 	}
 	return out
+}
+
+// resolveGoal fills a search goal from its preset; nil (RFC 2544 strict at the validation trial) when none
+// is asked for or it is exactly that.
+func resolveGoal(g *v1alpha1.SearchGoal, validation time.Duration) (*Goal, error) {
+	if g == nil {
+		return nil, nil
+	}
+	out := Goal{Preset: g.Preset, FinalTrialDuration: validation, DurationSum: validation}
+	switch g.Preset {
+	case "", v1alpha1.GoalRFC2544:
+		out.Preset = v1alpha1.GoalRFC2544
+	case v1alpha1.GoalCSIT:
+		out.FinalTrialDuration, out.DurationSum, out.ExceedRatioPercent = time.Second, 21*time.Second, 50
+	default:
+		return nil, fmt.Errorf("spec.throughput.goal.preset: unknown preset %q", g.Preset)
+	}
+	if g.FinalTrialDuration != nil {
+		out.FinalTrialDuration = g.FinalTrialDuration.Duration
+		if g.Preset != v1alpha1.GoalCSIT && g.DurationSum == nil {
+			out.DurationSum = out.FinalTrialDuration
+		}
+	}
+	if g.DurationSum != nil {
+		out.DurationSum = g.DurationSum.Duration
+	}
+	if g.ExceedRatio != "" {
+		v, err := Percent("spec.throughput.goal.exceedRatio", g.ExceedRatio, 0)
+		if err != nil {
+			return nil, err
+		}
+		out.ExceedRatioPercent = v
+	}
+	switch {
+	case out.FinalTrialDuration <= 0 || out.DurationSum <= 0:
+		return nil, fmt.Errorf("spec.throughput.goal: finalTrialDuration and durationSum must be longer than 0s")
+	case out.ExceedRatioPercent >= 100:
+		return nil, fmt.Errorf("spec.throughput.goal.exceedRatio must be less than 100")
+	case out.FinalTrialDuration == validation && out.DurationSum == validation && out.ExceedRatioPercent == 0:
+		return nil, nil // RFC 2544 strict: what the search does without a goal
+	}
+	return &out, nil
 }

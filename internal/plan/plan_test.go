@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"linerate.dev/linerate/api/v1alpha1"
 )
 
@@ -148,5 +150,46 @@ func TestSeqWindowHoldsTheLongestTrialAtLineRate(t *testing.T) {
 	p.Traffic.LineRateBps = 0
 	if bits, frames := p.SeqWindow(); bits != 0 || frames != 0 {
 		t.Errorf("unknown line rate: %d bits", bits)
+	}
+}
+
+// A search goal resolves from its preset, the fields given override it, RFC 2544 strict is no goal at all
+// (the search's own default), and Binary refuses one.
+func TestResolveSearchGoal(t *testing.T) {
+	d := func(s string) *metav1.Duration { v, _ := time.ParseDuration(s); return &metav1.Duration{Duration: v} }
+	for _, tc := range []struct {
+		name   string
+		goal   *v1alpha1.SearchGoal
+		method v1alpha1.SearchMethod
+		want   *Goal
+		err    string
+	}{
+		{name: "none"},
+		{name: "RFC 2544 is the search's default", goal: &v1alpha1.SearchGoal{Preset: v1alpha1.GoalRFC2544}},
+		{name: "CSIT", goal: &v1alpha1.SearchGoal{Preset: v1alpha1.GoalCSIT},
+			want: &Goal{Preset: v1alpha1.GoalCSIT, FinalTrialDuration: time.Second, DurationSum: 21 * time.Second, ExceedRatioPercent: 50}},
+		{name: "CSIT with a longer sum", goal: &v1alpha1.SearchGoal{Preset: v1alpha1.GoalCSIT, DurationSum: d("60s")},
+			want: &Goal{Preset: v1alpha1.GoalCSIT, FinalTrialDuration: time.Second, DurationSum: 60 * time.Second, ExceedRatioPercent: 50}},
+		{name: "TST009: two full-length trials, half may exceed", goal: &v1alpha1.SearchGoal{DurationSum: d("120s"), ExceedRatio: "50"},
+			want: &Goal{Preset: v1alpha1.GoalRFC2544, FinalTrialDuration: 60 * time.Second, DurationSum: 120 * time.Second, ExceedRatioPercent: 50}},
+		{name: "a shorter final trial is its own sum", goal: &v1alpha1.SearchGoal{FinalTrialDuration: d("10s")},
+			want: &Goal{Preset: v1alpha1.GoalRFC2544, FinalTrialDuration: 10 * time.Second, DurationSum: 10 * time.Second}},
+		{name: "Binary refuses a goal", goal: &v1alpha1.SearchGoal{Preset: v1alpha1.GoalCSIT}, method: v1alpha1.SearchBinary, err: "applies to the Multistage search"},
+		{name: "exceed ratio of 100", goal: &v1alpha1.SearchGoal{ExceedRatio: "100"}, err: "exceedRatio must be less than 100"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := Resolve(testWith(v1alpha1.TrafficTestSpec{Tests: []v1alpha1.TestKind{"throughput"},
+				Throughput: v1alpha1.ThroughputParams{Goal: tc.goal, Method: tc.method}}), nil)
+			switch {
+			case tc.err != "":
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Errorf("error %v, want %q", err, tc.err)
+				}
+			case err != nil:
+				t.Fatal(err)
+			case (p.Throughput.Goal == nil) != (tc.want == nil) || (tc.want != nil && *p.Throughput.Goal != *tc.want):
+				t.Errorf("goal %+v, want %+v", p.Throughput.Goal, tc.want)
+			}
+		})
 	}
 }

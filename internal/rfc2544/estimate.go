@@ -115,9 +115,16 @@ func (r *Runner) estimateStep(t v1alpha1.TestKind, size int) StepEstimate {
 			searches = 2
 		}
 		for range reps * searches {
-			if tp.Method == v1alpha1.SearchBinary {
+			switch {
+			case tp.Method == v1alpha1.SearchBinary:
 				add(steps, ds.ValidationTrial)
-			} else {
+			case tp.Goal != nil:
+				// each rate validated takes the trials that decide it: the duration sum less the share that
+				// may exceed, in trials of the final duration
+				perRate := int(math.Ceil(tp.Goal.DurationSum.Seconds() * (1 - tp.Goal.ExceedRatioPercent/100) / tp.Goal.FinalTrialDuration.Seconds()))
+				add(steps/2+1, min(ds.SearchTrial, tp.Goal.FinalTrialDuration))
+				add(2*max(1, perRate), tp.Goal.FinalTrialDuration)
+			default:
 				// short trials to the width (guesses from the forwarding rate of failed trials halve the
 				// bisection), then the candidate and a step of validation
 				add(steps/2+1, ds.SearchTrial)

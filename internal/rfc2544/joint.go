@@ -15,33 +15,37 @@ import (
 // PurposeJointValidation marks the trials that confirm a Bidirectional pair of results together.
 const PurposeJointValidation = "joint-validation"
 
-// maxJointTrials bounds the trials that confirm one pair: each failure lowers the directions that lost by
-// a step that doubles, so a dozen trials reach from any rate down to the resolution.
-const maxJointTrials = 12
+// maxJointTrials bounds the trials that confirm one pair: stepping down (doubling) and back up
+// (bisecting) between the search's rates and the resolution.
+const maxJointTrials = 16
 
 // confirmBidirectional makes the results of a Bidirectional search a pair shown loss-free together. Each
 // direction was searched with its own verdict, its validation trial judged on its own loss while the other
 // direction ran at whatever rate its search had then; a DUT whose directions share anything (a shaper on
 // a bridge, cores, a crypto engine) can pass each alone and fail the pair. So a full-length trial runs with
-// every direction at its reported rate at once; the directions that lost step down (by the resolution,
-// doubling on each further loss) until one trial passes in all of them, and the rates of that trial are
-// the results, their loss and latency its. The NDR and, when asked for, the PDR are confirmed each at its
-// own tolerance. It returns the trials it ran.
+// every direction that has a result at its reported rate at once; the directions that lost step down (by
+// the resolution, doubling on each further loss) until one trial passes in all of them, and then bisect
+// back up towards their lowest joint loss, to the resolution. The rates of the last passing trial are the
+// results, their loss and latency its. The NDR and, when asked for, the PDR are confirmed each at its own
+// tolerance. A pair that could not be confirmed (the tester spoiled the trial, the engine or the DUT cut it
+// short, the trials ran out) is undetermined, with the reason. It returns the trials it ran.
 func (r *Runner) confirmBidirectional(ctx context.Context, test v1alpha1.TestKind, size, rep int, res []*search.Result) (int, time.Duration, error) {
 	lanes := r.lanes()
 	if r.plan.Traffic.Direction != v1alpha1.Bidirectional || len(lanes) < 2 || len(res) != len(lanes) {
 		return 0, 0, nil
 	}
+	for _, sr := range res {
+		if sr == nil {
+			return 0, 0, nil
+		}
+	}
 	tp := r.plan.Throughput
 	var trials int
 	var spent time.Duration
-	confirm := func(label string, tol float64, rateOf func(*search.Result) (float64, bool), set func(l int, sr *search.Result, rate float64, m *search.Measurement)) error {
+	confirm := func(label string, tol float64, rateOf func(*search.Result) (float64, bool), set func(sr *search.Result, rate float64, m *search.Measurement)) error {
 		rates := make([]float64, len(lanes))
 		some := false
 		for l, sr := range res {
-			if sr == nil {
-				return nil
-			}
 			if v, ok := rateOf(sr); ok && v > 0 {
 				rates[l], some = v, true
 			}
@@ -53,21 +57,30 @@ func (r *Runner) confirmBidirectional(ctx context.Context, test v1alpha1.TestKin
 		trials += out.trials
 		spent += out.spent
 		if err != nil {
-			return err
+			out.undetermined = fmt.Sprintf("the %ss were not confirmed together: %v", label, err)
 		}
 		for l, sr := range res {
 			switch {
-			case out.spoiled:
+			case rates[l] <= 0:
+			case out.undetermined != "":
+				if label == "NDR" && sr.Undetermined == "" {
+					sr.Undetermined = out.undetermined
+				}
+				if label == "PDR" {
+					sr.PDR, sr.PDRTrial = nil, nil
+				}
+			default:
+				set(sr, out.rates[l], out.measurement(l))
+			}
+			if out.spoiled {
 				sr.TesterLimited = true
-			case rates[l] > 0:
-				set(l, sr, out.rates[l], out.measurement(l))
 			}
 		}
-		return nil
+		return err
 	}
 	err := confirm("NDR", tp.LossTolerancePercent,
-		func(sr *search.Result) (float64, bool) { return sr.NDR, sr.Found },
-		func(_ int, sr *search.Result, rate float64, m *search.Measurement) {
+		func(sr *search.Result) (float64, bool) { return sr.NDR, sr.Found && sr.Undetermined == "" },
+		func(sr *search.Result, rate float64, m *search.Measurement) {
 			if rate <= 0 {
 				sr.Found, sr.NDR, sr.NDRTrial = false, 0, nil
 				return
@@ -84,23 +97,32 @@ func (r *Runner) confirmBidirectional(ctx context.Context, test v1alpha1.TestKin
 			}
 			return *sr.PDR, true
 		},
-		func(_ int, sr *search.Result, rate float64, m *search.Measurement) {
+		func(sr *search.Result, rate float64, m *search.Measurement) {
 			if rate <= 0 {
 				sr.PDR, sr.PDRTrial = nil, nil
 				return
 			}
 			sr.PDR, sr.PDRTrial = &rate, m
 		})
+	// the NDR pair passed together within the NDR's tolerance, so within the PDR's: the PDR is no lower
+	for _, sr := range res {
+		if sr.Found && sr.Undetermined == "" && sr.PDR != nil && *sr.PDR < sr.NDR {
+			ndr := sr.NDR
+			sr.PDR, sr.PDRTrial = &ndr, sr.NDRTrial
+		}
+	}
 	return trials, spent, err
 }
 
 // jointOutcome is what the confirming trials of one pair found.
 type jointOutcome struct {
-	rates   []float64     // per lane: the confirmed rate, 0 when none was
-	passed  [][]dirResult // per lane: its directions' records of the passing trial
-	trials  int
-	spent   time.Duration
-	spoiled bool // the tester spoiled the last trial: nothing was confirmed
+	rates  []float64     // per lane: the confirmed rate, 0 when none was
+	passed [][]dirResult // per lane: its directions' records of the last passing trial
+	trials int
+	spent  time.Duration
+	// undetermined says why no pair was confirmed; spoiled that the tester was why
+	undetermined string
+	spoiled      bool
 }
 
 // measurement is lane l's share of the passing trial, as a search measurement (nil when none passed).
@@ -117,6 +139,7 @@ func (o jointOutcome) measurement(l int) *search.Measurement {
 	return m
 }
 
+// jointTrials runs the confirming trials of one pair (see confirmBidirectional).
 func (r *Runner) jointTrials(ctx context.Context, test v1alpha1.TestKind, size, rep int, lanes [][]int, rates []float64, tol float64, label string) (jointOutcome, error) {
 	dirs := r.plan.Directions()
 	res := r.plan.Throughput.ResolutionPercent
@@ -124,25 +147,40 @@ func (r *Runner) jointTrials(ctx context.Context, test v1alpha1.TestKind, size, 
 	if test == v1alpha1.TestImixThroughput {
 		what = "IMIX"
 	}
-	cur := append([]float64(nil), rates...)
-	losses := make([]int, len(lanes))
 	out := jointOutcome{rates: make([]float64, len(lanes))}
+	try := append([]float64(nil), rates...) // the rates of the next trial
+	failed := make([]float64, len(lanes))   // per lane: the lowest rate it lost at together (+Inf: none)
+	losses := make([]int, len(lanes))
+	for l := range failed {
+		failed[l] = math.Inf(1)
+	}
 	var lowered []string
-	for out.trials < maxJointTrials {
+	confirmed := false
+	for {
+		if out.trials >= maxJointTrials {
+			if !confirmed {
+				out.undetermined = fmt.Sprintf("no pair of %ss was loss-free together within %d full-length trials (%s)", label, maxJointTrials, strings.Join(lowered, "; "))
+				r.note(fmt.Sprintf("%s: %s", what, out.undetermined))
+			}
+			break
+		}
 		ts := trialSpec{test: test, size: size, rep: rep, duration: r.plan.Durations.ValidationTrial, tol: tol}
 		laneOf := map[int]int{}
 		for l, lane := range lanes {
-			if cur[l] <= 0 {
+			if try[l] <= 0 {
 				continue
 			}
 			for _, d := range lane {
 				ts.dirs = append(ts.dirs, d)
-				ts.rates = append(ts.rates, cur[l])
+				ts.rates = append(ts.rates, try[l])
 				ts.purposes = append(ts.purposes, PurposeJointValidation)
 				laneOf[d] = l
 			}
 		}
 		if len(ts.dirs) == 0 {
+			// every direction lost down to the resolution with the others running: none has a result
+			r.note(fmt.Sprintf("%s: no %s down to the resolution was loss-free with the other direction running (%s)", what, label, strings.Join(lowered, "; ")))
+			out.rates = make([]float64, len(lanes))
 			break
 		}
 		before := r.trialNo
@@ -157,59 +195,95 @@ func (r *Runner) jointTrials(ctx context.Context, test v1alpha1.TestKind, size, 
 			return out, err
 		}
 		if aborted == engine.ReasonDUTStalled {
-			return out, fmt.Errorf("%w: %s, the trial confirming the %s of both directions together", ErrDUTStalled, what, label)
+			return out, fmt.Errorf("%w: %s, the trial confirming the %ss together", ErrDUTStalled, what, label)
 		}
-		if spoiled {
-			out.spoiled = true
-			r.note(fmt.Sprintf("%s: the tester spoiled the trial confirming the %s of both directions together %d times (%s): the pair was not confirmed, and is the tester's limit rather than the DUT's",
-				what, label, r.plan.Validity.InvalidTrialRetries+1, spoiledBy(drs)))
-			return out, nil
+		if spoiled || aborted != "" {
+			// the tester (or the engine) spoiled it: what it says is not the DUT's
+			out.spoiled = spoiled
+			why := "the engine aborted it (" + aborted + ")"
+			if spoiled {
+				why = fmt.Sprintf("the tester spoiled it %d times (%s)", r.plan.Validity.InvalidTrialRetries+1, spoiledBy(drs))
+			}
+			if !confirmed {
+				out.undetermined = fmt.Sprintf("the %ss were not confirmed together: %s", label, why)
+				r.note(fmt.Sprintf("%s: %s; the pair is not reported as the DUT's", what, out.undetermined))
+			}
+			break
 		}
 		lost := make([]float64, len(lanes))
 		for _, dr := range drs {
 			l := laneOf[dr.dir]
 			lost[l] = math.Max(lost[l], dr.rec.LossPercent)
-			if aborted != "" || dr.rec.Aborted != "" {
-				lost[l] = math.Inf(1)
-			}
 		}
 		passed := true
 		for l := range lanes {
-			if cur[l] <= 0 || search.Pass(lost[l], tol) {
+			if try[l] > 0 && !search.Pass(lost[l], tol) {
+				passed = false
+				failed[l] = math.Min(failed[l], try[l])
+			}
+		}
+		if passed {
+			confirmed = true
+			out.rates, out.passed = append([]float64(nil), try...), make([][]dirResult, len(lanes))
+			for _, dr := range drs {
+				out.passed[laneOf[dr.dir]] = append(out.passed[laneOf[dr.dir]], dr)
+			}
+			// climb back: every lowered lane bisects between its pass and its lowest joint loss
+			climb := false
+			for l := range lanes {
+				if failed[l]-try[l] > res+1e-9 && !math.IsInf(failed[l], 1) {
+					try[l] = math.Round((try[l]+failed[l])/2*1e6) / 1e6
+					climb = true
+				}
+			}
+			if !climb {
+				break
+			}
+			continue
+		}
+		if confirmed {
+			// a climb lost: the lanes that lost there keep their last passing rate, the others climb on
+			for l := range lanes {
+				if try[l] > 0 && !search.Pass(lost[l], tol) {
+					try[l] = out.rates[l]
+				}
+			}
+			more := false
+			for l := range lanes {
+				if failed[l]-out.rates[l] > res+1e-9 && !math.IsInf(failed[l], 1) && try[l] == out.rates[l] {
+					try[l] = math.Round((out.rates[l]+failed[l])/2*1e6) / 1e6
+					more = true
+				}
+			}
+			if !more {
+				break
+			}
+			continue
+		}
+		// not yet confirmed: the lanes that lost step down, by a step that doubles
+		for l := range lanes {
+			if try[l] <= 0 || search.Pass(lost[l], tol) {
 				continue
 			}
-			passed = false
 			losses[l]++
-			next := cur[l] - res*math.Pow(2, float64(losses[l]-1))
+			next := try[l] - res*math.Pow(2, float64(losses[l]-1))
 			if next < res/2 {
 				next = 0
 			}
 			next = math.Round(next*1e6) / 1e6
-			loss := "the trial was aborted"
-			if !math.IsInf(lost[l], 1) {
-				loss = "lost " + FormatLoss(lost[l]) + "%"
-			}
-			lowered = append(lowered, fmt.Sprintf("%s %s at %s%%, lowered to %s%%", laneName(dirs, lanes[l]), loss, FormatPct(cur[l]), FormatPct(next)))
-			cur[l] = next
-		}
-		if passed {
-			out.rates, out.passed = cur, make([][]dirResult, len(lanes))
-			for _, dr := range drs {
-				out.passed[laneOf[dr.dir]] = append(out.passed[laneOf[dr.dir]], dr)
-			}
-			if len(lowered) > 0 {
-				r.note(fmt.Sprintf("%s: the directions' %ss, each searched on its own, were not loss-free together (%s); the rates reported passed a full-length trial with both directions at once",
-					what, label, strings.Join(lowered, "; ")))
-			}
-			return out, nil
+			lowered = append(lowered, fmt.Sprintf("%s lost %s%% at %s%%, lowered to %s%%", laneName(dirs, lanes[l]), FormatLoss(lost[l]), FormatPct(try[l]), FormatPct(next)))
+			try[l] = next
 		}
 	}
-	if out.trials >= maxJointTrials {
-		r.note(fmt.Sprintf("%s: no pair of %ss was loss-free together within %d full-length trials (%s): none is reported",
-			what, label, maxJointTrials, strings.Join(lowered, "; ")))
-	} else {
-		r.note(fmt.Sprintf("%s: no %s down to the resolution was loss-free with both directions at once (%s): none is reported",
-			what, label, strings.Join(lowered, "; ")))
+	if confirmed && len(lowered) > 0 {
+		var final []string
+		for l := range lanes {
+			if rates[l] > 0 {
+				final = append(final, fmt.Sprintf("%s %s%%", laneName(dirs, lanes[l]), FormatPct(out.rates[l])))
+			}
+		}
+		r.note(fmt.Sprintf("%s: the %ss each direction's own search found were not loss-free together (%s); confirmed together at %s, within the resolution of the lowest joint loss",
+			what, label, strings.Join(lowered, "; "), strings.Join(final, ", ")))
 	}
 	return out, nil
 }

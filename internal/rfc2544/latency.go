@@ -178,8 +178,20 @@ func (r *Runner) latency(ctx context.Context, size int) error {
 			flush()
 			return err
 		}
+		// the directions of a repetition loaded the DUT together: one invalid makes the others' load not
+		// the planned one, so the whole repetition is invalid
+		bad := ""
+		for _, dr := range drs {
+			if dr.rec.TesterLimited || dr.rec.Aborted != "" || !search.Pass(dr.rec.LossPercent, tol) {
+				bad = dirs[dr.dir].Name
+			}
+		}
 		for _, dr := range drs {
 			switch {
+			case bad != "" && bad != dirs[dr.dir].Name && !dr.rec.TesterLimited && dr.rec.Aborted == "" && search.Pass(dr.rec.LossPercent, tol):
+				invalid[dr.dir]++
+				sums[dr.dir] = append(sums[dr.dir], v1alpha1.LatencySummary{Valid: false,
+					Reason: fmt.Sprintf("the %s trial run with it was invalid, so the DUT did not carry the planned load", bad)})
 			case dr.rec.TesterLimited:
 				r.note(fmt.Sprintf("latency %d B %s repetition %d: the tester spoiled it %d times (%s); repetition excluded",
 					size, dirs[dr.dir].Name, rep, r.plan.Validity.InvalidTrialRetries+1, spoiledBy([]dirResult{dr})))

@@ -172,8 +172,17 @@ func (r *Runner) Run(ctx context.Context) (*v1alpha1.Results, error) {
 	if cp := r.opt.Resume; cp != nil {
 		r.resume(cp)
 	}
-	r.planned = r.Estimate().Total
+	// what this runner expects to take (after a resumption: what is left), in the status before setup
 	r.stepStart = r.opt.Now()
+	r.planned = r.remaining(0)
+	start := r.progress
+	start.StepsTotal, start.StepsDone = int32(r.stepsTotal), int32(r.stepsDone)
+	start.EstimatedTotalSeconds = int64(math.Ceil(r.planned.Seconds()))
+	start.EstimatedSecondsLeft = start.EstimatedTotalSeconds
+	start.Summary = fmt.Sprintf("setting up; expected to take about %s", roundDuration(r.planned))
+	t := metaTime(r.opt.Now())
+	start.UpdateTime = &t
+	r.sink.OnProgress(start)
 	if err := r.setup(ctx); err != nil {
 		return r.res, err
 	}

@@ -58,6 +58,11 @@ func (r *Runner) searchLanes(ctx context.Context, test v1alpha1.TestKind, size, 
 	if params.InvalidRetries == 0 {
 		params.InvalidRetries = -1 // the plan asked for none
 	}
+	if g := tp.Goal; g != nil {
+		// full-length is the goal's final trial duration; its loss ratio is the tolerance searched
+		params.Goal = &search.Goal{FinalTrialDuration: g.FinalTrialDuration, DurationSum: g.DurationSum, ExceedRatio: g.ExceedRatioPercent / 100}
+		params.ValidationTrial = g.FinalTrialDuration
+	}
 	algo := search.Multistage
 	if tp.Method == v1alpha1.SearchBinary {
 		algo = search.Binary
@@ -184,8 +189,19 @@ func (r *Runner) searchLanes(ctx context.Context, test v1alpha1.TestKind, size, 
 	return out, firstErr
 }
 
-// confirmed confirms a Bidirectional pair (joint.go) and books its trials to every direction's row.
-func (r *Runner) confirmed(ctx context.Context, test v1alpha1.TestKind, size, rep int, res []*search.Result) error {
+// confirmed confirms a Bidirectional pair (joint.go) and books its trials to every direction's row. A
+// search that ended in an error leaves its pair unconfirmed: undetermined, never reported as confirmed.
+func (r *Runner) confirmed(ctx context.Context, test v1alpha1.TestKind, size, rep int, res []*search.Result, searchErr error) error {
+	if searchErr != nil {
+		if r.plan.Traffic.Direction == v1alpha1.Bidirectional && len(res) > 1 {
+			for _, sr := range res {
+				if sr != nil && sr.Found && sr.Undetermined == "" {
+					sr.Undetermined = fmt.Sprintf("the run stopped before the pair was confirmed together (%v)", searchErr)
+				}
+			}
+		}
+		return searchErr
+	}
 	n, spent, err := r.confirmBidirectional(ctx, test, size, rep, res)
 	for _, sr := range res {
 		if sr != nil {
@@ -234,9 +250,7 @@ func (r *Runner) throughput(ctx context.Context, size int) error {
 	var runErr error
 	for rep := 1; rep <= reps; rep++ {
 		res, err := r.searchLanes(ctx, v1alpha1.TestThroughput, size, rep)
-		if err == nil {
-			err = r.confirmed(ctx, v1alpha1.TestThroughput, size, rep, res)
-		}
+		err = r.confirmed(ctx, v1alpha1.TestThroughput, size, rep, res, err)
 		for l, sr := range res {
 			if sr == nil {
 				continue
@@ -300,7 +314,8 @@ func (r *Runner) throughput(ctx context.Context, size int) error {
 			sp := spread(a.ndrFPS)
 			tr.Spread = &sp
 		}
-		r.ndr[key{size, d}] = ndrInfo{percent: best.NDR, found: best.Found && !a.notFound}
+		// an undetermined NDR is a lower bound: latency and back-to-back are not measured at it
+		r.ndr[key{size, d}] = ndrInfo{percent: best.NDR, found: best.Found && !a.notFound && a.undetermined == ""}
 		r.res.Throughput = append(r.res.Throughput, tr)
 	}
 	if reps > 1 {
@@ -329,9 +344,7 @@ func (r *Runner) imix(ctx context.Context) error {
 	lanes := r.lanes()
 	dirs := r.plan.Directions()
 	res, err := r.searchLanes(ctx, v1alpha1.TestImixThroughput, 0, 0)
-	if err == nil {
-		err = r.confirmed(ctx, v1alpha1.TestImixThroughput, 0, 0, res)
-	}
+	err = r.confirmed(ctx, v1alpha1.TestImixThroughput, 0, 0, res, err)
 	for l, sr := range res {
 		if sr == nil {
 			continue

@@ -2,15 +2,19 @@ package rfc2544_test
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/engine/sim"
 	"linerate.dev/linerate/internal/expectations"
+	"linerate.dev/linerate/internal/plan"
 	"linerate.dev/linerate/internal/rfc2544"
+	"linerate.dev/linerate/internal/search"
 )
 
 // Repeated throughput searches with a PDR: the row reports the lowest NDR of the repetitions (each
@@ -81,10 +85,41 @@ func TestCappedSearchIsUndetermined(t *testing.T) {
 			t.Errorf("a capped search says no rate passed: %q", n)
 		}
 	}
-	low := resource.MustParse("1k")
+	low := resource.MustParse("10M")
 	atLeast := []v1alpha1.ThroughputExpectation{{FrameSize: 64, FramesPerSecond: &low}}
 	verdict, why := expectations.Evaluate(&v1alpha1.Expectations{MinThroughput: atLeast}, res, p.Rows())
-	if verdict == v1alpha1.VerdictPassed {
-		t.Errorf("verdict %s on an undetermined NDR (%q)", verdict, why)
+	// the row's figure (a lower bound) is below the minimum: still no verdict rests on it
+	if verdict != v1alpha1.VerdictInconclusive {
+		t.Errorf("verdict %s on an undetermined NDR (%q), want Inconclusive", verdict, why)
+	}
+}
+
+// With FD.io CSIT's goal the NDR is a rate whose 1 s trials kept within the tolerance for more than half
+// of 21 s: the search repeats a rate until its trials decide it, and the row stands on those trials.
+func TestCSITGoalRepeatsARateUntilItIsDecided(t *testing.T) {
+	p := planFor(t, v1alpha1.TestThroughput)
+	p.FrameSizes = []int{64}
+	p.Throughput.Goal = &plan.Goal{Preset: v1alpha1.GoalCSIT, FinalTrialDuration: time.Second, DurationSum: 21 * time.Second, ExceedRatioPercent: 50}
+	res, rec, e, err := run(t, p, sim.DUT{CapacityFPS: 3e6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	truth := e.DUT.CapacityPercent(64)
+	ndr := pct(res.Throughput[0].NDR.PercentOfLineRate)
+	if ndr > truth+1e-9 || ndr < truth-p.Throughput.ResolutionPercent-1e-9 {
+		t.Errorf("NDR %.3f%%, truth %.3f%%", ndr, truth)
+	}
+	var at []search.Measurement
+	for _, tr := range rec.trials {
+		if math.Abs(tr.OfferedPercent-ndr) < 1e-3 {
+			if tr.DurationS != 1 {
+				t.Errorf("trial %d at the NDR lasted %.1f s, the goal's final trials 1 s", tr.Seq, tr.DurationS)
+			}
+			at = append(at, search.Measurement{Duration: time.Duration(tr.DurationS * float64(time.Second)), LossPercent: tr.LossPercent})
+		}
+	}
+	goal := search.Goal{FinalTrialDuration: time.Second, DurationSum: 21 * time.Second, ExceedRatio: 0.5}
+	if c, st := goal.Classify(at); c != search.LowerBound || len(at) < 11 {
+		t.Errorf("the NDR's %d trials make it %s (%+v); CSIT's goal needs 11 clean seconds", len(at), c, st)
 	}
 }

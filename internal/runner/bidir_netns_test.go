@@ -76,6 +76,8 @@ func TestBidirectionalPairIsConfirmedTogether(t *testing.T) {
 				// west->east spends the budget at the rate it is offered: east->west gets what is left
 				t.Errorf("the pair (west->east %.0f, east->west %.0f frames/s) spends more than the shared budget of %.0f frames/s: it was never loss-free together",
 					weFPS, ewFPS, tc.budget)
+			} else if ewFPS+weFPS < 0.8*tc.budget {
+				t.Errorf("the pair (west->east %.0f, east->west %.0f frames/s) leaves a fifth of the shared budget of %.0f frames/s unused", weFPS, ewFPS, tc.budget)
 			}
 			// the confirming trial: both directions at once, at the reported rates, full length, both passing
 			joint := map[int][]results.Trial{}

@@ -67,6 +67,10 @@ type Params struct {
 	ValidationTrial time.Duration
 	// MaxTrials caps the trials of one search (NDR and PDR together); default 60.
 	MaxTrials int
+	// Goal is what Multistage must establish at its answer, in RFC 9971's terms (goal.go); its loss ratio is
+	// taken from LossTolerance (PDRLossTolerance for the PDR). nil: RFC 2544 strict, one full-length trial
+	// of ValidationTrial at the answer and no trial at it above the tolerance. Binary is always strict.
+	Goal *Goal
 	// InvalidRetries is how often a trial the tester spoiled (TesterLimited) is repeated at the same rate
 	// before the tester is taken as the limit there: a preempted core spoils one trial, a tester that
 	// cannot offer the rate spoils every one. 0: the default, 2; negative: none.
@@ -239,8 +243,63 @@ func (s *state) bounds(tol float64, minDur time.Duration) (lo float64, loM *Meas
 }
 
 func (s *state) finish(tol float64) (float64, *Measurement) {
-	lo, loM, _, _ := s.bounds(tol, s.p.ValidationTrial)
+	lo, loM, _ := s.goalBounds(tol)
 	return lo, loM
+}
+
+// goal is the search's goal at a loss tolerance in percent.
+func (s *state) goal(tol float64) Goal {
+	if s.p.Goal == nil {
+		return Strict(s.p.ValidationTrial, tol)
+	}
+	g := *s.p.Goal
+	g.LossRatio = tol / 100
+	return g
+}
+
+// at is every trial at a rate.
+func (s *state) at(rate float64) []Measurement {
+	var out []Measurement
+	for _, m := range s.r.History {
+		if m.RatePercent == rate {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// goalBounds are RFC 9971's relevant bounds over the history: hi the lowest rate its trials make an upper
+// bound (+Inf when none), lo the highest rate below it they make a lower bound (-1 when none), loM the
+// full-length trial at lo with the least loss.
+func (s *state) goalBounds(tol float64) (lo float64, loM *Measurement, hi float64) {
+	g := s.goal(tol)
+	lo, hi = -1, math.Inf(1)
+	class := map[float64]Class{}
+	for _, m := range s.r.History {
+		if _, done := class[m.RatePercent]; !done {
+			class[m.RatePercent], _ = g.Classify(s.at(m.RatePercent))
+		}
+	}
+	for rate, c := range class {
+		if c == UpperBound && rate < hi {
+			hi = rate
+		}
+	}
+	for rate, c := range class {
+		if c == LowerBound && rate < hi && rate > lo {
+			lo = rate
+		}
+	}
+	for i := range s.r.History {
+		m := &s.r.History[i]
+		if m.RatePercent != lo || m.TesterLimited || m.Aborted != "" || m.Duration < g.FinalTrialDuration {
+			continue
+		}
+		if loM == nil || m.LossPercent < loM.LossPercent {
+			loM = m
+		}
+	}
+	return lo, loM, hi
 }
 
 func (s *state) aboveNDR(ndr float64) *Measurement {
@@ -287,8 +346,12 @@ func (s *state) stop(err error, what string) error {
 	if !errors.Is(err, ErrTrialCap) {
 		return err
 	}
-	lo, _, hi, _ := s.bounds(s.p.LossTolerance, s.p.ValidationTrial)
-	why := fmt.Sprintf("the search reached its cap of %d trials before a full-length trial passed", s.p.MaxTrials)
+	tol := s.p.LossTolerance
+	if what == "PDR" && s.p.PDRLossTolerance != nil {
+		tol = *s.p.PDRLossTolerance
+	}
+	lo, _, hi := s.goalBounds(tol)
+	why := fmt.Sprintf("the search reached its cap of %d trials before a rate met its goal", s.p.MaxTrials)
 	if lo >= 0 {
 		why = fmt.Sprintf("the search reached its cap of %d trials with its bounds %.3f%% and %.3f%% of line rate, wider than the resolution of %.3f%%",
 			s.p.MaxTrials, lo, math.Min(hi, s.ceiling), s.p.Resolution)
@@ -467,8 +530,8 @@ func (s *state) multistage(ctx context.Context, tol float64) (float64, *Measurem
 			return 0, nil, nil // the tester spoiled every rate it could be asked for
 		}
 		loS, _, hi, _ := s.bounds(tol, short)
-		loV, loVM, _, _ := s.bounds(tol, s.p.ValidationTrial)
-		hiEff := math.Min(hi, s.ceiling+eps)
+		loV, loVM, hiG := s.goalBounds(tol)
+		hiEff := math.Min(hiG, s.ceiling+eps)
 		if loV >= 0 && hiEff-loV <= res+eps {
 			return loV, loVM, nil
 		}
@@ -503,8 +566,18 @@ func (s *state) multistage(ctx context.Context, tol float64) (float64, *Measurem
 		if err != nil {
 			return s.finishErr(tol, err)
 		}
+		// a goal that needs more than one trial at a rate (a duration sum beyond one trial, an exceed
+		// ratio) repeats it until its trials decide it
+		g := s.goal(tol)
+		c, _ := g.Classify(s.at(round(rate)))
+		for !m.TesterLimited && c == Undecided {
+			if m, err = s.measure(ctx, rate, s.p.ValidationTrial, PurposeValidation); err != nil {
+				return s.finishErr(tol, err)
+			}
+			c, _ = g.Classify(s.at(round(rate)))
+		}
 		spoiled = m.TesterLimited
-		if m.TesterLimited || !Pass(m.LossPercent, tol) {
+		if m.TesterLimited || c == UpperBound {
 			misses++
 		}
 	}

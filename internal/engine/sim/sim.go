@@ -52,6 +52,14 @@ type DUT struct {
 	// CorruptEvery corrupts every Nth forwarded frame (its checksum no longer matches): the tester
 	// counts it as corrupted and lost.
 	CorruptEvery int64
+	// RareLossPerFrame loses each forwarded frame with this probability whatever the rate (a DUT that
+	// drops a frame now and then: interrupts, housekeeping), drawn from the seeded generator.
+	RareLossPerFrame float64
+	// ColdFraction is the share of its capacity the DUT forwards in the first ColdTime of every trial (a
+	// flow cache or a crypto context warming up); 0: none.
+	ColdFraction float64
+	// ColdTime is how long the DUT is cold at the start of a trial (default 100 ms when ColdFraction is set).
+	ColdTime time.Duration
 	// LatencyNs is the latency of an idle DUT.
 	LatencyNs float64
 	// Seed of the noise.
@@ -312,6 +320,21 @@ func (e *Engine) RunTrial(ctx context.Context, t engine.TrialConfig, progress fu
 		if d.DropEvery > 0 && !stalled {
 			lost += (tx - lost) / d.DropEvery
 		}
+		if d.ColdFraction > 0 && !stalled && t.Burst == 0 {
+			cold := d.ColdTime
+			if cold == 0 {
+				cold = 100 * time.Millisecond
+			}
+			// frames beyond the cold capacity in the cold time are lost unless the queue holds them; the
+			// rest of the trial must also absorb what the queue still holds
+			coldS := math.Min(cold.Seconds(), dur)
+			if over := (l.fps - c*d.ColdFraction) * coldS; over > float64(d.BufferFrames) {
+				lost += int64(math.Round(over - float64(d.BufferFrames)))
+			}
+		}
+		if d.RareLossPerFrame > 0 && !stalled {
+			lost += poisson(e.rng, float64(tx-lost)*d.RareLossPerFrame)
+		}
 		if hiccup {
 			lost += (tx - lost) / 50
 		}
@@ -419,4 +442,22 @@ func classes(sizes []int, tx, lost int64) []engine.ClassResult {
 		out[i].RxFrames = out[i].TxFrames - lostOf[i]
 	}
 	return out
+}
+
+// poisson draws from a Poisson distribution of the given mean (normal approximation above 30).
+func poisson(rng *rand.Rand, mean float64) int64 {
+	if mean <= 0 {
+		return 0
+	}
+	if mean > 30 {
+		return max(0, int64(math.Round(mean+math.Sqrt(mean)*rng.NormFloat64())))
+	}
+	l, k, p := math.Exp(-mean), int64(0), 1.0
+	for {
+		p *= rng.Float64()
+		if p <= l {
+			return k
+		}
+		k++
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"text/tabwriter"
 	"time"
@@ -109,4 +110,71 @@ func main() {
 	fmt.Printf("  Binary %.1f trials, %.0f s; Multistage %.1f trials, %.0f s; ratio traffic time %.2f\n",
 		float64(sumPDR[0].trials)/n, sumPDR[0].t.Seconds()/n, float64(sumPDR[1].trials)/n, sumPDR[1].t.Seconds()/n,
 		sumPDR[1].t.Seconds()/sumPDR[0].t.Seconds())
+	misleading(*res, *short, *long, *seeds)
+}
+
+// model is a DUT whose truth at the full-length trial is known in closed form.
+type model struct {
+	name  string
+	size  int
+	d     func(seed int) sim.DUT
+	truth func(full time.Duration) float64 // frames/s
+}
+
+// misleading runs both searches on the DUT models where short trials mislead: a buffer that absorbs them, a
+// rare random loss that they are too short to meet, a cold start that weighs more in them, drift and noise;
+// and prints each method's traffic time and its error against the truth, side by side.
+func misleading(res float64, short, long time.Duration, seeds int) {
+	const line64, line1518 = 10e9 / (84 * 8), 10e9 / (1538 * 8)
+	models := []model{
+		{"buffer 3M frames, 64B 5 Mpps", 64, func(int) sim.DUT { return sim.DUT{CapacityFPS: 5e6, BufferFrames: 3e6} },
+			func(full time.Duration) float64 { return 5e6 + 3e6/full.Seconds() }},
+		// a full-length trial is clean half the time at ln 2 ÷ (duration × loss per frame), if below capacity
+		{"rare loss 1e-7/frame, 1518B 100 kpps", 1518, func(s int) sim.DUT {
+			return sim.DUT{CapacityFPS: 1e5, RareLossPerFrame: 1e-7, Seed: uint64(s)}
+		}, func(full time.Duration) float64 { return min(1e5, math.Ln2/(full.Seconds()*1e-7)) }},
+		{"cold first 100 ms at half, 64B 5 Mpps", 64, func(int) sim.DUT { return sim.DUT{CapacityFPS: 5e6, ColdFraction: 0.5} },
+			func(time.Duration) float64 { return 2.5e6 }},
+		{"noise 2%, 64B 5 Mpps", 64, func(s int) sim.DUT { return sim.DUT{CapacityFPS: 5e6, Noise: 0.02, Seed: uint64(s)} },
+			func(time.Duration) float64 { return 5e6 }},
+		{"drift -10%/h, 256B 2 Mpps", 256, func(s int) sim.DUT { return sim.DUT{CapacityFPS: 2e6, DriftPerHour: -0.1, Seed: uint64(s)} },
+			func(time.Duration) float64 { return 2e6 }},
+	}
+	fmt.Printf("\nDUT models where short trials mislead (loss tolerance 0, %d seeds each; error = NDR − truth, %% of line rate):\n\n", seeds)
+	w := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "model\ttruth %\tBinary s\tmean err\tworst err\tMultistage s\tmean err\tworst err\ttime ratio\t")
+	for _, m := range models {
+		line := line64
+		if m.size == 1518 {
+			line = line1518
+		} else if m.size != 64 {
+			line = 10e9 / (float64(m.size+20) * 8)
+		}
+		truth := 100 * m.truth(long) / line
+		var t [2]time.Duration
+		var sumErr, worst [2]float64
+		for seed := range seeds {
+			p := search.Params{MaxRate: 100, Resolution: res, SearchTrial: short, ValidationTrial: long}
+			for i, run := range []func(context.Context, search.Params, search.Measure) (*search.Result, error){search.Binary, search.Multistage} {
+				r, err := run(context.Background(), p, sim.New(m.d(seed)).Measure(m.size))
+				if err != nil {
+					fmt.Fprintln(os.Stderr, m.name, err)
+					os.Exit(1)
+				}
+				e := r.NDR - truth
+				t[i] += r.TrialTime
+				sumErr[i] += e
+				if math.Abs(e) > math.Abs(worst[i]) {
+					worst[i] = e
+				}
+			}
+		}
+		fmt.Fprintf(w, "%s\t%.2f\t%.0f\t%+.2f\t%+.2f\t%.0f\t%+.2f\t%+.2f\t%.2f\t\n", m.name, truth,
+			t[0].Seconds()/float64(seeds), sumErr[0]/float64(seeds), worst[0],
+			t[1].Seconds()/float64(seeds), sumErr[1]/float64(seeds), worst[1], t[1].Seconds()/t[0].Seconds())
+	}
+	if err := w.Flush(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench-search:", err)
+		os.Exit(1)
+	}
 }

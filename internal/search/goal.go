@@ -1,0 +1,137 @@
+package search
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// Goal is what a search must establish, in the terms of RFC 9971 (MLRsearch): a load is a lower bound of
+// the result once the trials at it show the DUT keeps its loss at most LossRatio for all but ExceedRatio
+// of DurationSum, and an upper bound once they show it does not. The RFC 2544 throughput is the goal
+// with FinalTrialDuration = DurationSum = the full trial length and ExceedRatio 0: one full-length trial
+// without loss makes a lower bound, any trial with loss an upper bound.
+type Goal struct {
+	// FinalTrialDuration is the length a trial must have to count as full-length.
+	FinalTrialDuration time.Duration
+	// DurationSum is how much trial time at one load is enough to decide it.
+	DurationSum time.Duration
+	// LossRatio is the loss (a fraction of frames) above which a trial is high-loss.
+	LossRatio float64
+	// ExceedRatio is the share of DurationSum that may be high-loss at a lower bound.
+	ExceedRatio float64
+}
+
+// Strict is the RFC 2544 goal for a full-length trial of d and a loss tolerance in percent.
+func Strict(d time.Duration, lossTolerancePercent float64) Goal {
+	return Goal{FinalTrialDuration: d, DurationSum: d, LossRatio: lossTolerancePercent / 100}
+}
+
+// Class is what the trials at one load say of it.
+type Class int
+
+// The classes of a load.
+const (
+	Undecided Class = iota
+	LowerBound
+	UpperBound
+)
+
+func (c Class) String() string {
+	return [...]string{"undecided", "lower bound", "upper bound"}[c]
+}
+
+// LoadStats are the sums RFC 9971 classifies a load by: full-length and short trial time, high-loss and
+// low-loss, and the exceed ratios they give.
+type LoadStats struct {
+	FullHigh, FullLow, ShortHigh, ShortLow time.Duration
+	// EffectiveHigh is the high-loss time that counts: full-length high-loss time, and the short high-loss
+	// time that short low-loss time does not balance.
+	EffectiveHigh time.Duration
+	// Whole is the time the exceed ratios are shares of: the full-length and effective time, at least
+	// DurationSum.
+	Whole time.Duration
+	// Optimistic assumes the time still missing to DurationSum low-loss, Pessimistic high-loss.
+	Optimistic, Pessimistic float64
+}
+
+// Classify says what the valid trials (not spoiled by the tester, not aborted) say of their load.
+func (g Goal) Classify(trials []Measurement) (Class, LoadStats) {
+	var st LoadStats
+	for _, m := range trials {
+		if m.TesterLimited || m.Aborted != "" {
+			continue
+		}
+		high := m.LossPercent/100 > g.LossRatio+eps/100
+		full := m.Duration >= g.FinalTrialDuration
+		switch {
+		case full && high:
+			st.FullHigh += m.Duration
+		case full:
+			st.FullLow += m.Duration
+		case high:
+			st.ShortHigh += m.Duration
+		default:
+			st.ShortLow += m.Duration
+		}
+	}
+	// Short trials never make a load a lower bound on their own: short low-loss time only balances short
+	// high-loss time, in the proportion the exceed ratio allows.
+	balancing := time.Duration(0)
+	if g.ExceedRatio > 0 {
+		balancing = time.Duration(float64(st.ShortLow) * g.ExceedRatio / (1 - g.ExceedRatio))
+	}
+	st.EffectiveHigh = st.FullHigh + max(0, st.ShortHigh-balancing)
+	full := st.FullLow + st.EffectiveHigh
+	st.Whole = max(full, g.DurationSum)
+	missing := st.Whole - full
+	if st.Whole > 0 {
+		st.Optimistic = float64(st.EffectiveHigh) / float64(st.Whole)
+		st.Pessimistic = float64(st.EffectiveHigh+missing) / float64(st.Whole)
+	}
+	switch {
+	case st.Optimistic > g.ExceedRatio+1e-12:
+		return UpperBound, st
+	case st.Pessimistic <= g.ExceedRatio+1e-12:
+		return LowerBound, st
+	}
+	return Undecided, st
+}
+
+// ConditionalThroughput is RFC 9971's forwarding rate at a lower bound, in percent of line rate: the load
+// reduced by the loss of the full-length trial at the exceed-ratio quantile of its full-length time.
+func (g Goal) ConditionalThroughput(load float64, trials []Measurement) float64 {
+	var full []Measurement
+	var sum time.Duration
+	for _, m := range trials {
+		if !m.TesterLimited && m.Aborted == "" && m.Duration >= g.FinalTrialDuration {
+			full = append(full, m)
+			sum += m.Duration
+		}
+	}
+	if len(full) == 0 {
+		return 0
+	}
+	slices.SortStableFunc(full, func(a, b Measurement) int {
+		switch {
+		case a.LossPercent < b.LossPercent:
+			return -1
+		case a.LossPercent > b.LossPercent:
+			return 1
+		}
+		return 0
+	})
+	remaining := float64(max(g.DurationSum, sum)) * (1 - g.ExceedRatio)
+	q := math.NaN()
+	for _, m := range full {
+		if !math.IsNaN(q) && remaining <= 0 {
+			break
+		}
+		q = m.LossPercent / 100
+		remaining -= float64(m.Duration)
+	}
+	if remaining > 0 {
+		q = 1
+	}
+	return load * (1 - q)
+}
