@@ -302,14 +302,14 @@ func Change(res, prev *v1alpha1.Results) []v1alpha1.ChangeResult {
 	for _, t := range res.Throughput {
 		for _, o := range prev.Throughput {
 			if o.FrameSize == t.FrameSize && o.Direction == t.Direction {
-				row(t.FrameSize, t.Direction, t.NDR, o.NDR, t.TesterLimited || o.TesterLimited)
+				row(t.FrameSize, t.Direction, t.NDR, o.NDR, t.TesterLimited || o.TesterLimited || t.Undetermined != "" || o.Undetermined != "")
 			}
 		}
 	}
 	for _, m := range res.Imix {
 		for _, o := range prev.Imix {
 			if o.Direction == m.Direction {
-				row(0, m.Direction, m.NDR, o.NDR, m.TesterLimited || o.TesterLimited)
+				row(0, m.Direction, m.NDR, o.NDR, m.TesterLimited || o.TesterLimited || m.Undetermined != "" || o.Undetermined != "")
 			}
 		}
 	}
@@ -356,7 +356,7 @@ func checkNDRDrop(maxDrop v1alpha1.Percent, res *v1alpha1.Results) (failures, un
 			continue
 		}
 		if rowTesterLimited(res, c.FrameSize, c.Direction) {
-			undecided = append(undecided, fmt.Sprintf("maxNDRDrop: %s NDR changed %s%% against %s, but this run's figure is the tester's limit (testerLimited): the DUT may be faster", row, c.NDRPercent, res.ComparedWith))
+			undecided = append(undecided, fmt.Sprintf("maxNDRDrop: %s NDR changed %s%% against %s, but this run's figure is the tester's limit or an undetermined lower bound: the DUT may be faster", row, c.NDRPercent, res.ComparedWith))
 			continue
 		}
 		failures = append(failures, fmt.Sprintf("maxNDRDrop: %s NDR changed %s%% against %s, a drop of more than %s%%", row, c.NDRPercent, res.ComparedWith, maxDrop))
@@ -378,14 +378,14 @@ func rowTesterLimited(res *v1alpha1.Results, size int32, dir string) bool {
 	if size == 0 {
 		for _, m := range res.Imix {
 			if m.Direction == dir {
-				return m.TesterLimited
+				return m.TesterLimited || m.Undetermined != ""
 			}
 		}
 		return false
 	}
 	for _, t := range res.Throughput {
 		if t.FrameSize == size && t.Direction == dir {
-			return t.TesterLimited
+			return t.TesterLimited || t.Undetermined != ""
 		}
 	}
 	return false

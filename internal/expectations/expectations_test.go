@@ -200,6 +200,7 @@ func TestMaxNDRDrop(t *testing.T) {
 		{"last week the tester's ceiling, now the DUT's and within", [2]float64{0.97, 1}, [2]bool{}, [2]bool{true, false}, true, v1alpha1.VerdictPassed, ""},
 		{"a size last week did not measure", [2]float64{1, 1}, [2]bool{}, [2]bool{}, true, v1alpha1.VerdictInconclusive, "1518 B west-east has no NDR in last-week to compare with"},
 		{"below last week's ceiling: a certain drop", [2]float64{0.8, 1}, [2]bool{}, [2]bool{true, false}, true, v1alpha1.VerdictFailed, "64 B west-east NDR changed -20.00%"},
+		{"this run's search ran out of trials: its lower bound fell", [2]float64{0.5, 1}, [2]bool{}, [2]bool{}, true, v1alpha1.VerdictInconclusive, "an undetermined lower bound"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -213,6 +214,9 @@ func TestMaxNDRDrop(t *testing.T) {
 			}
 			if c.name == "a size last week did not measure" {
 				res.Change = res.Change[:1]
+			}
+			if c.name == "this run's search ran out of trials: its lower bound fell" {
+				res.Throughput[0].Undetermined = "the search reached its cap of 60 trials"
 			}
 			v, f := Evaluate(&v1alpha1.Expectations{MaxNDRDrop: "5"}, res, planned)
 			if v != c.want || !strings.Contains(strings.Join(f, "\n"), c.message) {

@@ -32,7 +32,7 @@ func (r *Runner) backToBack(ctx context.Context, size int) error {
 	for _, lane := range r.lanes() {
 		if why := r.atLineRate(size, lane); why != "" {
 			// the full-length trial at line rate lost none of its frames: that many back to back, at least
-			held := int64(r.lineFPS(float64(size)) * r.plan.Durations.ValidationTrial.Seconds())
+			held := int64(r.lineFPS(float64(size)) * r.jointGoal(0).FinalTrialDuration.Seconds())
 			for _, d := range lane {
 				r.res.BackToBack = append(r.res.BackToBack, v1alpha1.BackToBackResult{FrameSize: int32(size),
 					Direction: dirs[d].Name, NotMeasurable: why, Frames: held})
@@ -120,8 +120,8 @@ func (r *Runner) backToBackRows(size int, lane []int, lengths []int64, limited, 
 // never fills the DUT's buffer (RFC 9004). A throughput a resolution short of line rate, or one that lost
 // frames within a loss tolerance, is no such proof: the bursts are searched.
 func (r *Runner) atLineRate(size int, lane []int) string {
-	if r.plan.Throughput.LossTolerancePercent > 0 {
-		return ""
+	if r.plan.Throughput.LossTolerancePercent > 0 || (r.plan.Throughput.Goal != nil && r.plan.Throughput.Goal.ExceedRatioPercent > 0) {
+		return "" // the NDR's trials may have lost frames: no proof that a line-rate burst loses none
 	}
 	for _, d := range lane {
 		info, ok := r.ndr[key{size, d}]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,8 +16,9 @@ import (
 // PurposeJointValidation marks the trials that confirm a Bidirectional pair of results together.
 const PurposeJointValidation = "joint-validation"
 
-// maxJointTrials bounds the trials that confirm one pair: stepping down (doubling) and back up
-// (bisecting) between the search's rates and the resolution.
+// maxJointTrials bounds the pairs of rates tried to confirm one pair (times the trials the goal needs to
+// decide one): stepping down (doubling) and back up (bisecting) between the search's rates and the
+// resolution.
 const maxJointTrials = 16
 
 // confirmBidirectional makes the results of a Bidirectional search a pair shown loss-free together. Each
@@ -38,6 +40,18 @@ func (r *Runner) confirmBidirectional(ctx context.Context, test v1alpha1.TestKin
 		if sr == nil {
 			return 0, 0, nil
 		}
+	}
+	// a lane whose NDR is undetermined has no rate to run the pair at: the pair is undetermined
+	for _, sr := range res {
+		if sr.Undetermined == "" {
+			continue
+		}
+		for _, other := range res {
+			if other.Found && other.Undetermined == "" {
+				other.Undetermined = "the other direction's NDR is undetermined, so the pair could not be confirmed together"
+			}
+		}
+		return 0, 0, nil
 	}
 	tp := r.plan.Throughput
 	var trials int
@@ -72,8 +86,8 @@ func (r *Runner) confirmBidirectional(ctx context.Context, test v1alpha1.TestKin
 			default:
 				set(sr, out.rates[l], out.measurement(l))
 			}
-			if out.spoiled {
-				sr.TesterLimited = true
+			if out.spoiled && out.undetermined != "" && rates[l] > 0 {
+				sr.TesterLimited = true // the tester kept this pair from being confirmed
 			}
 		}
 		return err
@@ -106,7 +120,7 @@ func (r *Runner) confirmBidirectional(ctx context.Context, test v1alpha1.TestKin
 		})
 	// the NDR pair passed together within the NDR's tolerance, so within the PDR's: the PDR is no lower
 	for _, sr := range res {
-		if sr.Found && sr.Undetermined == "" && sr.PDR != nil && *sr.PDR < sr.NDR {
+		if sr.Found && sr.Undetermined == "" && sr.NDR > 0 && (sr.PDR == nil || *sr.PDR < sr.NDR) {
 			ndr := sr.NDR
 			sr.PDR, sr.PDRTrial = &ndr, sr.NDRTrial
 		}
@@ -139,10 +153,23 @@ func (o jointOutcome) measurement(l int) *search.Measurement {
 	return m
 }
 
-// jointTrials runs the confirming trials of one pair (see confirmBidirectional).
+// jointGoal is the goal a confirming trial is judged by: the search's (RFC 2544 strict unless the plan
+// sets one), at a tolerance.
+func (r *Runner) jointGoal(tol float64) search.Goal {
+	if g := r.plan.Throughput.Goal; g != nil {
+		return search.Goal{FinalTrialDuration: g.FinalTrialDuration, DurationSum: g.DurationSum, LossRatio: tol / 100, ExceedRatio: g.ExceedRatioPercent / 100}
+	}
+	return search.Strict(r.plan.Durations.ValidationTrial, tol)
+}
+
+// jointTrials runs the confirming trials of one pair (see confirmBidirectional). A pair of rates is run
+// until the goal decides every lane at it (one full-length trial under RFC 2544; under a goal with a
+// duration sum, as many as it takes); a lane whose trials make its rate an upper bound lost.
 func (r *Runner) jointTrials(ctx context.Context, test v1alpha1.TestKind, size, rep int, lanes [][]int, rates []float64, tol float64, label string) (jointOutcome, error) {
 	dirs := r.plan.Directions()
 	res := r.plan.Throughput.ResolutionPercent
+	goal := r.jointGoal(tol)
+	limit := maxJointTrials * goal.TrialsToDecide()
 	what := fmt.Sprintf("throughput %d B", size)
 	if test == v1alpha1.TestImixThroughput {
 		what = "IMIX"
@@ -154,17 +181,18 @@ func (r *Runner) jointTrials(ctx context.Context, test v1alpha1.TestKind, size, 
 	for l := range failed {
 		failed[l] = math.Inf(1)
 	}
+	var at [][]search.Measurement // per lane: its trials at the current pair of rates
 	var lowered []string
 	confirmed := false
 	for {
-		if out.trials >= maxJointTrials {
+		if out.trials >= limit {
 			if !confirmed {
-				out.undetermined = fmt.Sprintf("no pair of %ss was loss-free together within %d full-length trials (%s)", label, maxJointTrials, strings.Join(lowered, "; "))
+				out.undetermined = fmt.Sprintf("no pair of %ss was loss-free together within %d full-length trials (%s)", label, limit, strings.Join(lowered, "; "))
 				r.note(fmt.Sprintf("%s: %s", what, out.undetermined))
 			}
 			break
 		}
-		ts := trialSpec{test: test, size: size, rep: rep, duration: r.plan.Durations.ValidationTrial, tol: tol}
+		ts := trialSpec{test: test, size: size, rep: rep, duration: goal.FinalTrialDuration, tol: tol}
 		laneOf := map[int]int{}
 		for l, lane := range lanes {
 			if try[l] <= 0 {
@@ -182,6 +210,9 @@ func (r *Runner) jointTrials(ctx context.Context, test v1alpha1.TestKind, size, 
 			r.note(fmt.Sprintf("%s: no %s down to the resolution was loss-free with the other direction running (%s)", what, label, strings.Join(lowered, "; ")))
 			out.rates = make([]float64, len(lanes))
 			break
+		}
+		if at == nil {
+			at = make([][]search.Measurement, len(lanes))
 		}
 		before := r.trialNo
 		drs, aborted, spoiled, err := r.validTrial(ctx, ts)
@@ -215,65 +246,69 @@ func (r *Runner) jointTrials(ctx context.Context, test v1alpha1.TestKind, size, 
 			l := laneOf[dr.dir]
 			lost[l] = math.Max(lost[l], dr.rec.LossPercent)
 		}
-		passed := true
+		// judge each lane by the goal over its trials at this pair of rates
+		passed, decided := true, true
+		lostLane := make([]bool, len(lanes))
 		for l := range lanes {
-			if try[l] > 0 && !search.Pass(lost[l], tol) {
-				passed = false
+			if try[l] <= 0 {
+				continue
+			}
+			at[l] = append(at[l], search.Measurement{RatePercent: try[l], Duration: long, LossPercent: lost[l]})
+			switch c, _ := goal.Classify(at[l]); c {
+			case search.UpperBound:
+				passed, lostLane[l] = false, true
 				failed[l] = math.Min(failed[l], try[l])
+			case search.Undecided:
+				passed, decided = false, false
 			}
 		}
-		if passed {
+		if !decided && !slices.Contains(lostLane, true) {
+			continue // the same pair again until the goal decides it
+		}
+		at = nil // the next trial runs another pair
+		switch {
+		case passed:
 			confirmed = true
 			out.rates, out.passed = append([]float64(nil), try...), make([][]dirResult, len(lanes))
 			for _, dr := range drs {
 				out.passed[laneOf[dr.dir]] = append(out.passed[laneOf[dr.dir]], dr)
 			}
-			// climb back: every lowered lane bisects between its pass and its lowest joint loss
-			climb := false
+		case confirmed:
+			// a climb lost: the lanes that lost go back to their confirmed rate, the others stay
 			for l := range lanes {
-				if failed[l]-try[l] > res+1e-9 && !math.IsInf(failed[l], 1) {
-					try[l] = math.Round((try[l]+failed[l])/2*1e6) / 1e6
-					climb = true
-				}
-			}
-			if !climb {
-				break
-			}
-			continue
-		}
-		if confirmed {
-			// a climb lost: the lanes that lost there keep their last passing rate, the others climb on
-			for l := range lanes {
-				if try[l] > 0 && !search.Pass(lost[l], tol) {
+				if lostLane[l] {
 					try[l] = out.rates[l]
 				}
 			}
-			more := false
+		default:
+			// not yet confirmed: the lanes that lost step down, by a step that doubles
 			for l := range lanes {
-				if failed[l]-out.rates[l] > res+1e-9 && !math.IsInf(failed[l], 1) && try[l] == out.rates[l] {
-					try[l] = math.Round((out.rates[l]+failed[l])/2*1e6) / 1e6
-					more = true
+				if !lostLane[l] {
+					continue
 				}
-			}
-			if !more {
-				break
+				losses[l]++
+				next := try[l] - res*math.Pow(2, float64(losses[l]-1))
+				if next < res/2 {
+					next = 0
+				}
+				next = math.Round(next*1e6) / 1e6
+				lowered = append(lowered, fmt.Sprintf("%s lost %s%% at %s%%, lowered to %s%%", laneName(dirs, lanes[l]), FormatLoss(lost[l]), FormatPct(try[l]), FormatPct(next)))
+				try[l] = next
 			}
 			continue
 		}
-		// not yet confirmed: the lanes that lost step down, by a step that doubles
+		// climb: every lane more than a resolution below its lowest joint loss bisects towards it
+		climb := false
 		for l := range lanes {
-			if try[l] <= 0 || search.Pass(lost[l], tol) {
-				continue
+			if try[l] > 0 && !math.IsInf(failed[l], 1) && failed[l]-try[l] > res+1e-9 {
+				try[l] = math.Round((try[l]+failed[l])/2*1e6) / 1e6
+				climb = true
 			}
-			losses[l]++
-			next := try[l] - res*math.Pow(2, float64(losses[l]-1))
-			if next < res/2 {
-				next = 0
-			}
-			next = math.Round(next*1e6) / 1e6
-			lowered = append(lowered, fmt.Sprintf("%s lost %s%% at %s%%, lowered to %s%%", laneName(dirs, lanes[l]), FormatLoss(lost[l]), FormatPct(try[l]), FormatPct(next)))
-			try[l] = next
 		}
+		if !climb && slices.Equal(try, out.rates) {
+			break
+		}
+		// else: climb, or confirm the rates a lost climb left (a lane that passed in it stays up)
 	}
 	if confirmed && len(lowered) > 0 {
 		var final []string
@@ -282,8 +317,12 @@ func (r *Runner) jointTrials(ctx context.Context, test v1alpha1.TestKind, size, 
 				final = append(final, fmt.Sprintf("%s %s%%", laneName(dirs, lanes[l]), FormatPct(out.rates[l])))
 			}
 		}
-		r.note(fmt.Sprintf("%s: the %ss each direction's own search found were not loss-free together (%s); confirmed together at %s, within the resolution of the lowest joint loss",
-			what, label, strings.Join(lowered, "; "), strings.Join(final, ", ")))
+		how := "within the resolution of the lowest joint loss"
+		if out.trials >= limit {
+			how = fmt.Sprintf("when the %d trials allowed ran out, before the climb back reached the resolution", limit)
+		}
+		r.note(fmt.Sprintf("%s: the %ss each direction's own search found were not loss-free together (%s); confirmed together at %s, %s",
+			what, label, strings.Join(lowered, "; "), strings.Join(final, ", "), how))
 	}
 	return out, nil
 }

@@ -106,8 +106,8 @@ func TestCSITGoalRepeatsARateUntilItIsDecided(t *testing.T) {
 	}
 	truth := e.DUT.CapacityPercent(64)
 	ndr := pct(res.Throughput[0].NDR.PercentOfLineRate)
-	if ndr > truth+1e-9 || ndr < truth-p.Throughput.ResolutionPercent-1e-9 {
-		t.Errorf("NDR %.3f%%, truth %.3f%%", ndr, truth)
+	if ndr > truth+1e-9 || ndr < truth-p.Throughput.ResolutionPercent-1e-9 || res.Throughput[0].Undetermined != "" {
+		t.Errorf("NDR %.3f%% (undetermined %q), truth %.3f%%", ndr, res.Throughput[0].Undetermined, truth)
 	}
 	var at []search.Measurement
 	for _, tr := range rec.trials {

@@ -27,6 +27,21 @@ func Strict(d time.Duration, lossTolerancePercent float64) Goal {
 	return Goal{FinalTrialDuration: d, DurationSum: d, LossRatio: lossTolerancePercent / 100}
 }
 
+// durationSlack is how much shorter than asked a trial the engine measured may be and still count at its
+// asked length: the engine reports the time it measured, rounded through its clock.
+const durationSlack = time.Millisecond
+
+// full says whether a trial counts as full-length.
+func (g Goal) full(m Measurement) bool { return m.Duration+durationSlack >= g.FinalTrialDuration }
+
+// TrialsToDecide is how many final-length trials at most decide a load: the duration sum in trials.
+func (g Goal) TrialsToDecide() int {
+	if g.FinalTrialDuration <= 0 {
+		return 1
+	}
+	return max(1, int(math.Ceil(float64(g.DurationSum)/float64(g.FinalTrialDuration)-1e-9)))
+}
+
 // Class is what the trials at one load say of it.
 type Class int
 
@@ -63,7 +78,7 @@ func (g Goal) Classify(trials []Measurement) (Class, LoadStats) {
 			continue
 		}
 		high := m.LossPercent/100 > g.LossRatio+eps/100
-		full := m.Duration >= g.FinalTrialDuration
+		full := g.full(m)
 		switch {
 		case full && high:
 			st.FullHigh += m.Duration
@@ -98,19 +113,17 @@ func (g Goal) Classify(trials []Measurement) (Class, LoadStats) {
 	return Undecided, st
 }
 
-// ConditionalThroughput is RFC 9971's forwarding rate at a lower bound, in percent of line rate: the load
-// reduced by the loss of the full-length trial at the exceed-ratio quantile of its full-length time.
-func (g Goal) ConditionalThroughput(load float64, trials []Measurement) float64 {
+// QuantileTrial is the full-length trial whose loss is the load's loss at the exceed-ratio quantile: the
+// trials sorted by loss, the first whose time, with the trials before it, covers the share of the duration
+// sum that must keep within the goal (false when the full-length time does not cover it).
+func (g Goal) QuantileTrial(trials []Measurement) (Measurement, bool) {
 	var full []Measurement
 	var sum time.Duration
 	for _, m := range trials {
-		if !m.TesterLimited && m.Aborted == "" && m.Duration >= g.FinalTrialDuration {
+		if !m.TesterLimited && m.Aborted == "" && g.full(m) {
 			full = append(full, m)
 			sum += m.Duration
 		}
-	}
-	if len(full) == 0 {
-		return 0
 	}
 	slices.SortStableFunc(full, func(a, b Measurement) int {
 		switch {
@@ -122,16 +135,21 @@ func (g Goal) ConditionalThroughput(load float64, trials []Measurement) float64 
 		return 0
 	})
 	remaining := float64(max(g.DurationSum, sum)) * (1 - g.ExceedRatio)
-	q := math.NaN()
 	for _, m := range full {
-		if !math.IsNaN(q) && remaining <= 0 {
-			break
-		}
-		q = m.LossPercent / 100
 		remaining -= float64(m.Duration)
+		if remaining <= 0 {
+			return m, true
+		}
 	}
-	if remaining > 0 {
-		q = 1
+	return Measurement{}, false
+}
+
+// ConditionalThroughput is RFC 9971's forwarding rate at a lower bound, in percent of line rate: the load
+// reduced by the loss of its quantile trial (0 when there is none).
+func (g Goal) ConditionalThroughput(load float64, trials []Measurement) float64 {
+	m, ok := g.QuantileTrial(trials)
+	if !ok {
+		return 0
 	}
-	return load * (1 - q)
+	return load * (1 - m.LossPercent/100)
 }

@@ -124,6 +124,10 @@ func (p *Params) defaults() error {
 	}
 	if p.MaxTrials <= 0 {
 		p.MaxTrials = 60
+		if p.Goal != nil {
+			// a goal that decides a rate from several trials needs as many per rate the search settles
+			p.MaxTrials = max(60, 8*p.Goal.TrialsToDecide())
+		}
 	}
 	switch {
 	case p.InvalidRetries == 0:
@@ -290,16 +294,32 @@ func (s *state) goalBounds(tol float64) (lo float64, loM *Measurement, hi float6
 			lo = rate
 		}
 	}
-	for i := range s.r.History {
-		m := &s.r.History[i]
-		if m.RatePercent != lo || m.TesterLimited || m.Aborted != "" || m.Duration < g.FinalTrialDuration {
-			continue
-		}
-		if loM == nil || m.LossPercent < loM.LossPercent {
-			loM = m
+	// the trial that stands for lo: the one at the goal's quantile (RFC 2544 strict: the full-length pass)
+	if q, ok := g.QuantileTrial(s.at(lo)); ok && lo >= 0 {
+		for i := range s.r.History {
+			m := &s.r.History[i]
+			if m.RatePercent == lo && m.Duration == q.Duration && m.LossPercent == q.LossPercent && !m.TesterLimited && m.Aborted == "" {
+				loM = m
+			}
 		}
 	}
 	return lo, loM, hi
+}
+
+// candidateAbove is the lowest rate above lo whose trials lost more than the tolerance and that its goal
+// has not made a lower bound: the top of the bracket phase 2 narrows (+Inf when none).
+func (s *state) candidateAbove(lo, tol float64) float64 {
+	g := s.goal(tol)
+	top := math.Inf(1)
+	for _, m := range s.r.History {
+		if m.TesterLimited || m.Aborted != "" || Pass(m.LossPercent, tol) || m.RatePercent <= lo || m.RatePercent >= top {
+			continue
+		}
+		if c, _ := g.Classify(s.at(m.RatePercent)); c != LowerBound {
+			top = m.RatePercent
+		}
+	}
+	return top
 }
 
 func (s *state) aboveNDR(ndr float64) *Measurement {
@@ -538,7 +558,13 @@ func (s *state) multistage(ctx context.Context, tol float64) (float64, *Measurem
 		var rate float64
 		switch {
 		case loV >= 0:
-			rate = (loV + hiEff) / 2 // bisect between a validated pass and the lowest failure or ceiling
+			// bisect between the lower bound and the lowest rate above it that lost (or the ceiling); when
+			// they are a resolution apart that rate is only a candidate upper bound: its trials decide it
+			top := math.Min(s.candidateAbove(loV, tol), s.ceiling+eps)
+			rate = (loV + top) / 2
+			if top-loV <= res+eps {
+				rate = math.Min(top, s.ceiling)
+			}
 		case loS >= 0 && misses == 0:
 			rate = math.Min(loS, s.ceiling) // validate the short-trial candidate
 		default:
