@@ -48,7 +48,7 @@ func (r *Runner) confirmBidirectional(ctx context.Context, test v1alpha1.TestKin
 		}
 		for _, other := range res {
 			if other.Found && other.Undetermined == "" {
-				other.Undetermined = "the other direction's NDR is undetermined, so the pair could not be confirmed together"
+				unconfirmed(other, "the other direction's NDR is undetermined, so the pair could not be confirmed together")
 			}
 		}
 		return 0, 0, nil
@@ -56,6 +56,7 @@ func (r *Runner) confirmBidirectional(ctx context.Context, test v1alpha1.TestKin
 	tp := r.plan.Throughput
 	var trials int
 	var spent time.Duration
+	pdrUnconfirmed := make([]bool, len(res))
 	confirm := func(label string, tol float64, rateOf func(*search.Result) (float64, bool), set func(sr *search.Result, rate float64, m *search.Measurement)) error {
 		rates := make([]float64, len(lanes))
 		some := false
@@ -78,10 +79,10 @@ func (r *Runner) confirmBidirectional(ctx context.Context, test v1alpha1.TestKin
 			case rates[l] <= 0:
 			case out.undetermined != "":
 				if label == "NDR" && sr.Undetermined == "" {
-					sr.Undetermined = out.undetermined
+					unconfirmed(sr, out.undetermined)
 				}
 				if label == "PDR" {
-					sr.PDR, sr.PDRTrial = nil, nil
+					sr.PDR, sr.PDRTrial, pdrUnconfirmed[l] = nil, nil, true
 				}
 			default:
 				set(sr, out.rates[l], out.measurement(l))
@@ -119,13 +120,20 @@ func (r *Runner) confirmBidirectional(ctx context.Context, test v1alpha1.TestKin
 			sr.PDR, sr.PDRTrial = &rate, m
 		})
 	// the NDR pair passed together within the NDR's tolerance, so within the PDR's: the PDR is no lower
-	for _, sr := range res {
-		if sr.Found && sr.Undetermined == "" && sr.NDR > 0 && (sr.PDR == nil || *sr.PDR < sr.NDR) {
+	for l, sr := range res {
+		if sr.Found && sr.Undetermined == "" && sr.NDR > 0 && !pdrUnconfirmed[l] && (sr.PDR == nil || *sr.PDR < sr.NDR) {
 			ndr := sr.NDR
 			sr.PDR, sr.PDRTrial = &ndr, sr.NDRTrial
 		}
 	}
 	return trials, spent, err
+}
+
+// unconfirmed makes a lane's result undetermined: the rate its own search found lost, or may have lost,
+// with the other direction running, so it is no lower bound of anything; it stays in the reason only.
+func unconfirmed(sr *search.Result, why string) {
+	sr.Undetermined = fmt.Sprintf("%s (alone, its search found %s%%)", why, FormatPct(sr.NDR))
+	sr.Found, sr.NDR, sr.NDRTrial, sr.PDR, sr.PDRTrial = false, 0, nil, nil, nil
 }
 
 // jointOutcome is what the confirming trials of one pair found.
@@ -182,10 +190,12 @@ func (r *Runner) jointTrials(ctx context.Context, test v1alpha1.TestKind, size, 
 		failed[l] = math.Inf(1)
 	}
 	var at [][]search.Measurement // per lane: its trials at the current pair of rates
+	var atDR [][][]dirResult      // per lane: the records of those trials
 	var lowered []string
-	confirmed := false
+	confirmed, capped := false, false
 	for {
 		if out.trials >= limit {
+			capped = true
 			if !confirmed {
 				out.undetermined = fmt.Sprintf("no pair of %ss was loss-free together within %d full-length trials (%s)", label, limit, strings.Join(lowered, "; "))
 				r.note(fmt.Sprintf("%s: %s", what, out.undetermined))
@@ -212,7 +222,7 @@ func (r *Runner) jointTrials(ctx context.Context, test v1alpha1.TestKind, size, 
 			break
 		}
 		if at == nil {
-			at = make([][]search.Measurement, len(lanes))
+			at, atDR = make([][]search.Measurement, len(lanes)), make([][][]dirResult, len(lanes))
 		}
 		before := r.trialNo
 		drs, aborted, spoiled, err := r.validTrial(ctx, ts)
@@ -254,6 +264,13 @@ func (r *Runner) jointTrials(ctx context.Context, test v1alpha1.TestKind, size, 
 				continue
 			}
 			at[l] = append(at[l], search.Measurement{RatePercent: try[l], Duration: long, LossPercent: lost[l]})
+			var mine []dirResult
+			for _, dr := range drs {
+				if laneOf[dr.dir] == l {
+					mine = append(mine, dr)
+				}
+			}
+			atDR[l] = append(atDR[l], mine)
 			switch c, _ := goal.Classify(at[l]); c {
 			case search.UpperBound:
 				passed, lostLane[l] = false, true
@@ -265,19 +282,40 @@ func (r *Runner) jointTrials(ctx context.Context, test v1alpha1.TestKind, size, 
 		if !decided && !slices.Contains(lostLane, true) {
 			continue // the same pair again until the goal decides it
 		}
-		at = nil // the next trial runs another pair
+		pairAt, pairDR := at, atDR
+		at, atDR = nil, nil // the next trial runs another pair
+		ran := append([]float64(nil), try...)
 		switch {
 		case passed:
 			confirmed = true
-			out.rates, out.passed = append([]float64(nil), try...), make([][]dirResult, len(lanes))
-			for _, dr := range drs {
-				out.passed[laneOf[dr.dir]] = append(out.passed[laneOf[dr.dir]], dr)
+			// each lane stands on its trial at the goal's quantile (RFC 2544 strict: the one trial)
+			out.rates, out.passed = ran, make([][]dirResult, len(lanes))
+			for l := range lanes {
+				if q, ok := goal.QuantileTrial(pairAt[l]); ok {
+					for i, m := range pairAt[l] {
+						if m.Duration == q.Duration && m.LossPercent == q.LossPercent {
+							out.passed[l] = pairDR[l][i]
+						}
+					}
+				}
 			}
 		case confirmed:
-			// a climb lost: the lanes that lost go back to their confirmed rate, the others stay
+			// a climb lost: the lanes that lost go back to their confirmed rate, the others stay; a lane
+			// that lost at its confirmed rate lost to the others' climb, which is a joint loss of theirs
 			for l := range lanes {
 				if lostLane[l] {
 					try[l] = out.rates[l]
+				}
+			}
+			for l := range lanes {
+				if !lostLane[l] || ran[l] != out.rates[l] {
+					continue
+				}
+				for m := range lanes {
+					if try[m] > out.rates[m] {
+						failed[m] = math.Min(failed[m], try[m])
+						try[m] = out.rates[m]
+					}
 				}
 			}
 		default:
@@ -300,7 +338,7 @@ func (r *Runner) jointTrials(ctx context.Context, test v1alpha1.TestKind, size, 
 		// climb: every lane more than a resolution below its lowest joint loss bisects towards it
 		climb := false
 		for l := range lanes {
-			if try[l] > 0 && !math.IsInf(failed[l], 1) && failed[l]-try[l] > res+1e-9 {
+			if rates[l] > 0 && !math.IsInf(failed[l], 1) && failed[l]-try[l] > res+1e-9 {
 				try[l] = math.Round((try[l]+failed[l])/2*1e6) / 1e6
 				climb = true
 			}
@@ -318,7 +356,7 @@ func (r *Runner) jointTrials(ctx context.Context, test v1alpha1.TestKind, size, 
 			}
 		}
 		how := "within the resolution of the lowest joint loss"
-		if out.trials >= limit {
+		if capped {
 			how = fmt.Sprintf("when the %d trials allowed ran out, before the climb back reached the resolution", limit)
 		}
 		r.note(fmt.Sprintf("%s: the %ss each direction's own search found were not loss-free together (%s); confirmed together at %s, %s",

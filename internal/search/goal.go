@@ -79,11 +79,15 @@ func (g Goal) Classify(trials []Measurement) (Class, LoadStats) {
 		}
 		high := m.LossPercent/100 > g.LossRatio+eps/100
 		full := g.full(m)
+		d := m.Duration
+		if full {
+			d = max(d, g.FinalTrialDuration) // a trial the clock measured a hair short counts at its length
+		}
 		switch {
 		case full && high:
-			st.FullHigh += m.Duration
+			st.FullHigh += d
 		case full:
-			st.FullLow += m.Duration
+			st.FullLow += d
 		case high:
 			st.ShortHigh += m.Duration
 		default:
@@ -122,7 +126,7 @@ func (g Goal) QuantileTrial(trials []Measurement) (Measurement, bool) {
 	for _, m := range trials {
 		if !m.TesterLimited && m.Aborted == "" && g.full(m) {
 			full = append(full, m)
-			sum += m.Duration
+			sum += max(m.Duration, g.FinalTrialDuration)
 		}
 	}
 	slices.SortStableFunc(full, func(a, b Measurement) int {
@@ -136,7 +140,7 @@ func (g Goal) QuantileTrial(trials []Measurement) (Measurement, bool) {
 	})
 	remaining := float64(max(g.DurationSum, sum)) * (1 - g.ExceedRatio)
 	for _, m := range full {
-		remaining -= float64(m.Duration)
+		remaining -= float64(max(m.Duration, g.FinalTrialDuration))
 		if remaining <= 0 {
 			return m, true
 		}

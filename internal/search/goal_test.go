@@ -49,6 +49,7 @@ func TestGoalClassifiesALoad(t *testing.T) {
 		{"RFC 2544: one full-length clean trial", strict, trials(1, 60*s, 0), search.LowerBound, 0, 0},
 		{"RFC 2544: one full-length trial losing a frame in a million", strict, trials(1, 60*s, 1e-4), search.UpperBound, 1, 1},
 		{"RFC 2544: a short clean trial decides nothing", strict, trials(1, 10*s, 0), search.Undecided, 0, 1},
+		{"RFC 2544: a trial the clock measured a hair short is full-length", strict, trials(1, 60*s-500*time.Microsecond, 0), search.LowerBound, 0, 0},
 		{"RFC 2544: a short lossy trial is an upper bound", strict, trials(1, 10*s, 0.5), search.UpperBound, 10.0 / 60, 1},
 		{"RFC 2544: no trial", strict, nil, search.Undecided, 0, 1},
 		{"CSIT NDR: 11 clean seconds already decide", csitNDR, trials(11, s, 0), search.LowerBound, 0, 10.0 / 21},
