@@ -151,6 +151,25 @@ static inline void lr_frame_write_seq(uint8_t *pkt, const struct lr_tmpl *t, uin
 	__builtin_memcpy(pkt + t->l4_off + 6, &c, 2);
 }
 
+/* Re-stamps a built frame with a later TX time (ns modulo 2^32) and updates its UDP checksum incrementally
+ * (RFC 1624): a frame the PMD handed back is sent later, and its stamp must say when. */
+static inline void lr_frame_restamp(uint8_t *pkt, uint16_t l4_off, uint16_t tag_off, uint32_t ts_ns)
+{
+	uint8_t *p = pkt + tag_off + 12, *c = pkt + l4_off + 6;
+	uint32_t old = lr_get32(p);
+	uint32_t sum = (uint16_t)~lr_get16(c);
+	sum += (uint16_t)~(old >> 16);
+	sum += (uint16_t)~(old & 0xffff);
+	sum += (ts_ns >> 16) + (ts_ns & 0xffff);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	uint16_t csum = (uint16_t)~sum;
+	uint32_t be = __builtin_bswap32(ts_ns);
+	__builtin_memcpy(p, &be, 4);
+	csum = lr_bswap16(csum ? csum : 0xffff);
+	__builtin_memcpy(c, &csum, 2);
+}
+
 void lr_tag_put(uint8_t *p, const struct lr_tag *t);
 static inline bool lr_tag_get(const uint8_t *p, struct lr_tag *t)
 {

@@ -81,6 +81,21 @@ static void test_frames(void)
 					lr_frame_write(pkt, &t, &ff, &tag, t.len);
 					CHECK(udp_verify(pkt, t.l3_off, c.l3) == 0xffff, "UDP checksum l3=%d size=%u flow=%u",
 					      c.l3, size, f);
+					/* a frame sent later than built is re-stamped: the checksum must still verify, for
+					 * stamps whose words wrap either way, and the frame equal one built with that stamp */
+					static const uint32_t later[] = {0xdeadbef0u, 0xffffffffu, 0x00000000u, 0x0001ffffu, 0xdeadbeefu};
+					for (size_t k = 0; k < sizeof(later) / sizeof(later[0]); k++) {
+						static uint8_t again[LR_MAX_FRAME];
+						lr_frame_restamp(pkt, t.l4_off, t.tag_off, later[k]);
+						CHECK(udp_verify(pkt, t.l3_off, c.l3) == 0xffff, "UDP checksum after re-stamp %08x l3=%d size=%u",
+						      later[k], c.l3, size);
+						struct lr_tag t2 = tag;
+						t2.ts_ns = later[k];
+						lr_frame_write(again, &t, &ff, &t2, t.len);
+						CHECK(memcmp(again, pkt, t.len) == 0, "re-stamped frame (%08x, l3=%d size=%u) differs from one built with the stamp",
+						      later[k], c.l3, size);
+						CHECK(lr_get32(pkt + t.tag_off + 12) == later[k], "stamp %08x not written", later[k]);
+					}
 					if (c.l3 == 4) {
 						uint32_t s = 0;
 						for (int i = 0; i < 20; i += 2)

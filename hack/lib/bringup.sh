@@ -263,17 +263,18 @@ lr_results() {
 	echo
 	echo "RFC 2544 throughput (NDR: no frame lost; PDR: at most the tolerated loss) — status.results.throughput"
 	{
-		echo "FRAME DIRECTION NDR_FPS NDR_L2_BIT/S NDR_%LINE PDR_FPS TRIALS TESTER_LIMITED"
-		kubectl get traffictest "$name" -n "$ns" -o jsonpath='{range .status.results.throughput[*]}{.frameSize}{" "}{.direction}{" "}{.ndr.framesPerSecond}{" "}{.ndr.l2BitsPerSecond}{" "}{.ndr.percentOfLineRate}{" "}{.pdr.framesPerSecond}{" "}{.trials}{" "}{.testerLimited}{"\n"}{end}' |
-			awk '{ if ($6 == "") $6 = "-"; if ($8 == "") $8 = "false"; print }'
+		echo "FRAME DIRECTION NDR_FPS NDR_L2_BIT/S NDR_%LINE PDR_FPS TRIALS TESTER_LIMITED UNDETERMINED"
+		# fields are |-separated: an absent one (no PDR, not tester-limited) must not shift the others
+		kubectl get traffictest "$name" -n "$ns" -o jsonpath='{range .status.results.throughput[*]}{.frameSize}{"|"}{.direction}{"|"}{.ndr.framesPerSecond}{"|"}{.ndr.l2BitsPerSecond}{"|"}{.ndr.percentOfLineRate}{"|"}{.pdr.framesPerSecond}{"|"}{.trials}{"|"}{.testerLimited}{"|"}{.undetermined}{"\n"}{end}' |
+			awk -F'|' '{ if ($6 == "") $6 = "-"; if ($8 == "") $8 = "false"; $9 = ($9 == "" ? "-" : "yes"); print $1, $2, $3, $4, $5, $6, $7, $8, $9 }'
 	} | column -t
 	if [ -n "$(kubectl get traffictest "$name" -n "$ns" -o jsonpath='{.status.results.latency[*].frameSize}')" ]; then
 		echo
 		echo "Latency at the throughput rate (µs) — status.results.latency"
 		{
 			echo "FRAME DIRECTION RATE_FPS MIN MEAN P99 MAX"
-			kubectl get traffictest "$name" -n "$ns" -o jsonpath='{range .status.results.latency[*]}{.frameSize}{" "}{.direction}{" "}{.rate.framesPerSecond}{" "}{.aggregate.minNs}{" "}{.aggregate.meanNs}{" "}{.aggregate.p99Ns}{" "}{.aggregate.maxNs}{"\n"}{end}' |
-				awk '{ for (i = 4; i <= 7; i++) $i = ($i == "" ? "-" : sprintf("%.1f", $i / 1000)); print }'
+			kubectl get traffictest "$name" -n "$ns" -o jsonpath='{range .status.results.latency[*]}{.frameSize}{"|"}{.direction}{"|"}{.rate.framesPerSecond}{"|"}{.aggregate.minNs}{"|"}{.aggregate.meanNs}{"|"}{.aggregate.p99Ns}{"|"}{.aggregate.maxNs}{"\n"}{end}' |
+				awk -F'|' '{ for (i = 4; i <= 7; i++) $i = ($i == "" ? "-" : sprintf("%.1f", $i / 1000)); print $1, $2, $3, $4, $5, $6, $7 }'
 		} | column -t
 	fi
 	local notes verdict failures

@@ -296,10 +296,12 @@ func (r *Runner) throughput(ctx context.Context, size int) error {
 			TrialSeconds: fmt.Sprintf("%.0f", a.seconds), TesterLimited: a.limited, Undetermined: a.undetermined}
 		switch {
 		case a.undetermined != "":
-			r.note(fmt.Sprintf("throughput %d B %s: the NDR is undetermined (%s); the rate given is the highest a full-length trial passed at, a lower bound", size, dirs[d].Name, a.undetermined))
+			given := "the rate given is the highest a full-length trial passed at, a lower bound"
 			if !best.Found || a.notFound {
 				tr.NDR = r.rate(0, float64(size))
+				given = "no rate is given"
 			}
+			r.note(fmt.Sprintf("throughput %d B %s: the NDR is undetermined (%s); %s", size, dirs[d].Name, a.undetermined, given))
 		case !best.Found || a.notFound:
 			tr.NDR = r.rate(0, float64(size))
 			r.note(fmt.Sprintf("throughput %d B %s: no rate met the loss tolerance of %s%%", size, dirs[d].Name, FormatLoss(r.plan.Throughput.LossTolerancePercent)))
