@@ -643,7 +643,23 @@ type PenaltyResult struct {
 	// l2BitsPerSecond lost.
 	// +required
 	L2BitsPerSecond int64 `json:"l2BitsPerSecond"`
+	// bound says how far the penalty is the DUT's: empty when both figures are; AtMost when this run's
+	// figure is the tester's limit or undetermined (the DUT may lose less); AtLeast when the baseline's is
+	// (it may lose more); Unknown when both are.
+	// +optional
+	Bound PenaltyBound `json:"bound,omitempty"`
 }
+
+// PenaltyBound says which way a penalty computed from a figure that is not the DUT's alone may be off.
+// +kubebuilder:validation:Enum=AtMost;AtLeast;Unknown
+type PenaltyBound string
+
+// The bounds of a penalty.
+const (
+	PenaltyAtMost  PenaltyBound = "AtMost"
+	PenaltyAtLeast PenaltyBound = "AtLeast"
+	PenaltyUnknown PenaltyBound = "Unknown"
+)
 
 // Preflight is the tester's record of its ports and its placement before the first trial. A run whose
 // link is down, slower than traffic.lineRate, or unable to carry the largest planned frame does not start.

@@ -42,8 +42,17 @@ func Evaluate(exp *v1alpha1.Expectations, res *v1alpha1.Results, planned []plan.
 			undecided = append(undecided, "maxPenalty: no penalty was measured (is spec.baseline set and finished?)")
 		}
 		for _, p := range res.Penalty {
-			if v, _ := strconv.ParseFloat(p.Percent, 64); v > limit {
+			v, _ := strconv.ParseFloat(p.Percent, 64)
+			over := v > limit
+			switch {
+			case over && (p.Bound == v1alpha1.PenaltyAtMost || p.Bound == v1alpha1.PenaltyUnknown):
+				undecided = append(undecided, fmt.Sprintf("maxPenalty: %d B %s lost %s%% against the baseline, more than %s%%, but this run's figure is the tester's limit or undetermined: the DUT may lose less",
+					p.FrameSize, p.Direction, p.Percent, exp.MaxPenalty))
+			case over:
 				failures = append(failures, fmt.Sprintf("maxPenalty: %d B %s lost %s%% against the baseline, more than %s%%",
+					p.FrameSize, p.Direction, p.Percent, exp.MaxPenalty))
+			case p.Bound == v1alpha1.PenaltyAtLeast || p.Bound == v1alpha1.PenaltyUnknown:
+				undecided = append(undecided, fmt.Sprintf("maxPenalty: %d B %s lost %s%% against the baseline, within %s%%, but the baseline's figure is the tester's limit or undetermined: the DUT may lose more",
 					p.FrameSize, p.Direction, p.Percent, exp.MaxPenalty))
 			}
 		}
@@ -272,10 +281,25 @@ func Penalty(res, baseline *v1alpha1.Results) []v1alpha1.PenaltyResult {
 			out = append(out, v1alpha1.PenaltyResult{
 				FrameSize: t.FrameSize, Direction: t.Direction, L2BitsPerSecond: lost,
 				Percent: strconv.FormatFloat(100*float64(lost)/float64(b.NDR.L2BitsPerSecond), 'f', 2, 64),
+				Bound:   penaltyBound(t.TesterLimited || t.Undetermined != "", b.TesterLimited || b.Undetermined != ""),
 			})
 		}
 	}
 	return out
+}
+
+// penaltyBound is which way a penalty may be off when this run's figure, the baseline's or both are lower
+// bounds (the tester's limit, or a search that did not end).
+func penaltyBound(run, baseline bool) v1alpha1.PenaltyBound {
+	switch {
+	case run && baseline:
+		return v1alpha1.PenaltyUnknown
+	case run:
+		return v1alpha1.PenaltyAtMost
+	case baseline:
+		return v1alpha1.PenaltyAtLeast
+	}
+	return ""
 }
 
 // Change compares a run with an earlier run of the same measurement, per size and direction both

@@ -246,3 +246,44 @@ func TestMaxLatencyAcrossTwoClocks(t *testing.T) {
 		}
 	}
 }
+
+// A penalty is the DUT's only where both figures are: where this run's NDR is the tester's limit (or an
+// undetermined lower bound) the penalty is at most what it says, so exceeding the limit is undecided;
+// where the baseline's is, the penalty is at least what it says, so staying within it is undecided.
+func TestPenaltyOfATesterLimitedFigure(t *testing.T) {
+	for _, tc := range []struct {
+		name                string
+		limitedRun, limBase bool
+		undeterminedRun     bool
+		maxPenalty          v1alpha1.Percent
+		want                v1alpha1.Verdict
+	}{
+		{name: "exact, over", maxPenalty: "15", want: v1alpha1.VerdictFailed},
+		{name: "exact, within", maxPenalty: "25", want: v1alpha1.VerdictPassed},
+		{name: "this run the tester's limit, over: the DUT may lose less", limitedRun: true, maxPenalty: "15", want: v1alpha1.VerdictInconclusive},
+		{name: "this run the tester's limit, within: proven", limitedRun: true, maxPenalty: "25", want: v1alpha1.VerdictPassed},
+		{name: "this run undetermined, over", undeterminedRun: true, maxPenalty: "15", want: v1alpha1.VerdictInconclusive},
+		{name: "baseline the tester's limit, over: proven", limBase: true, maxPenalty: "15", want: v1alpha1.VerdictFailed},
+		{name: "baseline the tester's limit, within: the DUT may lose more", limBase: true, maxPenalty: "25", want: v1alpha1.VerdictInconclusive},
+		{name: "both, within", limitedRun: true, limBase: true, maxPenalty: "25", want: v1alpha1.VerdictInconclusive},
+		{name: "both, over", limitedRun: true, limBase: true, maxPenalty: "15", want: v1alpha1.VerdictInconclusive},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base, res := sampleResults(), sampleResults()
+			res.Throughput[1].NDR.L2BitsPerSecond = 2800e6 // 20 % below the baseline at 1518 B
+			// a tester-limited figure here stays a measured one (not 0), so no row is missing
+			res.Throughput[1].TesterLimited, base.Throughput[1].TesterLimited = tc.limitedRun, tc.limBase
+			if tc.undeterminedRun {
+				res.Throughput[1].Undetermined = "the search reached its cap of 60 trials"
+			}
+			res.Penalty = Penalty(res, base)
+			rows := planned
+			if tc.undeterminedRun {
+				rows = planned[:1] // the undetermined row is not measured: judged here for its penalty only
+			}
+			if v, f := Evaluate(&v1alpha1.Expectations{MaxPenalty: tc.maxPenalty}, res, rows); v != tc.want {
+				t.Errorf("%s %q, want %s", v, f, tc.want)
+			}
+		})
+	}
+}

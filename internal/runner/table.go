@@ -135,9 +135,11 @@ func PrintTable(w io.Writer, r *v1alpha1.Results, lossTolerance string) {
 	if d := r.Diagnosis; d != nil {
 		fmt.Fprintf(tw, "\nDiagnosis (%s): %s — %s\n", d.Direction, d.Bound, d.Explanation)
 	}
+	bounds := map[v1alpha1.PenaltyBound]string{v1alpha1.PenaltyAtMost: " at most (this run's figure is a lower bound)",
+		v1alpha1.PenaltyAtLeast: " at least (the baseline's figure is a lower bound)", v1alpha1.PenaltyUnknown: " not the DUT's (both figures are lower bounds)"}
 	for _, p := range r.Penalty {
-		fmt.Fprintf(tw, "Penalty %d B %s: %s%% (%s) against the baseline\n", p.FrameSize, p.Direction, p.Percent,
-			units.FormatBits(p.L2BitsPerSecond))
+		fmt.Fprintf(tw, "Penalty %d B %s: %s%% (%s) against the baseline%s\n", p.FrameSize, p.Direction, p.Percent,
+			units.FormatBits(p.L2BitsPerSecond), bounds[p.Bound])
 	}
 	if len(r.Notes) > 0 {
 		fmt.Fprintln(tw, "\nNotes:")
