@@ -164,10 +164,21 @@ func (o jointOutcome) measurement(l int) *search.Measurement {
 // jointGoal is the goal a confirming trial is judged by: the search's (RFC 2544 strict unless the plan
 // sets one), at a tolerance.
 func (r *Runner) jointGoal(tol float64) search.Goal {
-	if g := r.plan.Throughput.Goal; g != nil {
-		return search.Goal{FinalTrialDuration: g.FinalTrialDuration, DurationSum: g.DurationSum, LossRatio: tol / 100, ExceedRatio: g.ExceedRatioPercent / 100}
+	if g := r.searchGoal(); g != nil {
+		g.LossRatio = tol / 100
+		return *g
 	}
 	return search.Strict(r.plan.Durations.ValidationTrial, tol)
+}
+
+// searchGoal is the plan's search goal in the search's terms, its loss ratio left to the tolerance searched
+// (nil: RFC 2544 strict).
+func (r *Runner) searchGoal() *search.Goal {
+	g := r.plan.Throughput.Goal
+	if g == nil {
+		return nil
+	}
+	return &search.Goal{FinalTrialDuration: g.FinalTrialDuration, DurationSum: g.DurationSum, ExceedRatio: g.ExceedRatioPercent / 100}
 }
 
 // jointTrials runs the confirming trials of one pair (see confirmBidirectional). A pair of rates is run
@@ -292,11 +303,7 @@ func (r *Runner) jointTrials(ctx context.Context, test v1alpha1.TestKind, size, 
 			out.rates, out.passed = ran, make([][]dirResult, len(lanes))
 			for l := range lanes {
 				if q, ok := goal.QuantileTrial(pairAt[l]); ok {
-					for i, m := range pairAt[l] {
-						if m.Duration == q.Duration && m.LossPercent == q.LossPercent {
-							out.passed[l] = pairDR[l][i]
-						}
-					}
+					out.passed[l] = pairDR[l][q]
 				}
 			}
 		case confirmed:

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/engine"
@@ -260,18 +261,8 @@ func nearestRank(v []int64, p float64) int64 {
 
 // joinList joins items as "a, b and c".
 func joinList(items []string) string {
-	switch len(items) {
-	case 0:
-		return ""
-	case 1:
-		return items[0]
+	if len(items) < 2 {
+		return strings.Join(items, "")
 	}
-	out := ""
-	for i, it := range items[:len(items)-1] {
-		if i > 0 {
-			out += ", "
-		}
-		out += it
-	}
-	return out + " and " + items[len(items)-1]
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }

@@ -62,7 +62,7 @@ func (r *Runner) searchLanes(ctx context.Context, test v1alpha1.TestKind, size, 
 		r.note(fmt.Sprintf("throughput was searched with the %s goal (RFC 9971): a rate is the answer when its %s trials kept within the loss tolerance for all but %s%% of %s, so a trial at the NDR may have lost frames; the loss given is the loss at that share (the conditional throughput's), and the results are comparable only with runs of the same goal",
 			g.Preset, g.FinalTrialDuration, FormatPct(g.ExceedRatioPercent), g.DurationSum))
 		// full-length is the goal's final trial duration; its loss ratio is the tolerance searched
-		params.Goal = &search.Goal{FinalTrialDuration: g.FinalTrialDuration, DurationSum: g.DurationSum, ExceedRatio: g.ExceedRatioPercent / 100}
+		params.Goal = r.searchGoal()
 		params.ValidationTrial = g.FinalTrialDuration
 	}
 	algo := search.Multistage

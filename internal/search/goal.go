@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"time"
@@ -117,43 +118,35 @@ func (g Goal) Classify(trials []Measurement) (Class, LoadStats) {
 	return Undecided, st
 }
 
-// QuantileTrial is the full-length trial whose loss is the load's loss at the exceed-ratio quantile: the
-// trials sorted by loss, the first whose time, with the trials before it, covers the share of the duration
-// sum that must keep within the goal (false when the full-length time does not cover it).
-func (g Goal) QuantileTrial(trials []Measurement) (Measurement, bool) {
-	var full []Measurement
+// QuantileTrial is the index in trials of the full-length trial whose loss is the load's loss at the
+// exceed-ratio quantile: the trials sorted by loss, the first whose time, with the trials before it, covers
+// the share of the duration sum that must keep within the goal (false when the full-length time does not).
+func (g Goal) QuantileTrial(trials []Measurement) (int, bool) {
+	var full []int
 	var sum time.Duration
-	for _, m := range trials {
+	for i, m := range trials {
 		if !m.TesterLimited && m.Aborted == "" && g.full(m) {
-			full = append(full, m)
+			full = append(full, i)
 			sum += max(m.Duration, g.FinalTrialDuration)
 		}
 	}
-	slices.SortStableFunc(full, func(a, b Measurement) int {
-		switch {
-		case a.LossPercent < b.LossPercent:
-			return -1
-		case a.LossPercent > b.LossPercent:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(full, func(a, b int) int { return cmp.Compare(trials[a].LossPercent, trials[b].LossPercent) })
 	remaining := float64(max(g.DurationSum, sum)) * (1 - g.ExceedRatio)
-	for _, m := range full {
-		remaining -= float64(max(m.Duration, g.FinalTrialDuration))
+	for _, i := range full {
+		remaining -= float64(max(trials[i].Duration, g.FinalTrialDuration))
 		if remaining <= 0 {
-			return m, true
+			return i, true
 		}
 	}
-	return Measurement{}, false
+	return -1, false
 }
 
 // ConditionalThroughput is RFC 9971's forwarding rate at a lower bound, in percent of line rate: the load
 // reduced by the loss of its quantile trial (0 when there is none).
 func (g Goal) ConditionalThroughput(load float64, trials []Measurement) float64 {
-	m, ok := g.QuantileTrial(trials)
+	i, ok := g.QuantileTrial(trials)
 	if !ok {
 		return 0
 	}
-	return load * (1 - m.LossPercent/100)
+	return load * (1 - trials[i].LossPercent/100)
 }

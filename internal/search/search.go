@@ -264,9 +264,18 @@ func (s *state) goal(tol float64) Goal {
 // at is every trial at a rate.
 func (s *state) at(rate float64) []Measurement {
 	var out []Measurement
-	for _, m := range s.r.History {
+	for _, i := range s.indicesAt(rate) {
+		out = append(out, s.r.History[i])
+	}
+	return out
+}
+
+// indicesAt are the indices in the history of the trials at a rate.
+func (s *state) indicesAt(rate float64) []int {
+	var out []int
+	for i, m := range s.r.History {
 		if m.RatePercent == rate {
-			out = append(out, m)
+			out = append(out, i)
 		}
 	}
 	return out
@@ -295,12 +304,9 @@ func (s *state) goalBounds(tol float64) (lo float64, loM *Measurement, hi float6
 		}
 	}
 	// the trial that stands for lo: the one at the goal's quantile (RFC 2544 strict: the full-length pass)
-	if q, ok := g.QuantileTrial(s.at(lo)); ok && lo >= 0 {
-		for i := range s.r.History {
-			m := &s.r.History[i]
-			if m.RatePercent == lo && m.Duration == q.Duration && m.LossPercent == q.LossPercent && !m.TesterLimited && m.Aborted == "" {
-				loM = m
-			}
+	if lo >= 0 {
+		if q, ok := g.QuantileTrial(s.at(lo)); ok {
+			loM = &s.r.History[s.indicesAt(lo)[q]]
 		}
 	}
 	return lo, loM, hi
