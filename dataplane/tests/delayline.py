@@ -3,7 +3,9 @@ after the kernel received it, and every EVERY-th frame EXTRA_US later still. The
 latency truth (netem is not in this kernel).
 
 Run in the DUT's namespace: python3 delayline.py IN OUT DELAY_US EXTRA_US EVERY
-Prints "ready" once both sockets are open; runs until killed.
+Prints "ready" once both sockets are open; runs until killed. A line "stats" on stdin is answered with
+"late_max_ns=N frames=M": how much later than due the line sent its latest frame since the last "stats"
+(a Python process is scheduled by the OS too: the truth it delivers is the delay plus that lateness).
 """
 import heapq
 import select
@@ -26,10 +28,19 @@ def main():
     tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
     tx.bind((out, 0))
     print("ready", flush=True)
-    due, n = [], 0
+    due, n, late_max, sent = [], 0, 0.0, 0
+    watched = [rx, sys.stdin]
     while True:
         timeout = max(0.0, due[0][0] - time.time()) if due else 1.0
-        if select.select([rx], [], [], timeout)[0]:
+        ready = select.select(watched, [], [], timeout)[0]
+        if sys.stdin in ready:
+            line = sys.stdin.readline()
+            if not line:
+                watched = [rx]  # nobody will ask again
+            elif line.strip() == "stats":
+                print("late_max_ns=%d frames=%d" % (late_max * 1e9, sent), flush=True)
+                late_max, sent = 0.0, 0
+        if rx in ready:
             data, anc, _, addr = rx.recvmsg(65536, 64)
             if addr[2] == socket.PACKET_OUTGOING:
                 continue
@@ -44,7 +55,9 @@ def main():
         while due and due[0][0] - time.time() < 0.0002:
             while time.time() < due[0][0]:
                 pass
-            tx.send(heapq.heappop(due)[2])
+            when, _, data = heapq.heappop(due)
+            tx.send(data)
+            late_max, sent = max(late_max, time.time() - when), sent + 1
 
 
 if __name__ == "__main__":
