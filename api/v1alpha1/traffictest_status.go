@@ -368,6 +368,10 @@ type ThroughputResult struct {
 	// testerLimited is true when the tester could not offer more: the DUT may be faster.
 	// +optional
 	TesterLimited bool `json:"testerLimited,omitempty"`
+	// ceilingMarginPercent is how far below the tester's calibrated ceiling (linerate calibrate) the NDR is,
+	// in percent of that ceiling; a row within the calibration's margin is testerLimited.
+	// +optional
+	CeilingMarginPercent string `json:"ceilingMarginPercent,omitempty"`
 	// undetermined says why the search did not determine the NDR (it reached its cap of trials): ndr is
 	// then the highest rate a full-length trial passed at, a lower bound, and no verdict rests on it.
 	// +optional
@@ -600,6 +604,10 @@ type ImixResult struct {
 	// testerLimited is true when the tester could not offer more: the DUT may be faster.
 	// +optional
 	TesterLimited bool `json:"testerLimited,omitempty"`
+	// ceilingMarginPercent is how far below the tester's calibrated ceiling (linerate calibrate) the NDR is,
+	// in percent of that ceiling; a row within the calibration's margin is testerLimited.
+	// +optional
+	CeilingMarginPercent string `json:"ceilingMarginPercent,omitempty"`
 	// undetermined says why the search did not determine the NDR (it reached its cap of trials): ndr is
 	// then a lower bound, and no verdict rests on it.
 	// +optional

@@ -61,7 +61,7 @@ runs the same TrafficTest file on local ports.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return usageError{err}
 	})
-	root.AddCommand(newRunCommand(), newRunnerCommand(), newEngineCommand(), newVersionCommand())
+	root.AddCommand(newRunCommand(), newCalibrateCommand(), newRunnerCommand(), newEngineCommand(), newVersionCommand())
 	return root
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"linerate.dev/linerate/internal/calibration"
 	"linerate.dev/linerate/internal/runner"
 )
 
@@ -37,16 +38,15 @@ the report hold the trials it finished, marked incomplete.`,
 			if o.Output != "table" && o.Output != "json" {
 				return usageError{fmt.Errorf("-o %s: want table or json", o.Output)}
 			}
-			o.Ports = map[string]string{}
-			for _, p := range ports {
-				name, val, ok := strings.Cut(p, "=")
-				if !ok {
-					return usageError{fmt.Errorf("--port %s: want NAME=DEVARGS", p)}
-				}
-				o.Ports[name] = val
+			if o.CeilingMargin <= 0 || o.CeilingMargin >= 100 {
+				return usageError{fmt.Errorf("--ceiling-margin %g: want a percent above 0 and below 100", o.CeilingMargin)}
+			}
+			var err error
+			if o.Ports, err = portFlags(ports); err != nil {
+				return err
 			}
 			o.Stdout, o.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
-			_, err := runner.RunLocal(cmd.Context(), o)
+			_, err = runner.RunLocal(cmd.Context(), o)
 			return err
 		},
 	}
@@ -58,7 +58,10 @@ the report hold the trials it finished, marked incomplete.`,
 	f.StringVar(&o.Report, "report", "", "write an HTML report with plots into this directory")
 	f.StringVar(&o.HugeDir, "huge-dir", "", "hugetlbfs mount for the engine (default: ordinary memory)")
 	f.StringVar(&o.Baseline, "baseline", "", "results of a baseline run (-o json output or results.json): report the throughput penalty against it")
+	f.StringVar(&o.Calibration, "calibration", "", "the tester's calibration (linerate calibrate): state each row's margin to its ceiling")
+	f.Float64Var(&o.CeilingMargin, "ceiling-margin", calibration.DefaultMarginPercent, "a row whose NDR is within this percent of the calibrated ceiling is tester-limited")
 	_ = c.MarkFlagFilename("file", "yaml", "yml")
+	_ = c.MarkFlagFilename("calibration", "json")
 	_ = c.MarkFlagFilename("baseline", "json")
 	_ = c.MarkFlagDirname("report")
 	_ = c.MarkFlagDirname("huge-dir")
@@ -66,4 +69,17 @@ the report hold the trials it finished, marked incomplete.`,
 		return []string{"table\ttables for people", "json\tresults and every trial record"}, cobra.ShellCompDirectiveNoFileComp
 	})
 	return c
+}
+
+// portFlags parses repeated --port NAME=DEVARGS flags.
+func portFlags(flags []string) (map[string]string, error) {
+	ports := map[string]string{}
+	for _, p := range flags {
+		name, val, ok := strings.Cut(p, "=")
+		if !ok {
+			return nil, usageError{fmt.Errorf("--port %s: want NAME=DEVARGS", p)}
+		}
+		ports[name] = val
+	}
+	return ports, nil
 }

@@ -107,6 +107,9 @@ type Goal struct {
 // Latency test parameters.
 type Latency struct {
 	Repetitions int `json:"repetitions"`
+	// PercentOfNDR is the load of latency trials in percent of the NDR; 0 is the NDR itself (RFC 2544).
+	// A calibration measures the tester's latency floor well below its ceiling.
+	PercentOfNDR float64 `json:"percentOfNDR,omitempty"`
 }
 
 // FrameLoss test parameters.

@@ -131,8 +131,12 @@ func (r *Runner) latency(ctx context.Context, size int) error {
 			r.note(fmt.Sprintf("latency %d B %s: skipped, no throughput (NDR) was found at this size", size, dirs[d].Name))
 			continue
 		}
+		rate := info.percent
+		if f := r.plan.Latency.PercentOfNDR; f > 0 {
+			rate *= f / 100
+		}
 		ts.dirs = append(ts.dirs, d)
-		ts.rates = append(ts.rates, info.percent)
+		ts.rates = append(ts.rates, rate)
 		ts.purposes = append(ts.purposes, "latency")
 	}
 	if len(ts.dirs) == 0 {

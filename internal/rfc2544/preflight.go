@@ -55,6 +55,11 @@ func (r *Runner) preflight(ctx context.Context) error {
 		}
 		refusals = append(refusals, refusePort(r.plan, port, info, r.opt.LinkWait)...)
 	}
+	if r.opt.JoinedPorts {
+		if err := r.joinPorts(ctx, pf); err != nil {
+			return err
+		}
+	}
 	pf.Warnings = placementWarnings(pf)
 	for _, w := range pf.Warnings {
 		r.note(w)
@@ -91,6 +96,19 @@ func (r *Runner) portUp(ctx context.Context, i int, port plan.Port) (*engine.Por
 			return nil, err
 		}
 	}
+}
+
+// joinPorts addresses each port to the other's MAC: with the ports joined by a wire (or a NIC's embedded
+// switch) and no DUT, there is no next hop to resolve.
+func (r *Runner) joinPorts(ctx context.Context, pf *v1alpha1.Preflight) error {
+	for i := range r.plan.Ports {
+		port := &r.plan.Ports[i]
+		port.Gateway, port.PeerMAC = "", pf.Ports[1-i].MAC
+		if _, err := r.portUp(ctx, i, *port); err != nil {
+			return fmt.Errorf("port %s: %w", port.Name, err)
+		}
+	}
+	return nil
 }
 
 // refusePort says what about a port makes the plan unmeasurable through it.

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/calibration"
 	"linerate.dev/linerate/internal/engine"
 	"linerate.dev/linerate/internal/expectations"
 	"linerate.dev/linerate/internal/plan"
@@ -75,6 +76,13 @@ type Options struct {
 	Resume *results.Checkpoint
 	// LastSeq is the sequence number of the last trial record already written; this run's go on from it.
 	LastSeq int
+	// JoinedPorts says the ports are joined to each other with no DUT between them (a calibration): each
+	// port sends to the other's MAC, nothing is resolved.
+	JoinedPorts bool
+	// Calibration is the tester's own ceiling (linerate calibrate): rows within CeilingMarginPercent of it
+	// are the tester's, not the DUT's.
+	Calibration          *calibration.Calibration
+	CeilingMarginPercent float64
 }
 
 // Runner runs one plan.
@@ -190,6 +198,7 @@ func (r *Runner) Run(ctx context.Context) (*v1alpha1.Results, error) {
 	if err != nil && errors.Is(err, ErrDUTStalled) {
 		r.note(fmt.Sprintf("the DUT stalled (nothing came back for %s) during %s: the run was aborted; results measured before are kept", r.opt.Stall, r.where()))
 	}
+	r.applyCalibration()
 	r.res.Diagnosis = nil
 	if d := Diagnose(r.res, p); d != nil {
 		r.res.Diagnosis = d
@@ -273,6 +282,7 @@ func (r *Runner) forSizes(ctx context.Context, t v1alpha1.TestKind, f func(conte
 }
 
 func (r *Runner) stepDone() {
+	r.applyCalibration()
 	r.stepsDone++
 	r.progress.StepsDone = int32(r.stepsDone)
 	if c, ok := r.sink.(Checkpointer); ok {
@@ -345,6 +355,21 @@ func (r *Runner) portName(id int) string {
 		return r.plan.Ports[id].Name
 	}
 	return fmt.Sprint(id)
+}
+
+// applyCalibration states each row's margin to the tester's calibrated ceiling and hands the rows within
+// it to the tester, before anything (a penalty, a verdict, the status) reads them.
+func (r *Runner) applyCalibration() {
+	c := r.opt.Calibration
+	if c == nil {
+		return
+	}
+	if d := c.Mismatch(r.res.Preflight, r.plan.Traffic.LineRateBps); d != "" {
+		r.note(fmt.Sprintf("the calibration of %s was measured on another tester (%s): its ceiling may not be this one's", c.MeasuredAt.Format(time.RFC3339), d))
+	}
+	for _, n := range calibration.Apply(r.res, c, r.opt.CeilingMarginPercent) {
+		r.note(n)
+	}
 }
 
 func (r *Runner) note(n string) {

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/calibration"
 	"linerate.dev/linerate/internal/engine"
 	"linerate.dev/linerate/internal/plan"
 	"linerate.dev/linerate/internal/report"
@@ -81,8 +82,12 @@ type LocalOptions struct {
 	Baseline string
 	HugeDir  string
 	RunDir   string
-	Stdout   io.Writer
-	Stderr   io.Writer
+	// Calibration is a file `linerate calibrate` wrote: rows within CeilingMargin percent of the tester's
+	// ceiling are marked tester-limited.
+	Calibration   string
+	CeilingMargin float64
+	Stdout        io.Writer
+	Stderr        io.Writer
 }
 
 // consoleSink prints one line per trial while the run goes on.
@@ -117,23 +122,39 @@ var ErrInterrupted = errors.New("interrupted")
 
 // RunLocal runs a TrafficTest on local ports, without a cluster.
 func RunLocal(ctx context.Context, o LocalOptions) (*v1alpha1.Results, error) {
-	tt, profile, err := LoadTest(o.Files)
+	tt, p, err := loadPlan(o.Files)
 	if err != nil {
 		return nil, err
+	}
+	ropt := rfc2544.Options{CeilingMarginPercent: o.CeilingMargin}
+	if o.Baseline != "" {
+		if ropt.Baseline, err = ReadBaseline(o.Baseline); err != nil {
+			return nil, err
+		}
+	}
+	if o.Calibration != "" {
+		if ropt.Calibration, err = calibration.Read(o.Calibration); err != nil {
+			return nil, err
+		}
+	}
+	return runPlan(ctx, o, tt.Name, p, ropt)
+}
+
+// loadPlan reads the TrafficTest (and its ImixProfile) from files and resolves its plan.
+func loadPlan(files []string) (*v1alpha1.TrafficTest, *plan.Plan, error) {
+	tt, profile, err := LoadTest(files)
+	if err != nil {
+		return nil, nil, err
 	}
 	p, err := plan.Resolve(tt, profile)
-	if err != nil {
-		return nil, err
-	}
+	return tt, p, err
+}
+
+// runPlan runs a plan on local ports with an engine it starts, and prints and reports what it measured.
+func runPlan(ctx context.Context, o LocalOptions, name string, p *plan.Plan, ropt rfc2544.Options) (*v1alpha1.Results, error) {
 	devs, err := localDevices(p, o.Ports)
 	if err != nil {
 		return nil, err
-	}
-	var baseline *v1alpha1.Results
-	if o.Baseline != "" {
-		if baseline, err = ReadBaseline(o.Baseline); err != nil {
-			return nil, err
-		}
 	}
 	bin, err := EngineBinary(o.Engine)
 	if err != nil {
@@ -144,15 +165,15 @@ func RunLocal(ctx context.Context, o LocalOptions) (*v1alpha1.Results, error) {
 		return nil, err
 	}
 	defer func() { _ = logf.Close() }() // the engine's log: the run's result does not depend on it
-	fmt.Fprintf(o.Stderr, "linerate: %s: %d test(s), ports %s; engine log %s\n", tt.Name, len(p.Tests), describe(p, devs), logf.Name())
+	fmt.Fprintf(o.Stderr, "linerate: %s: %d test(s), ports %s; engine log %s\n", name, len(p.Tests), describe(p, devs), logf.Name())
 	proc, err := Start(ctx, StartOptions{Binary: bin, Devices: devs, RunDir: o.RunDir, HugeDir: o.HugeDir, Log: logf,
 		Plan: p})
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = proc.Close() }() // the engine stops after the run; the run's own error is the one to report
-	r := rfc2544.New(p, proc.Client, consoleSink{o.Stderr}, rfc2544.Options{Baseline: baseline})
-	fmt.Fprintf(o.Stderr, "linerate: %s: expected to take %s\n", tt.Name, r.Estimate())
+	r := rfc2544.New(p, proc.Client, consoleSink{o.Stderr}, ropt)
+	fmt.Fprintf(o.Stderr, "linerate: %s: expected to take %s\n", name, r.Estimate())
 	res, runErr := r.Run(ctx)
 	incomplete := ""
 	if ctx.Err() != nil {
@@ -175,7 +196,7 @@ func RunLocal(ctx context.Context, o LocalOptions) (*v1alpha1.Results, error) {
 	if o.Output == "json" {
 		enc := json.NewEncoder(o.Stdout)
 		enc.SetIndent("", "  ")
-		out := map[string]any{"name": tt.Name, "results": res, "trials": r.Trials(), "error": errString(runErr)}
+		out := map[string]any{"name": name, "results": res, "trials": r.Trials(), "error": errString(runErr)}
 		if incomplete != "" {
 			out["incomplete"] = incomplete
 		}

@@ -1,0 +1,114 @@
+package runner_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/calibration"
+)
+
+// Calibration against truth: a veth pair is a DUT faster than any tester (a wire), so what the tester
+// finds through it is its own ceiling, and a run through the same wire must not be reported as a DUT's
+// NDR; a token bucket far below that ceiling is the DUT's, and stays so.
+
+// calibrate runs `linerate calibrate` in the network namespace ns and reads the file it wrote.
+func calibrate(t *testing.T, eng, ns, testYAML string) (*calibration.Calibration, string) {
+	t.Helper()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "linerate")
+	sh(t, "go", "build", "-o", bin, "linerate.dev/linerate/cmd/linerate")
+	f, out := filepath.Join(dir, "test.yaml"), filepath.Join(dir, "calibration.json")
+	if err := os.WriteFile(f, []byte(testYAML), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("ip", "netns", "exec", ns, bin, "calibrate", "-f", f, "--engine", eng, "--out", out)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if _, err := cmd.Output(); err != nil {
+		t.Fatalf("linerate calibrate: %v\n%s", err, stderr.String())
+	}
+	c, err := calibration.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, out
+}
+
+func TestCalibrationIsTheTestersCeilingAndAWireIsNotADUT(t *testing.T) {
+	eng := need(t)
+	ns := wire(t, "cw")
+	// the user's test names a routed DUT; calibrate joins the ports and forgets the gateways
+	sizes := []int32{64}
+	c, file := calibrate(t, eng, ns, asYAML(t, routedTest("cal", throughput, sizes, "0.5", "100")))
+	if len(c.Ceilings) != 1 || c.Ceilings[0].Unknown != "" {
+		t.Fatalf("ceilings %+v, notes %q", c.Ceilings, c.Notes)
+	}
+	ceiling := c.Ceilings[0]
+	if ceiling.AtLineRate {
+		t.Skipf("this tester sends 64 B frames at 1 Gbit/s line rate through af_packet: no ceiling below it to test")
+	}
+	if ceiling.FramesPerSecond <= 0 || len(c.Ports) != 2 || c.Ports[0].Driver == "" {
+		t.Fatalf("calibration %+v", c)
+	}
+	// the floor is through no DUT: the tester's own path, above zero and below the trial's drain
+	if len(c.Floors) != 1 || c.Floors[0].MinNs <= 0 || c.Floors[0].MinNs > c.Floors[0].P50Ns || c.Floors[0].P50Ns > 300e6 {
+		t.Errorf("latency floors %+v", c.Floors)
+	}
+
+	// The same wire, now as the "DUT" of a run: its NDR is the tester's ceiling again, within the
+	// tester's own spread, and the run must say so.
+	loop := loopTest(func(tt *v1alpha1.TrafficTest) {
+		tt.Spec.Tests, tt.Spec.FrameSizes = throughput, sizes
+		tt.Spec.Throughput.MaxRate = "100"
+		tt.Spec.Throughput.Resolution = "0.5"
+	})
+	o, stderr, err := execCLI(t, eng, ns, loop, "", "--calibration", file)
+	defer logTrialsIfFailed(t, o)
+	if err != nil || len(o.Results.Throughput) != 1 {
+		t.Fatalf("run: %v %q\n%s", err, o.Error, stderr)
+	}
+	row := o.Results.Throughput[0]
+	margin, err := strconv.ParseFloat(row.CeilingMarginPercent, 64)
+	if err != nil {
+		t.Fatalf("row %+v has no margin to the ceiling of %d frames/s", row, ceiling.FramesPerSecond)
+	}
+	t.Logf("ceiling %d frames/s, through the wire %d frames/s: margin %.1f%%", ceiling.FramesPerSecond, row.NDR.FramesPerSecond, margin)
+	if !row.TesterLimited {
+		t.Errorf("a wire's NDR of %d frames/s, %.1f%% below the tester's ceiling of %d, was reported as a DUT's", row.NDR.FramesPerSecond, margin, ceiling.FramesPerSecond)
+	}
+}
+
+func TestCalibrationLeavesADUTSlowerThanTheTesterItsOwn(t *testing.T) {
+	eng := need(t)
+	ns := wire(t, "cs")
+	sizes := []int32{64}
+	c, file := calibrate(t, eng, ns, asYAML(t, routedTest("cal", throughput, sizes, "0.5", "100")))
+	tns, rns := router(t, "cs")
+	// 10 Mbit/s at 64 B: tbf counts 60 B per frame, 20.8 kframes/s, 1.4 % of line rate (through a kernel
+	// router the tester's own sending costs more than through a wire: the bucket stays well below that)
+	sh(t, "ip", "netns", "exec", rns, "tc", "qdisc", "add", "dev", "r1", "root", "tbf", "rate", "10mbit", "burst", "16384", "limit", "16384")
+	o, stderr, err := execCLI(t, eng, tns, routedTest("tbf", throughput, sizes, "0.05", "3"), "", "--calibration", file)
+	defer logTrialsIfFailed(t, o)
+	if err != nil || len(o.Results.Throughput) != 1 {
+		t.Fatalf("run: %v %q\n%s", err, o.Error, stderr)
+	}
+	row := o.Results.Throughput[0]
+	if c.Ceilings[0].AtLineRate {
+		if row.CeilingMarginPercent != "" || row.TesterLimited {
+			t.Errorf("a tester without a ceiling below line rate limited the row: %+v", row)
+		}
+		return
+	}
+	want := 100 * (1 - float64(row.NDR.FramesPerSecond)/float64(c.Ceilings[0].FramesPerSecond))
+	if got, err := strconv.ParseFloat(row.CeilingMarginPercent, 64); err != nil || got < want-0.1 || got > want+0.1 {
+		t.Errorf("margin %q, want %.1f (NDR %d, ceiling %d frames/s)", row.CeilingMarginPercent, want, row.NDR.FramesPerSecond, c.Ceilings[0].FramesPerSecond)
+	}
+	if row.TesterLimited {
+		t.Errorf("a 20.8 kframes/s token bucket, %.0f%% below the tester's ceiling, was marked tester-limited: %q", want, o.Results.Notes)
+	}
+}
