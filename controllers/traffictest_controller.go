@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/calibration"
 	"linerate.dev/linerate/internal/expectations"
 	"linerate.dev/linerate/internal/plan"
 	"linerate.dev/linerate/internal/results"
@@ -139,7 +140,7 @@ func (r *TrafficTestReconciler) reconcile(ctx context.Context, tt *v1alpha1.Traf
 
 	p, hash, ok, err := r.resolvePlan(ctx, tt)
 	if err != nil || !ok {
-		return ctrl.Result{}, err
+		return planWait(tt), err
 	}
 	if err := r.ensureResultPath(ctx, tt, p, hash); err != nil {
 		return ctrl.Result{}, err
@@ -220,6 +221,9 @@ func (r *TrafficTestReconciler) resolvePlan(ctx context.Context, tt *v1alpha1.Tr
 		r.setCondition(tt, v1alpha1.ConditionPlanReady, metav1.ConditionFalse, v1alpha1.ReasonInvalidPlan, err.Error())
 		return nil, "", false, nil
 	}
+	if ok, err := r.attachCalibration(ctx, tt, p); !ok || err != nil {
+		return nil, "", false, err
+	}
 	data, err := p.Marshal()
 	if err != nil {
 		return nil, "", false, err
@@ -227,6 +231,56 @@ func (r *TrafficTestReconciler) resolvePlan(ctx context.Context, tt *v1alpha1.Tr
 	r.setCondition(tt, v1alpha1.ConditionPlanReady, metav1.ConditionTrue, v1alpha1.ReasonResolved,
 		fmt.Sprintf("%d test(s), %s, %s", len(p.Tests), describeSizes(p), p.Traffic.Direction))
 	return p, plan.Hash([]byte(data)), true, nil
+}
+
+// calibrationPoll is how often a test waiting for its tester's calibration looks for it again: the
+// ConfigMap is the user's, and the manager watches only its own.
+const calibrationPoll = 5 * time.Second
+
+// planWait is when a test whose plan is not ready looks again: only a calibration is polled for, the other
+// causes change through objects the manager watches (the spec, an ImixProfile).
+func planWait(tt *v1alpha1.TrafficTest) ctrl.Result {
+	c := meta.FindStatusCondition(tt.Status.Conditions, v1alpha1.ConditionPlanReady)
+	if tt.Spec.Tester.Calibration != nil && c != nil && c.Status == metav1.ConditionFalse &&
+		(c.Reason == v1alpha1.ReasonCalibrationMissing || strings.HasPrefix(c.Message, calibrationField)) {
+		return ctrl.Result{RequeueAfter: calibrationPoll}
+	}
+	return ctrl.Result{}
+}
+
+const calibrationField = "spec.tester.calibration"
+
+// attachCalibration puts the tester's calibration that spec.tester.calibration names into the plan; ok is
+// false when the test must wait for it or cannot use it (the PlanReady condition says which).
+func (r *TrafficTestReconciler) attachCalibration(ctx context.Context, tt *v1alpha1.TrafficTest, p *plan.Plan) (bool, error) {
+	tc := tt.Spec.Tester.Calibration
+	if tc == nil {
+		return true, nil
+	}
+	// the manager caches only the ConfigMaps it labels; the user's is read from the API server
+	cm := &corev1.ConfigMap{}
+	err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: tt.Namespace, Name: tc.ConfigMapName}, cm)
+	if apierrors.IsNotFound(err) {
+		r.setCondition(tt, v1alpha1.ConditionPlanReady, metav1.ConditionFalse, v1alpha1.ReasonCalibrationMissing,
+			fmt.Sprintf("waiting for ConfigMap %q (spec.tester.calibration.configMapName) in namespace %s: create it from the file linerate calibrate wrote (kubectl create configmap %s --from-file=%s)",
+				tc.ConfigMapName, tt.Namespace, tc.ConfigMapName, calibration.ConfigMapKey))
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	raw, found := cm.Data[calibration.ConfigMapKey]
+	if !found {
+		err = fmt.Errorf("has no key %s", calibration.ConfigMapKey)
+	} else {
+		p.Calibration, err = calibration.Parse([]byte(raw))
+	}
+	if err != nil {
+		r.setCondition(tt, v1alpha1.ConditionPlanReady, metav1.ConditionFalse, v1alpha1.ReasonInvalidPlan,
+			fmt.Sprintf("%s: ConfigMap %q %v", calibrationField, tc.ConfigMapName, err))
+		return false, nil
+	}
+	return true, nil
 }
 
 func describeSizes(p *plan.Plan) string {

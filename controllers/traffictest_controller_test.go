@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/calibration"
 	"linerate.dev/linerate/internal/plan"
 	"linerate.dev/linerate/internal/results"
 	"linerate.dev/linerate/internal/tester"
@@ -917,5 +918,57 @@ func TestEditsDuringARunDoNotRunItAgain(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	if tt := getTest(t, ns, "live"); tt.Status.Phase != v1alpha1.PhaseSucceeded || len(tt.Status.PreviousRuns) != 0 {
 		t.Fatalf("an edit made during the run started another after it: phase %s, previous runs %+v", tt.Status.Phase, tt.Status.PreviousRuns)
+	}
+}
+
+func TestCalibrationConfigMapIsWaitedForCheckedAndPlanned(t *testing.T) {
+	startManager(t)
+	ns := namespace(t)
+	ctx := context.Background()
+	newTest(t, ns, "cal", sriovTest(func(tt *v1alpha1.TrafficTest) {
+		tt.Spec.Tester.Calibration = &v1alpha1.TesterCalibration{ConfigMapName: "testbed-1", CeilingMargin: "5"}
+	}))
+	tt := waitTest(t, ns, "cal", "CalibrationMissing", func(tt *v1alpha1.TrafficTest) bool {
+		c := condition(tt, v1alpha1.ConditionPlanReady)
+		return c != nil && c.Reason == v1alpha1.ReasonCalibrationMissing
+	})
+	if c := condition(tt, v1alpha1.ConditionPlanReady); !strings.Contains(c.Message, `"testbed-1"`) || tt.Status.Phase != v1alpha1.PhasePending {
+		t.Errorf("condition %+v phase %s", c, tt.Status.Phase)
+	}
+	// a results file in the calibration's place is refused, naming the field
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "testbed-1"},
+		Data: map[string]string{calibration.ConfigMapKey: `{"results":{"throughput":[]}}`}}
+	if err := k8sClient.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	tt = waitTest(t, ns, "cal", "InvalidPlan", func(tt *v1alpha1.TrafficTest) bool {
+		c := condition(tt, v1alpha1.ConditionPlanReady)
+		return c != nil && c.Reason == v1alpha1.ReasonInvalidPlan
+	})
+	if c := condition(tt, v1alpha1.ConditionPlanReady); !strings.Contains(c.Message, "spec.tester.calibration") || !strings.Contains(c.Message, "not a calibration") {
+		t.Errorf("condition %+v", c)
+	}
+	// the calibration linerate calibrate wrote: the test goes on, with it in its plan
+	want := &calibration.Calibration{Kind: calibration.Kind, LineRateBps: 10e9, ResolutionPercent: 0.5,
+		Ceilings: []calibration.Ceiling{{FrameSize: 64, Direction: "west->east", FramesPerSecond: 9e6, PercentOfLineRate: "60.5"}}}
+	raw, err := json.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm.Data[calibration.ConfigMapKey] = string(raw)
+	if err := k8sClient.Update(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, ns, "cal-tester")
+	planCM := &corev1.ConfigMap{}
+	if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cal-plan"}, planCM); err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Unmarshal([]byte(planCM.Data[plan.ConfigMapKey]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Calibration == nil || len(p.Calibration.Ceilings) != 1 || p.Calibration.Ceilings[0].FramesPerSecond != 9e6 || p.CeilingMarginPercent != 5 {
+		t.Errorf("plan calibration %+v margin %v", p.Calibration, p.CeilingMarginPercent)
 	}
 }

@@ -51,6 +51,8 @@ const (
 const (
 	ReasonResolved           = "Resolved"
 	ReasonImixProfileMissing = "ImixProfileMissing"
+	// ReasonCalibrationMissing: the ConfigMap spec.tester.calibration names does not exist (yet).
+	ReasonCalibrationMissing = "CalibrationMissing"
 	ReasonInvalidPlan        = "InvalidPlan"
 	ReasonPodsCreated        = "PodsCreated"
 	ReasonPodsRunning        = "PodsRunning"

@@ -570,6 +570,29 @@ type TesterSpec struct {
 	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s') && duration(self) <= duration('1s')",message="tester.maxClockOffset: give a bound above 0 and at most 1s, e.g. 10us"
 	// +optional
 	MaxClockOffset *metav1.Duration `json:"maxClockOffset,omitempty"`
+
+	// calibration is this tester's own ceiling and latency floor, measured by `linerate calibrate` with
+	// its ports joined to each other (two VFs of one PF through the NIC's switch, or a cable) and stored
+	// in a ConfigMap: each throughput row states its margin to the ceiling, and a row within
+	// ceilingMargin of it is testerLimited, never reported as the DUT's. The test waits for the
+	// ConfigMap and refuses one that holds no calibration.
+	// +optional
+	Calibration *TesterCalibration `json:"calibration,omitempty"`
+}
+
+// TesterCalibration names where the tester's calibration is kept.
+// +kubebuilder:validation:XValidation:rule="!has(self.ceilingMargin) || (double(self.ceilingMargin) > 0.0 && double(self.ceilingMargin) < 100.0)",message="tester.calibration.ceilingMargin must be more than 0 and less than 100 (percent of the ceiling)"
+type TesterCalibration struct {
+	// configMapName is the ConfigMap, in the TrafficTest's namespace, whose key calibration.json holds
+	// the file `linerate calibrate` wrote (kubectl create configmap NAME --from-file=calibration.json).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	ConfigMapName string `json:"configMapName"`
+	// ceilingMargin is how close to the ceiling, in percent of it, an NDR is the tester's.
+	// +kubebuilder:default="3"
+	// +optional
+	CeilingMargin Percent `json:"ceilingMargin,omitempty"`
 }
 
 // TrialValidity are the limits of the tester's own health in a trial.

@@ -38,8 +38,8 @@ the report hold the trials it finished, marked incomplete.`,
 			if o.Output != "table" && o.Output != "json" {
 				return usageError{fmt.Errorf("-o %s: want table or json", o.Output)}
 			}
-			if o.CeilingMargin <= 0 || o.CeilingMargin >= 100 {
-				return usageError{fmt.Errorf("--ceiling-margin %g: want a percent above 0 and below 100", o.CeilingMargin)}
+			if o.CeilingMargin < 0 || o.CeilingMargin >= 100 {
+				return usageError{fmt.Errorf("--ceiling-margin %g: want a percent of the ceiling below 100", o.CeilingMargin)}
 			}
 			var err error
 			if o.Ports, err = portFlags(ports); err != nil {
@@ -59,7 +59,7 @@ the report hold the trials it finished, marked incomplete.`,
 	f.StringVar(&o.HugeDir, "huge-dir", "", "hugetlbfs mount for the engine (default: ordinary memory)")
 	f.StringVar(&o.Baseline, "baseline", "", "results of a baseline run (-o json output or results.json): report the throughput penalty against it")
 	f.StringVar(&o.Calibration, "calibration", "", "the tester's calibration (linerate calibrate): state each row's margin to its ceiling")
-	f.Float64Var(&o.CeilingMargin, "ceiling-margin", calibration.DefaultMarginPercent, "a row whose NDR is within this percent of the calibrated ceiling is tester-limited")
+	f.Float64Var(&o.CeilingMargin, "ceiling-margin", 0, fmt.Sprintf("a row whose NDR is within this percent of the calibrated ceiling is tester-limited (default: spec.tester.calibration.ceilingMargin, else %g)", calibration.DefaultMarginPercent))
 	_ = c.MarkFlagFilename("file", "yaml", "yml")
 	_ = c.MarkFlagFilename("calibration", "json")
 	_ = c.MarkFlagFilename("baseline", "json")

@@ -36,6 +36,9 @@ type Calibration struct {
 	CPUs          []int32 `json:"cpus,omitempty"`
 	LineRateBps   int64   `json:"lineRateBps"`
 	LossTolerance string  `json:"lossTolerancePercent"`
+	// ResolutionPercent is the resolution of the searches that found the ceilings, in percent of line
+	// rate: a ceiling is known to within it.
+	ResolutionPercent float64 `json:"resolutionPercentOfLineRate"`
 	// Ceilings are the tester's zero-loss rates, per frame size (0: the IMIX) and direction.
 	Ceilings []Ceiling `json:"ceilings"`
 	// Floors are the latencies the tester measures through no DUT at a tenth of its ceiling: the least
@@ -74,8 +77,9 @@ type Floor struct {
 }
 
 // FromResults turns the results of a run through joined ports into a calibration.
-func FromResults(test string, res *v1alpha1.Results, lineRateBps int64, lossTolerance string, at time.Time) *Calibration {
-	c := &Calibration{Kind: Kind, MeasuredAt: at.UTC(), Test: test, LineRateBps: lineRateBps, LossTolerance: lossTolerance}
+func FromResults(test string, res *v1alpha1.Results, lineRateBps int64, lossTolerance string, resolutionPercent float64, at time.Time) *Calibration {
+	c := &Calibration{Kind: Kind, MeasuredAt: at.UTC(), Test: test, LineRateBps: lineRateBps, LossTolerance: lossTolerance,
+		ResolutionPercent: resolutionPercent}
 	if pf := res.Preflight; pf != nil {
 		c.CPUs = pf.CPUs
 		for _, p := range pf.Ports {
@@ -116,21 +120,33 @@ func (c *Calibration) Write(file string) error {
 	return os.WriteFile(file, append(raw, '\n'), 0o644)
 }
 
+// ConfigMapKey is the key of a ConfigMap (spec.tester.calibration) that holds a calibration.
+const ConfigMapKey = "calibration.json"
+
 // Read loads a calibration file and refuses anything else.
 func Read(file string) (*Calibration, error) {
 	raw, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err
 	}
-	c := &Calibration{}
-	if err := json.Unmarshal(raw, c); err != nil {
+	c, err := Parse(raw)
+	if err != nil {
 		return nil, fmt.Errorf("calibration %s: %w", file, err)
 	}
+	return c, nil
+}
+
+// Parse reads a calibration and refuses anything else.
+func Parse(raw []byte) (*Calibration, error) {
+	c := &Calibration{}
+	if err := json.Unmarshal(raw, c); err != nil {
+		return nil, err
+	}
 	if c.Kind != Kind {
-		return nil, fmt.Errorf("calibration %s: not a calibration (kind %q, want %s; write one with linerate calibrate)", file, c.Kind, Kind)
+		return nil, fmt.Errorf("not a calibration (kind %q, want %s; write one with linerate calibrate)", c.Kind, Kind)
 	}
 	if len(c.Ceilings) == 0 {
-		return nil, fmt.Errorf("calibration %s: holds no ceiling", file)
+		return nil, fmt.Errorf("holds no ceiling")
 	}
 	return c, nil
 }
@@ -176,9 +192,10 @@ func (c *Calibration) ceilingFor(size int32, dir string) *Ceiling {
 }
 
 // Apply states each throughput row's margin to the tester's ceiling and marks a row tester-limited when its
-// NDR is within marginPercent of that ceiling: the tester, not the DUT, may be what stopped the search
-// there. It returns the notes that say so.
-func Apply(res *v1alpha1.Results, c *Calibration, marginPercent float64) []string {
+// NDR is within marginPercent of that ceiling, or within what the two searches could not tell apart (the
+// calibration's resolution and the run's, resolutionPercent, both in percent of line rate): the tester,
+// not the DUT, may be what stopped the search there. It returns the notes that say so.
+func Apply(res *v1alpha1.Results, c *Calibration, marginPercent, resolutionPercent float64) []string {
 	var notes []string
 	judge := func(size int32, dir string, ndr v1alpha1.Rate, limited *bool, margin *string) {
 		cl := c.ceilingFor(size, dir)
@@ -198,10 +215,15 @@ func Apply(res *v1alpha1.Results, c *Calibration, marginPercent float64) []strin
 		}
 		m := 100 * (1 - float64(ndr.FramesPerSecond)/float64(cl.FramesPerSecond))
 		*margin = strconv.FormatFloat(m, 'f', 1, 64)
-		if m < marginPercent && !*limited {
+		within := marginPercent
+		if pct, err := strconv.ParseFloat(cl.PercentOfLineRate, 64); err == nil && pct > 0 {
+			// the resolutions are in percent of line rate; the margin is in percent of the ceiling
+			within = max(within, 100*(c.ResolutionPercent+resolutionPercent)/pct)
+		}
+		if m < within && !*limited {
 			*limited = true
 			notes = append(notes, fmt.Sprintf("throughput %s: the NDR of %d frames/s is within %.1f%% of the tester's calibrated ceiling of %d frames/s (%s%% of line rate, calibrated %s): the tester may be the limit, so the row is tester-limited and no verdict rests on it",
-				what, ndr.FramesPerSecond, marginPercent, cl.FramesPerSecond, cl.PercentOfLineRate, c.MeasuredAt.Format(time.RFC3339)))
+				what, ndr.FramesPerSecond, within, cl.FramesPerSecond, cl.PercentOfLineRate, c.MeasuredAt.Format(time.RFC3339)))
 		}
 	}
 	for i := range res.Throughput {

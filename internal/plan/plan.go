@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/calibration"
 )
 
 // Version of the plan format; the runner refuses plans it does not know.
@@ -62,6 +63,11 @@ type Plan struct {
 
 	DUT          v1alpha1.DUTSpec       `json:"dut"`
 	Expectations *v1alpha1.Expectations `json:"expectations,omitempty"`
+
+	// Calibration is the tester's own ceiling (linerate calibrate); rows within CeilingMarginPercent of it
+	// are the tester's, not the DUT's.
+	Calibration          *calibration.Calibration `json:"calibration,omitempty"`
+	CeilingMarginPercent float64                  `json:"ceilingMarginPercent,omitempty"`
 }
 
 // Imix is a mix expanded into the frame schedule the engine sends: frame n has size Cycle[n % len].
@@ -412,6 +418,15 @@ func Resolve(tt *v1alpha1.TrafficTest, profile *v1alpha1.ImixProfile) (*Plan, er
 
 	if m := s.Tester.MaxClockOffset; m != nil {
 		p.MaxClockOffset = m.Duration
+	}
+	if c := s.Tester.Calibration; c != nil {
+		// the calibration itself is in a ConfigMap: the operator (or linerate run --calibration) adds it
+		if p.CeilingMarginPercent, err = Percent("spec.tester.calibration.ceilingMargin", c.CeilingMargin, calibration.DefaultMarginPercent); err != nil {
+			return nil, err
+		}
+		if p.CeilingMarginPercent <= 0 || p.CeilingMarginPercent >= 100 {
+			return nil, fmt.Errorf("spec.tester.calibration.ceilingMargin: must be more than 0 and less than 100")
+		}
 	}
 	v := &s.Tester.Validity
 	p.Validity = Validity{MaxTxLag: v.MaxTxLag.Duration, MaxWorkerGap: v.MaxWorkerGap.Duration, InvalidTrialRetries: DefaultInvalidTrialRetries}

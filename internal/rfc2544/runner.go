@@ -79,10 +79,6 @@ type Options struct {
 	// JoinedPorts says the ports are joined to each other with no DUT between them (a calibration): each
 	// port sends to the other's MAC, nothing is resolved.
 	JoinedPorts bool
-	// Calibration is the tester's own ceiling (linerate calibrate): rows within CeilingMarginPercent of it
-	// are the tester's, not the DUT's.
-	Calibration          *calibration.Calibration
-	CeilingMarginPercent float64
 }
 
 // Runner runs one plan.
@@ -360,14 +356,14 @@ func (r *Runner) portName(id int) string {
 // applyCalibration states each row's margin to the tester's calibrated ceiling and hands the rows within
 // it to the tester, before anything (a penalty, a verdict, the status) reads them.
 func (r *Runner) applyCalibration() {
-	c := r.opt.Calibration
+	c := r.plan.Calibration
 	if c == nil {
 		return
 	}
 	if d := c.Mismatch(r.res.Preflight, r.plan.Traffic.LineRateBps); d != "" {
 		r.note(fmt.Sprintf("the calibration of %s was measured on another tester (%s): its ceiling may not be this one's", c.MeasuredAt.Format(time.RFC3339), d))
 	}
-	for _, n := range calibration.Apply(r.res, c, r.opt.CeilingMarginPercent) {
+	for _, n := range calibration.Apply(r.res, c, r.plan.CeilingMarginPercent, r.plan.Throughput.ResolutionPercent) {
 		r.note(n)
 	}
 }

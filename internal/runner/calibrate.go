@@ -35,7 +35,8 @@ func Calibrate(ctx context.Context, o CalibrateOptions) (*calibration.Calibratio
 		}
 		return nil, runErr
 	}
-	c := calibration.FromResults(tt.Name, res, p.Traffic.LineRateBps, plan.FormatPercent(p.Throughput.LossTolerancePercent), time.Now())
+	c := calibration.FromResults(tt.Name, res, p.Traffic.LineRateBps, plan.FormatPercent(p.Throughput.LossTolerancePercent),
+		p.Throughput.ResolutionPercent, time.Now())
 	if runErr != nil {
 		// what was measured is kept, and the file says it is incomplete
 		c.Notes = append(c.Notes, "the calibration ended early: "+runErr.Error())

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -83,7 +84,7 @@ type LocalOptions struct {
 	HugeDir  string
 	RunDir   string
 	// Calibration is a file `linerate calibrate` wrote: rows within CeilingMargin percent of the tester's
-	// ceiling are marked tester-limited.
+	// ceiling are marked tester-limited (0: spec.tester.calibration.ceilingMargin, else the default).
 	Calibration   string
 	CeilingMargin float64
 	Stdout        io.Writer
@@ -126,16 +127,20 @@ func RunLocal(ctx context.Context, o LocalOptions) (*v1alpha1.Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	ropt := rfc2544.Options{CeilingMarginPercent: o.CeilingMargin}
+	var ropt rfc2544.Options
 	if o.Baseline != "" {
 		if ropt.Baseline, err = ReadBaseline(o.Baseline); err != nil {
 			return nil, err
 		}
 	}
 	if o.Calibration != "" {
-		if ropt.Calibration, err = calibration.Read(o.Calibration); err != nil {
+		if p.Calibration, err = calibration.Read(o.Calibration); err != nil {
 			return nil, err
 		}
+		// the flag, else the spec's, else the default
+		p.CeilingMarginPercent = cmp.Or(o.CeilingMargin, p.CeilingMarginPercent, calibration.DefaultMarginPercent)
+	} else if c := tt.Spec.Tester.Calibration; c != nil {
+		return nil, fmt.Errorf("spec.tester.calibration names ConfigMap %s: give its %s with --calibration", c.ConfigMapName, calibration.ConfigMapKey)
 	}
 	return runPlan(ctx, o, tt.Name, p, ropt)
 }

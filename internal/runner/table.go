@@ -53,6 +53,9 @@ func PrintTable(w io.Writer, r *v1alpha1.Results, lossTolerance string) {
 			if t.Undetermined != "" {
 				mark += " (undetermined: a lower bound)"
 			}
+			if t.CeilingMarginPercent != "" {
+				mark += " (" + t.CeilingMarginPercent + "% below the tester's ceiling)"
+			}
 			fmt.Fprintf(tw, "%d B\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d (%s s)%s\t\n", t.FrameSize, t.Direction,
 				fmtInt(t.NDR.FramesPerSecond), units.FormatBits(t.NDR.L2BitsPerSecond),
 				units.FormatBits(t.NDR.L1BitsPerSecond), t.NDR.PercentOfLineRate, t.LossPercent, pdr, lat,
