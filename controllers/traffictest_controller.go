@@ -224,13 +224,13 @@ func (r *TrafficTestReconciler) resolvePlan(ctx context.Context, tt *v1alpha1.Tr
 	if ok, err := r.attachCalibration(ctx, tt, p); !ok || err != nil {
 		return nil, "", false, err
 	}
-	data, err := p.Marshal()
+	hash, err := plan.MeasurementHash(p)
 	if err != nil {
 		return nil, "", false, err
 	}
 	r.setCondition(tt, v1alpha1.ConditionPlanReady, metav1.ConditionTrue, v1alpha1.ReasonResolved,
 		fmt.Sprintf("%d test(s), %s, %s", len(p.Tests), describeSizes(p), p.Traffic.Direction))
-	return p, plan.Hash([]byte(data)), true, nil
+	return p, hash, true, nil
 }
 
 // calibrationPoll is how often a test waiting for its tester's calibration looks for it again: the
@@ -241,18 +241,28 @@ const calibrationPoll = 5 * time.Second
 // causes change through objects the manager watches (the spec, an ImixProfile).
 func planWait(tt *v1alpha1.TrafficTest) ctrl.Result {
 	c := meta.FindStatusCondition(tt.Status.Conditions, v1alpha1.ConditionPlanReady)
-	if tt.Spec.Tester.Calibration != nil && c != nil && c.Status == metav1.ConditionFalse &&
-		(c.Reason == v1alpha1.ReasonCalibrationMissing || strings.HasPrefix(c.Message, calibrationField)) {
+	if c != nil && c.Status == metav1.ConditionFalse &&
+		(c.Reason == v1alpha1.ReasonCalibrationMissing || c.Reason == v1alpha1.ReasonCalibrationInvalid) {
 		return ctrl.Result{RequeueAfter: calibrationPoll}
 	}
 	return ctrl.Result{}
 }
 
-const calibrationField = "spec.tester.calibration"
-
 // attachCalibration puts the tester's calibration that spec.tester.calibration names into the plan; ok is
-// false when the test must wait for it or cannot use it (the PlanReady condition says which).
+// false when the test must wait for it or cannot use it (the PlanReady condition says which). Once the run
+// has started, the calibration it started with stays its own (in its plan ConfigMap): a ConfigMap edited or
+// deleted meanwhile changes nothing of a run under way.
 func (r *TrafficTestReconciler) attachCalibration(ctx context.Context, tt *v1alpha1.TrafficTest, p *plan.Plan) (bool, error) {
+	if tt.Status.StartTime != nil {
+		started, err := r.startedPlan(ctx, tt)
+		if err != nil {
+			return false, err
+		}
+		if started != nil {
+			p.Calibration, p.CeilingMarginPercent = started.Calibration, started.CeilingMarginPercent
+			return true, nil
+		}
+	}
 	tc := tt.Spec.Tester.Calibration
 	if tc == nil {
 		return true, nil
@@ -276,11 +286,24 @@ func (r *TrafficTestReconciler) attachCalibration(ctx context.Context, tt *v1alp
 		p.Calibration, err = calibration.Parse([]byte(raw))
 	}
 	if err != nil {
-		r.setCondition(tt, v1alpha1.ConditionPlanReady, metav1.ConditionFalse, v1alpha1.ReasonInvalidPlan,
-			fmt.Sprintf("%s: ConfigMap %q %v", calibrationField, tc.ConfigMapName, err))
+		r.setCondition(tt, v1alpha1.ConditionPlanReady, metav1.ConditionFalse, v1alpha1.ReasonCalibrationInvalid,
+			fmt.Sprintf("spec.tester.calibration: ConfigMap %q %v", tc.ConfigMapName, err))
 		return false, nil
 	}
 	return true, nil
+}
+
+// startedPlan is the plan a started run was given (nil when there is no plan ConfigMap this manager can
+// read: then the spec decides).
+func (r *TrafficTestReconciler) startedPlan(ctx context.Context, tt *v1alpha1.TrafficTest) (*plan.Plan, error) {
+	cm := &corev1.ConfigMap{}
+	if err := r.Get(ctx, types.NamespacedName{Namespace: tt.Namespace, Name: results.PlanConfigMapName(tt.Name)}, cm); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	if started, err := plan.Unmarshal([]byte(cm.Data[plan.ConfigMapKey])); err == nil {
+		return started, nil
+	}
+	return nil, nil
 }
 
 func describeSizes(p *plan.Plan) string {

@@ -941,15 +941,15 @@ func TestCalibrationConfigMapIsWaitedForCheckedAndPlanned(t *testing.T) {
 	if err := k8sClient.Create(ctx, cm); err != nil {
 		t.Fatal(err)
 	}
-	tt = waitTest(t, ns, "cal", "InvalidPlan", func(tt *v1alpha1.TrafficTest) bool {
+	tt = waitTest(t, ns, "cal", "CalibrationInvalid", func(tt *v1alpha1.TrafficTest) bool {
 		c := condition(tt, v1alpha1.ConditionPlanReady)
-		return c != nil && c.Reason == v1alpha1.ReasonInvalidPlan
+		return c != nil && c.Reason == v1alpha1.ReasonCalibrationInvalid
 	})
 	if c := condition(tt, v1alpha1.ConditionPlanReady); !strings.Contains(c.Message, "spec.tester.calibration") || !strings.Contains(c.Message, "not a calibration") {
 		t.Errorf("condition %+v", c)
 	}
 	// the calibration linerate calibrate wrote: the test goes on, with it in its plan
-	want := &calibration.Calibration{Kind: calibration.Kind, LineRateBps: 10e9, ResolutionPercent: 0.5,
+	want := &calibration.Calibration{Kind: calibration.Kind, ResolutionPercent: 0.5,
 		Ceilings: []calibration.Ceiling{{FrameSize: 64, Direction: "west->east", FramesPerSecond: 9e6, PercentOfLineRate: "60.5"}}}
 	raw, err := json.Marshal(want)
 	if err != nil {
@@ -970,5 +970,25 @@ func TestCalibrationConfigMapIsWaitedForCheckedAndPlanned(t *testing.T) {
 	}
 	if p.Calibration == nil || len(p.Calibration.Ceilings) != 1 || p.Calibration.Ceilings[0].FramesPerSecond != 9e6 || p.CeilingMarginPercent != 5 {
 		t.Errorf("plan calibration %+v margin %v", p.Calibration, p.CeilingMarginPercent)
+	}
+	// once the run started, its calibration is its own: the ConfigMap going changes nothing of it
+	pod := waitPod(t, ns, "cal-tester")
+	kubelet(t, pod, corev1.PodRunning, 0, "")
+	waitTest(t, ns, "cal", "Running", phaseIs(v1alpha1.PhaseRunning))
+	if err := k8sClient.Delete(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	writeResults(t, ns, "cal", testerWrites{results: sampleResults(64)})
+	tt = waitTest(t, ns, "cal", "results after the ConfigMap went", func(tt *v1alpha1.TrafficTest) bool {
+		return tt.Status.Results != nil && len(tt.Status.Results.Throughput) == 1
+	})
+	if c := condition(tt, v1alpha1.ConditionPlanReady); c == nil || c.Status != metav1.ConditionTrue || tt.Status.Phase != v1alpha1.PhaseRunning {
+		t.Errorf("a running test lost its calibration with the ConfigMap: %+v, phase %s", c, tt.Status.Phase)
+	}
+	if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cal-plan"}, planCM); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := plan.Unmarshal([]byte(planCM.Data[plan.ConfigMapKey])); err != nil || p.Calibration == nil {
+		t.Errorf("the running test's plan lost its calibration: %v", err)
 	}
 }

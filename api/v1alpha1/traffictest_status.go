@@ -53,6 +53,8 @@ const (
 	ReasonImixProfileMissing = "ImixProfileMissing"
 	// ReasonCalibrationMissing: the ConfigMap spec.tester.calibration names does not exist (yet).
 	ReasonCalibrationMissing = "CalibrationMissing"
+	// ReasonCalibrationInvalid: that ConfigMap holds no usable calibration.
+	ReasonCalibrationInvalid = "CalibrationInvalid"
 	ReasonInvalidPlan        = "InvalidPlan"
 	ReasonPodsCreated        = "PodsCreated"
 	ReasonPodsRunning        = "PodsRunning"
@@ -78,6 +80,8 @@ const (
 	ReasonPortLinkDown           = "PortLinkDown"
 	ReasonPortSlowerThanLineRate = "PortSlowerThanLineRate"
 	ReasonFrameTooLargeForPort   = "FrameTooLargeForPort"
+	// ReasonCalibrationMismatch: the tester's calibration was measured with other ports, cores or traffic.
+	ReasonCalibrationMismatch = "CalibrationMismatch"
 	// ReasonCrossesNUMA and ReasonNUMAAligned are the TesterPlacement condition's.
 	ReasonCrossesNUMA = "CrossesNUMA"
 	ReasonNUMAAligned = "NUMAAligned"
@@ -451,6 +455,10 @@ type LatencyResult struct {
 	// +listType=atomic
 	// +optional
 	Repetitions []LatencySummary `json:"repetitions,omitempty"`
+	// testerFloorNs is the least latency the tester itself measures through no DUT (its calibration):
+	// part of every value above, and a maxLatency it alone exceeds is no failure of the DUT.
+	// +optional
+	TesterFloorNs int64 `json:"testerFloorNs,omitempty"`
 }
 
 // LatencyRepetitions is RFC 8219 §7.2's summary of latency repetitions: per repetition, the typical latency

@@ -587,6 +587,7 @@ type TesterCalibration struct {
 	// the file `linerate calibrate` wrote (kubectl create configmap NAME --from-file=calibration.json).
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	// +required
 	ConfigMapName string `json:"configMapName"`
 	// ceilingMargin is how close to the ceiling, in percent of it, an NDR is the tester's.

@@ -41,6 +41,9 @@ the report hold the trials it finished, marked incomplete.`,
 			if o.CeilingMargin < 0 || o.CeilingMargin >= 100 {
 				return usageError{fmt.Errorf("--ceiling-margin %g: want a percent of the ceiling below 100", o.CeilingMargin)}
 			}
+			if cmd.Flags().Changed("ceiling-margin") && o.Calibration == "" {
+				return usageError{fmt.Errorf("--ceiling-margin is a margin to the ceiling --calibration gives: give both")}
+			}
 			var err error
 			if o.Ports, err = portFlags(ports); err != nil {
 				return err

@@ -7,6 +7,7 @@ package calibration
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -33,18 +34,62 @@ type Calibration struct {
 	// Ports are the tester's ports as the engine found them: a calibration holds for these devices only.
 	Ports []Port `json:"ports"`
 	// CPUs are the cores the engine ran on.
-	CPUs          []int32 `json:"cpus,omitempty"`
-	LineRateBps   int64   `json:"lineRateBps"`
-	LossTolerance string  `json:"lossTolerancePercent"`
+	CPUs []int32 `json:"cpus,omitempty"`
+	// Shape is the traffic the ceilings were measured with: they hold for runs of the same shape only.
+	Shape Shape `json:"shape"`
 	// ResolutionPercent is the resolution of the searches that found the ceilings, in percent of line
 	// rate: a ceiling is known to within it.
 	ResolutionPercent float64 `json:"resolutionPercentOfLineRate"`
+	// Incomplete says why the calibration ended before it measured everything: such a file is refused.
+	Incomplete string `json:"incomplete,omitempty"`
 	// Ceilings are the tester's zero-loss rates, per frame size (0: the IMIX) and direction.
 	Ceilings []Ceiling `json:"ceilings"`
 	// Floors are the latencies the tester measures through no DUT at a tenth of its ceiling: the least
 	// any DUT can show on this tester.
 	Floors []Floor  `json:"latencyFloors,omitempty"`
 	Notes  []string `json:"notes,omitempty"`
+}
+
+// Shape is what of a run a tester's ceiling depends on besides the frame size: how many directions load
+// it at once, the line rate it paces against, the headers it writes per frame, the loss it tolerates, the
+// trial lengths and the IMIX.
+type Shape struct {
+	Direction       string   `json:"direction"`
+	LineRateBps     int64    `json:"lineRateBps"`
+	IPVersion       int      `json:"ipVersion"`
+	Flows           int      `json:"flows"`
+	Vary            []string `json:"vary,omitempty"`
+	VLAN            int      `json:"vlan,omitempty"`
+	Payload         string   `json:"payload"`
+	LossTolerance   string   `json:"lossTolerancePercent"`
+	SearchTrial     string   `json:"searchTrial"`
+	ValidationTrial string   `json:"validationTrial"`
+	// Imix names the mix (its profile and mean frame size), empty without one.
+	Imix string `json:"imix,omitempty"`
+}
+
+// differences lists how shape o differs from s.
+func (s Shape) differences(o Shape) []string {
+	var d []string
+	diff := func(what string, run, cal any) {
+		if fmt.Sprint(run) != fmt.Sprint(cal) {
+			d = append(d, fmt.Sprintf("%s %v, calibrated with %v", what, run, cal))
+		}
+	}
+	diff("direction", o.Direction, s.Direction)
+	diff("line rate (bit/s)", o.LineRateBps, s.LineRateBps)
+	diff("IP version", o.IPVersion, s.IPVersion)
+	diff("flows", o.Flows, s.Flows)
+	diff("varied fields", o.Vary, s.Vary)
+	diff("VLAN", o.VLAN, s.VLAN)
+	diff("payload", o.Payload, s.Payload)
+	diff("loss tolerance (%)", o.LossTolerance, s.LossTolerance)
+	diff("search trial", o.SearchTrial, s.SearchTrial)
+	diff("validation trial", o.ValidationTrial, s.ValidationTrial)
+	if o.Imix != "" && s.Imix != "" {
+		diff("IMIX", o.Imix, s.Imix)
+	}
+	return d
 }
 
 // Port is one port of the calibrated tester.
@@ -63,7 +108,10 @@ type Ceiling struct {
 	PercentOfLineRate string `json:"percentOfLineRate"`
 	// AtLineRate is true when the tester reached the line rate: it has no ceiling below it at this size.
 	AtLineRate bool `json:"atLineRate,omitempty"`
-	// Unknown says why no ceiling was found (the search was undetermined); such a row limits nothing.
+	// AtLeast says why the search did not determine the ceiling (it reached its cap): FramesPerSecond is
+	// then a lower bound of it, and rows from it on are the tester's.
+	AtLeast string `json:"atLeast,omitempty"`
+	// Unknown says why no ceiling was found; the tester's limit at this size is unknown.
 	Unknown string `json:"unknown,omitempty"`
 }
 
@@ -77,9 +125,8 @@ type Floor struct {
 }
 
 // FromResults turns the results of a run through joined ports into a calibration.
-func FromResults(test string, res *v1alpha1.Results, lineRateBps int64, lossTolerance string, resolutionPercent float64, at time.Time) *Calibration {
-	c := &Calibration{Kind: Kind, MeasuredAt: at.UTC(), Test: test, LineRateBps: lineRateBps, LossTolerance: lossTolerance,
-		ResolutionPercent: resolutionPercent}
+func FromResults(test string, res *v1alpha1.Results, shape Shape, resolutionPercent float64, at time.Time) *Calibration {
+	c := &Calibration{Kind: Kind, MeasuredAt: at.UTC(), Test: test, Shape: shape, ResolutionPercent: resolutionPercent}
 	if pf := res.Preflight; pf != nil {
 		c.CPUs = pf.CPUs
 		for _, p := range pf.Ports {
@@ -89,8 +136,8 @@ func FromResults(test string, res *v1alpha1.Results, lineRateBps int64, lossTole
 	ceiling := func(size int32, dir string, ndr v1alpha1.Rate, undetermined string) Ceiling {
 		pct, _ := strconv.ParseFloat(ndr.PercentOfLineRate, 64)
 		out := Ceiling{FrameSize: size, Direction: dir, FramesPerSecond: ndr.FramesPerSecond, PercentOfLineRate: ndr.PercentOfLineRate,
-			AtLineRate: pct >= 100, Unknown: undetermined}
-		if undetermined == "" && ndr.FramesPerSecond <= 0 {
+			AtLineRate: pct >= 100 && undetermined == "", AtLeast: undetermined}
+		if ndr.FramesPerSecond <= 0 {
 			out.Unknown = "no rate passed through the joined ports"
 		}
 		return out
@@ -136,6 +183,9 @@ func Read(file string) (*Calibration, error) {
 	return c, nil
 }
 
+// ErrIncomplete refuses a calibration that ended early: a ceiling it did not measure would be no limit.
+var ErrIncomplete = errors.New("the calibration is incomplete")
+
 // Parse reads a calibration and refuses anything else.
 func Parse(raw []byte) (*Calibration, error) {
 	c := &Calibration{}
@@ -148,16 +198,16 @@ func Parse(raw []byte) (*Calibration, error) {
 	if len(c.Ceilings) == 0 {
 		return nil, fmt.Errorf("holds no ceiling")
 	}
+	if c.Incomplete != "" {
+		return nil, fmt.Errorf("%w (%s): calibrate again", ErrIncomplete, c.Incomplete)
+	}
 	return c, nil
 }
 
-// Mismatch says how the tester of a run differs from the calibrated one ("" when it does not): a ceiling
-// holds for the devices, drivers and line rate it was measured with.
-func (c *Calibration) Mismatch(pf *v1alpha1.Preflight, lineRateBps int64) string {
-	var diffs []string
-	if lineRateBps != c.LineRateBps {
-		diffs = append(diffs, fmt.Sprintf("line rate %d bit/s, calibrated at %d bit/s", lineRateBps, c.LineRateBps))
-	}
+// Mismatch says how a run differs from the calibrated one ("" when it does not): a ceiling holds for the
+// ports (by name and driver), the engine's number of cores and the traffic's shape it was measured with.
+func (c *Calibration) Mismatch(shape Shape, pf *v1alpha1.Preflight) string {
+	diffs := c.Shape.differences(shape)
 	if pf != nil {
 		for _, p := range pf.Ports {
 			i := slices.IndexFunc(c.Ports, func(q Port) bool { return q.Name == p.Name })
@@ -168,27 +218,21 @@ func (c *Calibration) Mismatch(pf *v1alpha1.Preflight, lineRateBps int64) string
 				diffs = append(diffs, fmt.Sprintf("port %s is driven by %s, calibrated with %s", p.Name, p.Driver, c.Ports[i].Driver))
 			}
 		}
+		if len(c.CPUs) > 0 && len(pf.CPUs) != len(c.CPUs) {
+			diffs = append(diffs, fmt.Sprintf("the engine runs on %d cores, calibrated on %d", len(pf.CPUs), len(c.CPUs)))
+		}
 	}
 	return strings.Join(diffs, "; ")
 }
 
-// ceilingFor is the calibrated ceiling of a row: the same frame size and direction, or else the same frame
-// size in the other direction (a symmetric tester), nil when none was calibrated.
+// ceilingFor is the calibrated ceiling of a row, nil when none was calibrated (another direction's is no
+// measure of this one: a tester's directions may differ).
 func (c *Calibration) ceilingFor(size int32, dir string) *Ceiling {
-	var other *Ceiling
-	for i := range c.Ceilings {
-		cl := &c.Ceilings[i]
-		if cl.FrameSize != size || cl.Unknown != "" {
-			continue
-		}
-		if cl.Direction == dir {
-			return cl
-		}
-		if other == nil || cl.FramesPerSecond < other.FramesPerSecond {
-			other = cl
-		}
+	i := slices.IndexFunc(c.Ceilings, func(cl Ceiling) bool { return cl.FrameSize == size && cl.Direction == dir && cl.Unknown == "" })
+	if i < 0 {
+		return nil
 	}
-	return other
+	return &c.Ceilings[i]
 }
 
 // Apply states each throughput row's margin to the tester's ceiling and marks a row tester-limited when its
@@ -205,7 +249,7 @@ func Apply(res *v1alpha1.Results, c *Calibration, marginPercent, resolutionPerce
 		}
 		switch {
 		case cl == nil:
-			notes = append(notes, fmt.Sprintf("throughput %s: the calibration has no ceiling at this size; the tester's limit is unknown", what))
+			notes = append(notes, fmt.Sprintf("throughput %s: the calibration has no ceiling at this size and direction; the tester's limit there is unknown", what))
 			return
 		case cl.AtLineRate:
 			*margin = ""
@@ -220,10 +264,22 @@ func Apply(res *v1alpha1.Results, c *Calibration, marginPercent, resolutionPerce
 			// the resolutions are in percent of line rate; the margin is in percent of the ceiling
 			within = max(within, 100*(c.ResolutionPercent+resolutionPercent)/pct)
 		}
-		if m < within && !*limited {
+		ceiling := fmt.Sprintf("%d frames/s (%s%% of line rate, calibrated %s)", cl.FramesPerSecond, cl.PercentOfLineRate, c.MeasuredAt.Format(time.RFC3339))
+		if cl.AtLeast != "" {
+			ceiling = "at least " + ceiling
+		}
+		switch {
+		case *limited:
+			// the tester said so itself
+		case m < -within && cl.AtLeast == "":
+			// the ceiling is below what this tester just did: it does not describe this tester (any more)
 			*limited = true
-			notes = append(notes, fmt.Sprintf("throughput %s: the NDR of %d frames/s is within %.1f%% of the tester's calibrated ceiling of %d frames/s (%s%% of line rate, calibrated %s): the tester may be the limit, so the row is tester-limited and no verdict rests on it",
-				what, ndr.FramesPerSecond, within, cl.FramesPerSecond, cl.PercentOfLineRate, c.MeasuredAt.Format(time.RFC3339)))
+			notes = append(notes, fmt.Sprintf("throughput %s: the NDR of %d frames/s is %.1f%% above the tester's calibrated ceiling of %s: the calibration no longer describes this tester, so the row is tester-limited and no verdict rests on it; calibrate again",
+				what, ndr.FramesPerSecond, -m, ceiling))
+		case m < within:
+			*limited = true
+			notes = append(notes, fmt.Sprintf("throughput %s: the NDR of %d frames/s is within %.1f%% of the tester's calibrated ceiling of %s: the tester may be the limit, so the row is tester-limited and no verdict rests on it",
+				what, ndr.FramesPerSecond, within, ceiling))
 		}
 	}
 	for i := range res.Throughput {
@@ -234,10 +290,12 @@ func Apply(res *v1alpha1.Results, c *Calibration, marginPercent, resolutionPerce
 		m := &res.Imix[i]
 		judge(0, m.Direction, m.NDR, &m.TesterLimited, &m.CeilingMarginPercent)
 	}
-	for _, l := range res.Latency {
-		if f := c.floorFor(l.FrameSize, l.Direction); f != nil && l.Aggregate.Valid {
-			notes = append(notes, fmt.Sprintf("latency %d B %s includes the tester's own: through no DUT it measured min %d ns, median %d ns (calibrated %s)",
-				l.FrameSize, l.Direction, f.MinNs, f.P50Ns, c.MeasuredAt.Format(time.RFC3339)))
+	for i := range res.Latency {
+		l := &res.Latency[i]
+		if f := c.floorFor(l.FrameSize, l.Direction); f != nil {
+			l.TesterFloorNs = f.MinNs
+			notes = append(notes, fmt.Sprintf("latency %d B %s includes the tester's own: through no DUT it measured min %d ns, median %d ns, p99 %d ns (calibrated %s)",
+				l.FrameSize, l.Direction, f.MinNs, f.P50Ns, f.P99Ns, c.MeasuredAt.Format(time.RFC3339)))
 		}
 	}
 	return notes

@@ -1,6 +1,7 @@
 package calibration
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,14 +12,15 @@ import (
 )
 
 func cal() *Calibration {
-	return &Calibration{Kind: Kind, MeasuredAt: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC), LineRateBps: 10e9,
+	return &Calibration{Kind: Kind, MeasuredAt: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC), Shape: shape(),
 		Ports: []Port{{Name: "west", Driver: "net_ixgbe_vf"}, {Name: "east", Driver: "net_ixgbe_vf"}},
 		Ceilings: []Ceiling{
 			{FrameSize: 64, Direction: "west->east", FramesPerSecond: 10_000_000, PercentOfLineRate: "67.2"},
 			{FrameSize: 64, Direction: "east->west", FramesPerSecond: 9_000_000, PercentOfLineRate: "60.5"},
 			{FrameSize: 512, Direction: "west->east", FramesPerSecond: 2_000_000, PercentOfLineRate: "85.1"},
 			{FrameSize: 1518, Direction: "west->east", FramesPerSecond: 812_743, PercentOfLineRate: "100", AtLineRate: true},
-			{FrameSize: 9000, Direction: "west->east", Unknown: "the search reached its cap"},
+			{FrameSize: 9000, Direction: "west->east", FramesPerSecond: 130_000, PercentOfLineRate: "96", AtLeast: "the search reached its cap"},
+			{FrameSize: 4000, Direction: "west->east", Unknown: "no rate passed through the joined ports"},
 			{FrameSize: 0, Direction: "west->east", FramesPerSecond: 3_000_000, PercentOfLineRate: "90"},
 		},
 		Floors: []Floor{{FrameSize: 64, Direction: "west->east", MinNs: 4100, P50Ns: 5200, P99Ns: 9000}}}
@@ -40,10 +42,13 @@ func TestApply(t *testing.T) {
 		{"above the ceiling", 64, "west->east", 10_100_000, false, true, "-1.0", "calibrated ceiling"},
 		{"just outside the margin", 64, "west->east", 9_690_000, false, false, "3.1", ""},
 		{"already the tester's", 64, "west->east", 9_900_000, true, true, "1.0", ""},
-		{"the other direction's ceiling for an uncalibrated direction", 512, "east->west", 1_990_000, false, true, "0.5", "calibrated ceiling of 2000000"},
-		{"the lower ceiling of a size when the direction is not calibrated", 64, "north->south", 8_900_000, false, true, "1.1", "ceiling of 9000000"},
+		{"another direction's ceiling is no measure of this one", 512, "east->west", 1_990_000, false, false, "", "no ceiling at this size and direction"},
+		{"far above the ceiling: the calibration is stale", 64, "west->east", 11_000_000, false, true, "-10.0", "no longer describes this tester"},
 		{"a tester at line rate has no ceiling", 1518, "west->east", 812_743, false, false, "", ""},
-		{"an unknown ceiling limits nothing", 9000, "west->east", 100_000, false, false, "", "no ceiling at this size"},
+		{"at an undetermined ceiling, a lower bound of it", 9000, "west->east", 129_000, false, true, "0.8", "ceiling of at least 130000"},
+		{"above an undetermined ceiling", 9000, "west->east", 200_000, false, true, "-53.8", "ceiling of at least 130000"},
+		{"below an undetermined ceiling", 9000, "west->east", 100_000, false, false, "23.1", ""},
+		{"an unknown ceiling limits nothing", 4000, "west->east", 100_000, false, false, "", "no ceiling at this size"},
 		{"an uncalibrated size", 128, "west->east", 100_000, false, false, "", "no ceiling at this size"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -71,8 +76,11 @@ func TestApplyToImixAndLatency(t *testing.T) {
 	if !res.Imix[0].TesterLimited || res.Imix[0].CeilingMarginPercent != "1.7" {
 		t.Errorf("IMIX row %+v", res.Imix[0])
 	}
-	if len(notes) != 2 || !strings.Contains(notes[0], "IMIX west->east") || !strings.Contains(notes[1], "min 4100 ns, median 5200 ns") {
+	if len(notes) != 2 || !strings.Contains(notes[0], "IMIX west->east") || !strings.Contains(notes[1], "min 4100 ns, median 5200 ns, p99 9000 ns") {
 		t.Errorf("notes %q", notes)
+	}
+	if res.Latency[0].TesterFloorNs != 4100 {
+		t.Errorf("latency row %+v carries no floor", res.Latency[0])
 	}
 	// applied again (each step applies it), it says the same and marks nothing more
 	again := Apply(res, cal(), DefaultMarginPercent, 0)
@@ -81,16 +89,35 @@ func TestApplyToImixAndLatency(t *testing.T) {
 	}
 }
 
+func shape() Shape {
+	return Shape{Direction: "Bidirectional", LineRateBps: 10e9, IPVersion: 4, Flows: 1, Payload: "zeros", LossTolerance: "0",
+		SearchTrial: "1s", ValidationTrial: "1m0s"}
+}
+
 func TestMismatch(t *testing.T) {
-	pf := &v1alpha1.Preflight{Ports: []v1alpha1.PortPreflight{{Name: "west", Driver: "net_ixgbe_vf"}, {Name: "east", Driver: "net_af_packet"}}}
-	got := cal().Mismatch(pf, 25e9)
-	for _, want := range []string{"line rate 25000000000 bit/s, calibrated at 10000000000", "port east is driven by net_af_packet, calibrated with net_ixgbe_vf"} {
+	pf := &v1alpha1.Preflight{CPUs: []int32{2, 3}, Ports: []v1alpha1.PortPreflight{{Name: "west", Driver: "net_ixgbe_vf"}, {Name: "east", Driver: "net_af_packet"}}}
+	c := cal()
+	c.CPUs = []int32{4, 5, 6}
+	run := shape()
+	run.Direction, run.LineRateBps, run.Flows, run.Imix = "Unidirectional", 25e9, 1024, "ipsec (mean 417.38 B)"
+	got := c.Mismatch(run, pf)
+	for _, want := range []string{"direction Unidirectional, calibrated with Bidirectional", "line rate (bit/s) 25000000000, calibrated with 10000000000",
+		"flows 1024, calibrated with 1", "port east is driven by net_af_packet, calibrated with net_ixgbe_vf", "the engine runs on 2 cores, calibrated on 3"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("mismatch %q lacks %q", got, want)
 		}
 	}
-	pf.Ports[1].Driver = "net_ixgbe_vf"
-	if got := cal().Mismatch(pf, 10e9); got != "" {
+	// an IMIX is compared only when both have one: a calibration of sizes serves a run of sizes too
+	if strings.Contains(got, "IMIX") {
+		t.Errorf("IMIX compared with none: %q", got)
+	}
+	c.Shape.Imix = "imix-7-4-1 (mean 353.83 B)"
+	if got := c.Mismatch(run, pf); !strings.Contains(got, "IMIX ipsec (mean 417.38 B), calibrated with imix-7-4-1") {
+		t.Errorf("another IMIX: %q", got)
+	}
+	pf.Ports[1].Driver, pf.CPUs = "net_ixgbe_vf", []int32{1, 2, 3}
+	c.Shape.Imix = ""
+	if got := c.Mismatch(shape(), pf); got != "" {
 		t.Errorf("the calibrated tester: %q", got)
 	}
 }
@@ -101,7 +128,7 @@ func TestReadRefusesWhatIsNotACalibration(t *testing.T) {
 	if err := cal().Write(good); err != nil {
 		t.Fatal(err)
 	}
-	if c, err := Read(good); err != nil || len(c.Ceilings) != 6 || !c.MeasuredAt.Equal(cal().MeasuredAt) {
+	if c, err := Read(good); err != nil || len(c.Ceilings) != 7 || !c.MeasuredAt.Equal(cal().MeasuredAt) {
 		t.Fatalf("read back %+v, %v", c, err)
 	}
 	results := filepath.Join(dir, "results.json")
@@ -110,5 +137,13 @@ func TestReadRefusesWhatIsNotACalibration(t *testing.T) {
 	}
 	if _, err := Read(results); err == nil || !strings.Contains(err.Error(), "not a calibration") {
 		t.Errorf("a results file was read as a calibration: %v", err)
+	}
+	partial := cal()
+	partial.Incomplete = "interrupted by SIGINT after 12 trials"
+	if err := partial.Write(good); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read(good); !errors.Is(err, ErrIncomplete) || !strings.Contains(err.Error(), "SIGINT") {
+		t.Errorf("an incomplete calibration was read: %v", err)
 	}
 }

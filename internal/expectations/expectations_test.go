@@ -247,6 +247,37 @@ func TestMaxLatencyAcrossTwoClocks(t *testing.T) {
 	}
 }
 
+// The tester's own latency (its calibrated floor) and its own queues (at an NDR that is its limit) are no
+// failure of the DUT: such a maxLatency is undecided; beyond the floor it fails.
+func TestMaxLatencyOfTheTestersOwn(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		p99, floor    int64
+		testerLimited bool
+		want          v1alpha1.Verdict
+	}{
+		{"within the limit", 18_000, 5_000, false, v1alpha1.VerdictPassed},
+		{"over by no more than the floor", 24_000, 5_000, false, v1alpha1.VerdictInconclusive},
+		{"over by more than the floor", 26_000, 5_000, false, v1alpha1.VerdictFailed},
+		{"over, no calibration", 24_000, 0, false, v1alpha1.VerdictFailed},
+		{"over at an NDR that is the tester's limit", 40_000, 0, true, v1alpha1.VerdictInconclusive},
+		{"within at an NDR that is the tester's limit", 18_000, 0, true, v1alpha1.VerdictPassed},
+	} {
+		res := sampleResults()
+		res.Latency = res.Latency[:1]
+		res.Latency[0].Aggregate.P99Ns, res.Latency[0].TesterFloorNs = c.p99, c.floor
+		for i := range res.Throughput {
+			if res.Throughput[i].FrameSize == res.Latency[0].FrameSize && res.Throughput[i].Direction == res.Latency[0].Direction {
+				res.Throughput[i].TesterLimited = c.testerLimited
+			}
+		}
+		exp := &v1alpha1.Expectations{MaxLatency: []v1alpha1.LatencyExpectation{{FrameSize: 64, Statistic: "p99", Max: metav1.Duration{Duration: 20 * time.Microsecond}}}}
+		if v, f := Evaluate(exp, res, planned[:3]); v != c.want {
+			t.Errorf("%s: %s %q, want %s", c.name, v, f, c.want)
+		}
+	}
+}
+
 // A penalty is the DUT's only where both figures are: where this run's NDR is the tester's limit (or an
 // undetermined lower bound) the penalty is at most what it says, so exceeding the limit is undecided;
 // where the baseline's is, the penalty is at least what it says, so staying within it is undecided.

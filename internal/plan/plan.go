@@ -22,8 +22,9 @@ import (
 	"linerate.dev/linerate/internal/calibration"
 )
 
-// Version of the plan format; the runner refuses plans it does not know.
-const Version = 1
+// Version of the plan format; the runner refuses plans it does not know. 2: a tester's calibration, which a
+// runner that ignored it would let pass the tester's ceiling as the DUT's.
+const Version = 2
 
 // ConfigMapKey is the key of the plan in the plan ConfigMap.
 const ConfigMapKey = "plan.json"
@@ -201,6 +202,19 @@ func (p *Plan) SeqWindow() (bits int, frames int64) {
 	return bits, frames
 }
 
+// CalibrationShape is what of this plan a tester's ceiling depends on besides the frame size
+// (calibration.Shape): a calibration holds for plans of the same shape only.
+func (p *Plan) CalibrationShape() calibration.Shape {
+	t := p.Traffic
+	sh := calibration.Shape{Direction: string(t.Direction), LineRateBps: t.LineRateBps, IPVersion: t.IPVersion, Flows: t.Flows,
+		Vary: t.Vary, VLAN: t.VLAN, Payload: t.Payload, LossTolerance: FormatPercent(p.Throughput.LossTolerancePercent),
+		SearchTrial: p.Durations.SearchTrial.String(), ValidationTrial: p.Durations.ValidationTrial.String()}
+	if p.Imix != nil {
+		sh.Imix = fmt.Sprintf("%s (mean %.2f B)", p.Imix.Name, p.Imix.AverageFrameSize)
+	}
+	return sh
+}
+
 // Has says whether the plan runs test t.
 func (p *Plan) Has(t v1alpha1.TestKind) bool { return slices.Contains(p.Tests, t) }
 
@@ -230,6 +244,16 @@ func (p *Plan) Marshal() (string, error) {
 func Hash(rendered []byte) string {
 	sum := sha256.Sum256(rendered)
 	return hex.EncodeToString(sum[:8])
+}
+
+// MeasurementHash names what a plan measures: its Hash without the tester's calibration, which only judges
+// the rows afterwards. A run resumed with a recalibrated tester keeps the steps it measured (and judges
+// them all against the new calibration).
+func MeasurementHash(p *Plan) (string, error) {
+	q := *p
+	q.Calibration, q.CeilingMarginPercent = nil, 0
+	data, err := q.Marshal()
+	return Hash([]byte(data)), err
 }
 
 // Unmarshal reads a plan and checks its version.

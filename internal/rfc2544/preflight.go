@@ -60,6 +60,13 @@ func (r *Runner) preflight(ctx context.Context) error {
 			return err
 		}
 	}
+	if c := r.plan.Calibration; c != nil {
+		if d := c.Mismatch(r.plan.CalibrationShape(), pf); d != "" {
+			refusals = append(refusals, &PreflightError{Reason: v1alpha1.ReasonCalibrationMismatch,
+				Message: fmt.Sprintf("the tester's calibration of %s does not describe this run (%s): its ceilings would not be this run's; calibrate with this test's ports and traffic (linerate calibrate)",
+					c.MeasuredAt.Format(time.RFC3339), d)})
+		}
+	}
 	pf.Warnings = placementWarnings(pf)
 	for _, w := range pf.Warnings {
 		r.note(w)

@@ -354,14 +354,12 @@ func (r *Runner) portName(id int) string {
 }
 
 // applyCalibration states each row's margin to the tester's calibrated ceiling and hands the rows within
-// it to the tester, before anything (a penalty, a verdict, the status) reads them.
+// it to the tester, before anything (a penalty, a verdict, the status) reads them. Preflight refused a
+// calibration of another tester or traffic.
 func (r *Runner) applyCalibration() {
 	c := r.plan.Calibration
 	if c == nil {
 		return
-	}
-	if d := c.Mismatch(r.res.Preflight, r.plan.Traffic.LineRateBps); d != "" {
-		r.note(fmt.Sprintf("the calibration of %s was measured on another tester (%s): its ceiling may not be this one's", c.MeasuredAt.Format(time.RFC3339), d))
 	}
 	for _, n := range calibration.Apply(r.res, c, r.plan.CeilingMarginPercent, r.plan.Throughput.ResolutionPercent) {
 		r.note(n)

@@ -35,11 +35,10 @@ func Calibrate(ctx context.Context, o CalibrateOptions) (*calibration.Calibratio
 		}
 		return nil, runErr
 	}
-	c := calibration.FromResults(tt.Name, res, p.Traffic.LineRateBps, plan.FormatPercent(p.Throughput.LossTolerancePercent),
-		p.Throughput.ResolutionPercent, time.Now())
+	c := calibration.FromResults(tt.Name, res, p.CalibrationShape(), p.Throughput.ResolutionPercent, time.Now())
 	if runErr != nil {
-		// what was measured is kept, and the file says it is incomplete
-		c.Notes = append(c.Notes, "the calibration ended early: "+runErr.Error())
+		// what was measured is kept for the user to read, and refused as a calibration
+		c.Incomplete = runErr.Error()
 	}
 	if err := c.Write(o.Out); err != nil {
 		return c, err
@@ -78,4 +77,6 @@ func calibrationPlan(p *plan.Plan) {
 	}
 	p.Tests = tests
 	p.Expectations = nil
+	// a cap below line rate would be written down as the tester's ceiling
+	p.Throughput.MaxRatePercent = 100
 }

@@ -49,15 +49,15 @@ func TestCalibrationIsTheTestersCeilingAndAWireIsNotADUT(t *testing.T) {
 		t.Fatalf("ceilings %+v, notes %q", c.Ceilings, c.Notes)
 	}
 	ceiling := c.Ceilings[0]
-	if ceiling.AtLineRate {
-		t.Skipf("this tester sends 64 B frames at 1 Gbit/s line rate through af_packet: no ceiling below it to test")
-	}
-	if ceiling.FramesPerSecond <= 0 || len(c.Ports) != 2 || c.Ports[0].Driver == "" {
+	if ceiling.FramesPerSecond <= 0 || len(c.Ports) != 2 || c.Ports[0].Driver == "" || c.Incomplete != "" {
 		t.Fatalf("calibration %+v", c)
 	}
 	// the floor is through no DUT: the tester's own path, above zero and below the trial's drain
 	if len(c.Floors) != 1 || c.Floors[0].MinNs <= 0 || c.Floors[0].MinNs > c.Floors[0].P50Ns || c.Floors[0].P50Ns > 300e6 {
 		t.Errorf("latency floors %+v", c.Floors)
+	}
+	if ceiling.AtLineRate {
+		t.Skipf("this tester sends 64 B frames at 1 Gbit/s line rate through af_packet: no ceiling below it to test")
 	}
 
 	// The same wire, now as the "DUT" of a run: its NDR is the tester's ceiling again, within the
@@ -108,7 +108,9 @@ func TestCalibrationLeavesADUTSlowerThanTheTesterItsOwn(t *testing.T) {
 	if got, err := strconv.ParseFloat(row.CeilingMarginPercent, 64); err != nil || got < want-0.1 || got > want+0.1 {
 		t.Errorf("margin %q, want %.1f (NDR %d, ceiling %d frames/s)", row.CeilingMarginPercent, want, row.NDR.FramesPerSecond, c.Ceilings[0].FramesPerSecond)
 	}
-	if row.TesterLimited {
-		t.Errorf("a 20.8 kframes/s token bucket, %.0f%% below the tester's ceiling, was marked tester-limited: %q", want, o.Results.Notes)
+	// the calibration hands it nothing: only the tester's own checks may (a preemption on a loaded host)
+	notes := strings.Join(o.Results.Notes, "\n")
+	if strings.Contains(notes, "calibrated ceiling") || (row.TesterLimited && !strings.Contains(notes, "the tester spoiled")) {
+		t.Errorf("a 20.8 kframes/s token bucket, %.0f%% below the tester's ceiling, was handed to the tester: %q", want, o.Results.Notes)
 	}
 }

@@ -160,14 +160,14 @@ func RunPod(ctx context.Context, o PodOptions) error {
 	if err != nil {
 		return fail("ResultsUnreadable", fmt.Errorf("reading what the run measured before: %w", err))
 	}
-	raw, err := os.ReadFile(o.PlanFile)
+	hash, err := plan.MeasurementHash(p)
 	if err != nil {
 		return fail("InvalidPlan", err)
 	}
 	if cp != nil {
 		logf("resuming after %d complete step(s), trial records up to seq %d kept", cp.StepsDone, lastSeq)
 	}
-	r := rfc2544.New(p, eng, sink, rfc2544.Options{PlanHash: plan.Hash(raw), Resume: cp, LastSeq: lastSeq, Notes: notes})
+	r := rfc2544.New(p, eng, sink, rfc2544.Options{PlanHash: hash, Resume: cp, LastSeq: lastSeq, Notes: notes})
 	res, runErr := r.Run(ctx)
 	stopHeartbeat()
 	sink.writeProgress(false)
