@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <rte_bus.h>
 #include <rte_cycles.h>
 #include <rte_dev.h>
 #include <rte_eal.h>
@@ -149,6 +150,30 @@ void lr_zero_tx_pool(void)
 	rte_mempool_obj_iter(lr.tx_pool, zero_data, NULL);
 }
 
+/* A PCI port starts at MTU 1500 (1518 B frames); a test of larger frames (IPsec overhead, jumbo) needs it
+ * raised, as testpmd's --max-pkt-len does. A VF cannot go above its PF's MTU and says so by refusing: the
+ * port then keeps what it carries, and preflight refuses the plan's larger frames naming the fix. A virtual
+ * port's MTU is its kernel interface's, which the engine does not own and leaves as it is. */
+static void raise_mtu(uint16_t pid, struct lr_port *p, unsigned max_frame)
+{
+	struct rte_eth_dev_info info;
+	uint16_t mtu;
+	if (rte_eth_dev_info_get(pid, &info) != 0 || info.device == NULL || rte_dev_bus(info.device) == NULL ||
+	    strcmp(rte_bus_name(rte_dev_bus(info.device)), "pci") != 0 || rte_eth_dev_get_mtu(pid, &mtu) != 0)
+		return;
+	unsigned want = max_frame - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN;
+	if (info.max_mtu && want > info.max_mtu)
+		want = info.max_mtu;
+	if (mtu >= want)
+		return;
+	int rc = rte_eth_dev_set_mtu(pid, (uint16_t)want);
+	if (rc == 0 && rte_eth_dev_get_mtu(pid, &mtu) == 0)
+		p->max_frame = (unsigned)mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN;
+	else
+		fprintf(stderr, "linerate-engine: port %u (%s): MTU %u refused (%s): it carries frames up to %u B\n", pid, p->driver,
+			want, rte_strerror(-rc), p->max_frame);
+}
+
 static int setup_port(uint16_t pid, uint16_t idx, unsigned max_frame)
 {
 	struct lr_port *p = &lr.ports[idx];
@@ -184,6 +209,7 @@ static int setup_port(uint16_t pid, uint16_t idx, unsigned max_frame)
 		fprintf(stderr, "linerate-engine: port %u (%s): set-up failed: %s\n", pid, p->driver, rte_strerror(-rc));
 		return -1;
 	}
+	raise_mtu(pid, p, max_frame);
 	/* foreign frames are counted, so the port must see them */
 	rte_eth_promiscuous_enable(pid);
 	struct rte_ether_addr mac;
