@@ -10,6 +10,7 @@ import (
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/engine"
 	"linerate.dev/linerate/internal/engine/sim"
+	"linerate.dev/linerate/internal/plan"
 	"linerate.dev/linerate/internal/results"
 	"linerate.dev/linerate/internal/rfc2544"
 )
@@ -150,5 +151,49 @@ func TestBidirectionalPairIsLoweredUntilItHoldsTogether(t *testing.T) {
 			}
 			t.Logf("west->east %.0f, east->west %.0f frames/s (budget %.0f); %d confirming records", fps["west->east"], fps["east->west"], budget, len(joint))
 		})
+	}
+}
+
+// After the joint trials lower a pair, what the DUT drops first above its NDR is what it dropped in the
+// lowest joint trial it lost, not in a search trial far above the lowered rate.
+func TestAboveTheLoweredNDRIsTheLowestJointLoss(t *testing.T) {
+	p := planFor(t, v1alpha1.TestImixThroughput)
+	p.FrameSizes = nil
+	p.Traffic.Direction = v1alpha1.Bidirectional
+	p.Throughput.Method = v1alpha1.SearchBinary
+	p.Imix = &plan.Imix{Cycle: []int{64, 570, 64, 1518, 64, 570, 64, 64, 570, 64, 64, 570}, AverageFrameSize: 357.83}
+	line := 10e9 / ((357.83 + 20) * 8)
+	e := coupled{sim.New(sim.DUT{CapacityFPS: 0.2 * line}), 0.3 * line}
+	rec := &recorder{}
+	res, err := rfc2544.New(p, e, rec, rfc2544.Options{Sleep: e.Sleep}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(res.Notes, "\n"), "lowered") {
+		t.Fatalf("the joint trials lowered nothing; notes %q", res.Notes)
+	}
+	for _, row := range res.Imix {
+		ndr := pct(row.NDR.PercentOfLineRate)
+		var lowest *results.Trial
+		for i, tr := range rec.trials {
+			if tr.Direction == row.Direction && !tr.Pass && !tr.TesterLimited && tr.OfferedPercent > ndr+1e-9 &&
+				(lowest == nil || tr.OfferedPercent < lowest.OfferedPercent) {
+				lowest = &rec.trials[i]
+			}
+		}
+		if lowest == nil {
+			continue // never lost above its NDR (west->east at line rate's cap)
+		}
+		if len(row.ClassesAboveNDR) == 0 {
+			t.Fatalf("%s: no loss above the NDR %.3f%%: %+v", row.Direction, ndr, row.ClassesAboveNDR)
+		}
+		var tx int64
+		for _, c := range row.ClassesAboveNDR {
+			tx += c.TxFrames
+		}
+		if tx != lowest.TxFrames {
+			t.Errorf("%s: the loss above the NDR %.3f%% is from a trial of %d frames, the lowest loss above it (%s at %.3f%%) sent %d",
+				row.Direction, ndr, tx, lowest.Purpose, lowest.OfferedPercent, lowest.TxFrames)
+		}
 	}
 }

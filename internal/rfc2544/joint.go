@@ -57,7 +57,7 @@ func (r *Runner) confirmBidirectional(ctx context.Context, test v1alpha1.TestKin
 	var trials int
 	var spent time.Duration
 	pdrUnconfirmed := make([]bool, len(res))
-	confirm := func(label string, tol float64, rateOf func(*search.Result) (float64, bool), set func(sr *search.Result, rate float64, m *search.Measurement)) error {
+	confirm := func(label string, tol float64, rateOf func(*search.Result) (float64, bool), set func(sr *search.Result, rate float64, m, above *search.Measurement)) error {
 		rates := make([]float64, len(lanes))
 		some := false
 		for l, sr := range res {
@@ -85,7 +85,7 @@ func (r *Runner) confirmBidirectional(ctx context.Context, test v1alpha1.TestKin
 					sr.PDR, sr.PDRTrial, pdrUnconfirmed[l] = nil, nil, true
 				}
 			default:
-				set(sr, out.rates[l], out.measurement(l))
+				set(sr, out.rates[l], out.measurement(l), out.above[l])
 			}
 			if out.spoiled && out.undetermined != "" && rates[l] > 0 {
 				sr.TesterLimited = true // the tester kept this pair from being confirmed
@@ -95,12 +95,16 @@ func (r *Runner) confirmBidirectional(ctx context.Context, test v1alpha1.TestKin
 	}
 	err := confirm("NDR", tp.LossTolerancePercent,
 		func(sr *search.Result) (float64, bool) { return sr.NDR, sr.Found && sr.Undetermined == "" },
-		func(sr *search.Result, rate float64, m *search.Measurement) {
+		func(sr *search.Result, rate float64, m, above *search.Measurement) {
 			if rate <= 0 {
 				sr.Found, sr.NDR, sr.NDRTrial = false, 0, nil
 				return
 			}
 			sr.NDR, sr.NDRTrial = rate, m
+			// what the DUT drops first above the NDR is now what it dropped first together
+			if above != nil && above.RatePercent > rate && (sr.AboveNDR == nil || above.RatePercent <= sr.AboveNDR.RatePercent) {
+				sr.AboveNDR = above
+			}
 		})
 	if err != nil || tp.PDRLossTolerancePercent == nil {
 		return trials, spent, err
@@ -112,7 +116,7 @@ func (r *Runner) confirmBidirectional(ctx context.Context, test v1alpha1.TestKin
 			}
 			return *sr.PDR, true
 		},
-		func(sr *search.Result, rate float64, m *search.Measurement) {
+		func(sr *search.Result, rate float64, m, _ *search.Measurement) {
 			if rate <= 0 {
 				sr.PDR, sr.PDRTrial = nil, nil
 				return
@@ -140,6 +144,9 @@ func unconfirmed(sr *search.Result, why string) {
 type jointOutcome struct {
 	rates  []float64     // per lane: the confirmed rate, 0 when none was
 	passed [][]dirResult // per lane: its directions' records of the last passing trial
+	// above is, per lane, its trial at the lowest rate it lost at together (nil: none): what the DUT drops
+	// first above the confirmed rate
+	above  []*search.Measurement
 	trials int
 	spent  time.Duration
 	// undetermined says why no pair was confirmed; spoiled that the tester was why
@@ -193,7 +200,7 @@ func (r *Runner) jointTrials(ctx context.Context, test v1alpha1.TestKind, size, 
 	if test == v1alpha1.TestImixThroughput {
 		what = "IMIX"
 	}
-	out := jointOutcome{rates: make([]float64, len(lanes))}
+	out := jointOutcome{rates: make([]float64, len(lanes)), above: make([]*search.Measurement, len(lanes))}
 	try := append([]float64(nil), rates...) // the rates of the next trial
 	failed := make([]float64, len(lanes))   // per lane: the lowest rate it lost at together (+Inf: none)
 	losses := make([]int, len(lanes))
@@ -285,7 +292,11 @@ func (r *Runner) jointTrials(ctx context.Context, test v1alpha1.TestKind, size, 
 			switch c, _ := goal.Classify(at[l]); c {
 			case search.UpperBound:
 				passed, lostLane[l] = false, true
-				failed[l] = math.Min(failed[l], try[l])
+				if try[l] < failed[l] {
+					failed[l] = try[l]
+					out.above[l] = &search.Measurement{RatePercent: try[l], Duration: long, LossPercent: lost[l],
+						Purpose: PurposeJointValidation, Detail: detail{dirs: mine}}
+				}
 			case search.Undecided:
 				passed, decided = false, false
 			}
