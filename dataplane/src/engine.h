@@ -1,6 +1,6 @@
 /* The engine's shared state: ports, streams and the trial, and who may write what.
  *
- * Threads: the main lcore runs the control socket (control.c); one worker lcore runs the fast path
+ * Threads: the main lcore runs the control socket (control*.c); one worker lcore runs the fast path
  * (worker.c) for every port. The control thread writes port addressing, stream definitions and the trial
  * set-up only while no trial runs; it starts a trial by publishing state WARMUP (release) and the worker
  * alone moves it on to RUNNING, DRAINING and DONE/ABORTED. Counters are written by the worker only and
@@ -185,7 +185,7 @@ struct lr_engine {
 	atomic_bool quit;
 };
 
-extern struct lr_engine lr;
+extern struct lr_engine lr; /* engine.c */
 
 static inline uint64_t lr_tsc_to_ns(uint64_t tsc)
 {
@@ -194,8 +194,10 @@ static inline uint64_t lr_tsc_to_ns(uint64_t tsc)
 
 enum lr_role { LR_ROLE_ALL = 0, LR_ROLE_TX, LR_ROLE_RX };
 int lr_worker_main(void *arg); /* arg: (void *)(uintptr_t)enum lr_role */
+/* pools.c: lr.pool and lr.tx_pool (0, or -1 when they cannot be created, said on stderr) */
+int lr_create_pools(unsigned mbufs, unsigned max_frame);
 void lr_zero_tx_pool(void);
-void lr_control_serve(const char *addr);
+void lr_control_serve(const char *addr); /* control.c */
 /* frames the kernel dropped on the af_packet socket(s) of interface ifindex since the last call */
 uint64_t lr_kernel_rx_drops(int ifindex);
 

@@ -18,8 +18,6 @@
 
 #include "engine.h"
 
-struct lr_engine lr;
-
 #define RX_DESC 1024
 #define TX_DESC 1024
 
@@ -136,18 +134,6 @@ static int parse_uint(const char *opt, const char *arg, unsigned long min, unsig
 	}
 	*out = (unsigned)v;
 	return 0;
-}
-
-static void zero_data(struct rte_mempool *mp, void *arg, void *obj, unsigned idx)
-{
-	(void)mp, (void)arg, (void)idx;
-	struct rte_mbuf *m = obj;
-	memset((uint8_t *)m->buf_addr, 0, m->buf_len);
-}
-
-void lr_zero_tx_pool(void)
-{
-	rte_mempool_obj_iter(lr.tx_pool, zero_data, NULL);
 }
 
 /* A PCI port starts at MTU 1500 (1518 B frames); a test of larger frames (IPsec overhead, jumbo) needs it
@@ -302,22 +288,8 @@ int main(int argc, char **argv)
 	 * the second, as DPDK's own generators do, so analysis never steals time from pacing */
 	lr.rx_lcore = rte_get_next_lcore(lr.worker_lcore, 1, 0);
 	lr.split = lr.rx_lcore < RTE_MAX_LCORE;
-	/* a frame of max_frame must fit one mbuf: the fast path writes frames contiguously */
-	lr.pool = rte_pktmbuf_pool_create("lr_pool", mbufs, 256, 0, (uint16_t)(RTE_PKTMBUF_HEADROOM + max_frame),
-					  (int)rte_socket_id());
-	/* zero-filled here; see build() in worker.c. Room for LR_MAX_HDR_TAG bytes even with a smaller
-	 * --max-frame: a zero-payload frame's head is copied as that many bytes. */
-	unsigned tx_room = max_frame > LR_MAX_HDR_TAG ? max_frame : LR_MAX_HDR_TAG;
-	lr.tx_pool = lr.pool ? rte_pktmbuf_pool_create("lr_tx_pool", mbufs, 256, 0,
-						     (uint16_t)(RTE_PKTMBUF_HEADROOM + tx_room), (int)rte_socket_id())
-			     : NULL;
-	if (lr.tx_pool)
-		lr_zero_tx_pool();
-	if (lr.pool == NULL || lr.tx_pool == NULL) {
-		fprintf(stderr, "linerate-engine: cannot create the mbuf pool (%u mbufs): %s\n", mbufs,
-			rte_strerror(rte_errno));
+	if (lr_create_pools(mbufs, max_frame) != 0)
 		return 1;
-	}
 	uint16_t pid, idx = 0;
 	RTE_ETH_FOREACH_DEV(pid)
 	{

@@ -1,0 +1,203 @@
+/* The verbs about the engine and its ports: HELLO (what the engine is and where it runs), TIME (its
+ * clock), PORT (a port's addressing) and RESOLVE (a port's next hop, asked for through the worker). */
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+
+#include "control.h"
+#include "engine.h"
+
+int port_arg(struct args *a, struct out *o, const char *key, int *id, bool allow_none)
+{
+	const char *s = arg(a, key);
+	if (s == NULL)
+		return fail(o, "bad-request", "missing %s=", key);
+	if (allow_none && strcmp(s, "none") == 0) {
+		*id = -1;
+		return 0;
+	}
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (*end || end == s || v < 0 || v >= (long)lr.nports)
+		return fail(o, "bad-value", "%s=%s: no such port (the engine has %u)", key, s, lr.nports);
+	*id = (int)v;
+	return 0;
+}
+
+int do_hello(struct args *a, struct out *o)
+{
+	if (check_unused(a, o, "HELLO"))
+		return -1;
+	put(o, "{\"ok\":true,\"proto\":3,\"engine\":\"%s\",\"ports\":%u,\"tsc_hz\":%llu,\"lcores\":%u,\"idle_sleep_us\":%u",
+	    LR_VERSION, lr.nports, (unsigned long long)lr.tsc_hz, rte_lcore_count(), lr.idle_sleep_us);
+	/* where the engine runs and keeps its frames: the runner checks them against the ports' nodes */
+	const char *sep = "";
+	unsigned lc;
+	put(o, ",\"lcore_cpus\":[");
+	RTE_LCORE_FOREACH(lc) {
+		put(o, "%s%d", sep, rte_lcore_to_cpu_id((int)lc));
+		sep = ",";
+	}
+	put(o, "],\"lcore_numa\":[");
+	sep = "";
+	RTE_LCORE_FOREACH(lc) {
+		put(o, "%s%u", sep, rte_lcore_to_socket_id(lc));
+		sep = ",";
+	}
+	put(o, "],\"memory_numa\":[");
+	sep = "";
+	for (unsigned i = 0; i < rte_socket_count(); i++) {
+		int node = rte_socket_id_by_idx(i);
+		struct rte_malloc_socket_stats st;
+		if (node >= 0 && rte_malloc_get_socket_stats(node, &st) == 0 && st.heap_totalsz_bytes > 0) {
+			put(o, "%s%d", sep, node);
+			sep = ",";
+		}
+	}
+	put(o, "]}");
+	return 0;
+}
+
+/* TIME reads the clock the engine stamps frames with, now: the runner of a two-node testbed asks both
+ * engines in turn and bounds their offset from the round trips (the clock is CLOCK_REALTIME-based only
+ * with --clock realtime; otherwise it counts from the engine's start and says so). */
+int do_time(struct args *a, struct out *o)
+{
+	if (check_unused(a, o, "TIME"))
+		return -1;
+	put(o, "{\"ok\":true,\"clock\":\"%s\",\"ns\":%llu}", lr.realtime ? "realtime" : "local",
+	    (unsigned long long)lr_tsc_to_ns(rte_rdtsc()));
+	return 0;
+}
+
+int do_port(struct args *a, struct out *o)
+{
+	int id = -1;
+	if (port_arg(a, o, "id", &id, false))
+		return -1;
+	if (trial_active())
+		return fail(o, "busy", "PORT: a trial is running");
+	struct lr_port *p = &lr.ports[id];
+	const char *ip4 = arg(a, "ip4"), *gw4 = arg(a, "gw4"), *ip6 = arg(a, "ip6"), *gw6 = arg(a, "gw6");
+	const char *peer = arg(a, "peer_mac");
+	uint64_t vlan;
+	if (get_u64(a, o, "vlan", 0, 4094, 0, &vlan) || check_unused(a, o, "PORT"))
+		return -1;
+	struct lr_port n = *p; /* validate everything before changing anything */
+	n.has_ip4 = n.has_gw4 = n.has_ip6 = n.has_gw6 = n.static_peer = false;
+	int len;
+	if (ip4) {
+		if (parse_ip(ip4, 4, n.ip4, &len) || len < 0)
+			return fail(o, "bad-value", "ip4=%s: want A.B.C.D/len", ip4);
+		n.has_ip4 = true;
+		n.ip4_len = (unsigned)len;
+	}
+	if (gw4) {
+		if (parse_ip(gw4, 4, n.gw4, &len) || len >= 0)
+			return fail(o, "bad-value", "gw4=%s: want A.B.C.D", gw4);
+		n.has_gw4 = true;
+	}
+	if (ip6) {
+		if (parse_ip(ip6, 6, n.ip6.b, &len) || len < 0)
+			return fail(o, "bad-value", "ip6=%s: want X::Y/len", ip6);
+		n.has_ip6 = true;
+		n.ip6_len = (unsigned)len;
+	}
+	if (gw6) {
+		if (parse_ip(gw6, 6, n.gw6.b, &len) || len >= 0)
+			return fail(o, "bad-value", "gw6=%s: want X::Y", gw6);
+		n.has_gw6 = true;
+	}
+	if (peer) {
+		if (parse_mac(peer, n.peer_mac))
+			return fail(o, "bad-value", "peer_mac=%s: want aa:bb:cc:dd:ee:ff", peer);
+		n.static_peer = true;
+	}
+	p->vlan = (uint16_t)vlan;
+	p->has_ip4 = n.has_ip4;
+	p->has_gw4 = n.has_gw4;
+	p->has_ip6 = n.has_ip6;
+	p->has_gw6 = n.has_gw6;
+	memcpy(p->ip4, n.ip4, 4);
+	memcpy(p->gw4, n.gw4, 4);
+	p->ip4_len = n.ip4_len;
+	p->ip6 = n.ip6;
+	p->gw6 = n.gw6;
+	p->ip6_len = n.ip6_len;
+	p->static_peer = n.static_peer;
+	memcpy(p->peer_mac, n.peer_mac, 6);
+	atomic_store(&p->peer_known, n.static_peer);
+	struct rte_eth_link link;
+	memset(&link, 0, sizeof(link));
+	rte_eth_link_get_nowait(p->id, &link);
+	char m[32];
+	bool ck4 = p->rx_cksum & RTE_ETH_RX_OFFLOAD_IPV4_CKSUM, cku = p->rx_cksum & RTE_ETH_RX_OFFLOAD_UDP_CKSUM;
+	put(o,
+	    "{\"ok\":true,\"id\":%d,\"mac\":\"%s\",\"driver\":\"%s\",\"device\":\"%s\",\"numa\":%d,\"rx_queues\":%u,"
+	    "\"tx_queues\":%u,\"link_up\":%s,\"speed_mbps\":%u,\"max_frame\":%u,\"rx_checksums\":\"%s%s%s\"}",
+	    id, mac_str(p->mac, m), p->driver, p->device, p->numa, p->rx_queues, p->tx_queues, link.link_status ? "true" : "false",
+	    link.link_speed == RTE_ETH_SPEED_NUM_UNKNOWN ? 0u : link.link_speed, p->max_frame, ck4 ? "ipv4" : "", ck4 && cku ? "," : "",
+	    cku ? "udp" : "");
+	return 0;
+}
+
+static void queue_control_frame(struct lr_port *p, const uint8_t *frame, size_t len)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(lr.pool);
+	if (m == NULL)
+		return;
+	memcpy(rte_pktmbuf_mtod(m, uint8_t *), frame, len);
+	m->data_len = m->pkt_len = (uint32_t)len;
+	if (rte_ring_sp_enqueue(p->ctl_tx, m) != 0)
+		rte_pktmbuf_free(m);
+}
+
+int do_resolve(struct args *a, struct out *o)
+{
+	int id = -1;
+	uint64_t timeout;
+	if (port_arg(a, o, "id", &id, false) || get_u64(a, o, "timeout_ms", 1, 600000, 3000, &timeout) ||
+	    check_unused(a, o, "RESOLVE"))
+		return -1;
+	struct lr_port *p = &lr.ports[id];
+	char m[32];
+	if (!p->static_peer) {
+		if (!p->has_gw4 && !p->has_gw6)
+			return fail(o, "bad-request", "RESOLVE: port %d has neither gw4 nor gw6 nor peer_mac", id);
+		atomic_store(&p->peer_known, false);
+		uint64_t end = rte_rdtsc() + timeout * lr.tsc_hz / 1000, next = 0;
+		while (!atomic_load_explicit(&p->peer_known, memory_order_acquire)) {
+			uint64_t now = rte_rdtsc();
+			if (now > end) {
+				char gw[64];
+				if (p->has_gw4)
+					inet_ntop(AF_INET, p->gw4, gw, sizeof(gw));
+				else
+					inet_ntop(AF_INET6, p->gw6.b, gw, sizeof(gw));
+				return fail(o, "unresolved", "port %d: gateway %s did not answer %s within %llu ms", id,
+					    gw, p->has_gw4 ? "ARP" : "neighbour solicitation",
+					    (unsigned long long)timeout);
+			}
+			if (now >= next) {
+				uint8_t buf[128];
+				size_t n;
+				if (p->has_gw4)
+					n = lr_build_arp(buf, p->vlan, 1, p->mac, p->ip4, NULL, p->gw4, NULL);
+				else
+					n = lr_build_ns(buf, p->vlan, p->mac, &p->ip6, &p->gw6);
+				queue_control_frame(p, buf, n);
+				next = now + lr.tsc_hz / 4;
+			}
+			usleep(1000);
+		}
+	}
+	put(o, "{\"ok\":true,\"id\":%d,\"peer_mac\":\"%s\"}", id, mac_str(p->peer_mac, m));
+	return 0;
+}

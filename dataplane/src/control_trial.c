@@ -1,0 +1,205 @@
+/* The verbs that run a trial: TRIAL (sets up the streams' frames and counters, then hands the trial to the
+ * worker by publishing WARMUP), POLL and WAIT (its progress), ABORT (asks the worker to end it). */
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+
+#include "control.h"
+#include "engine.h"
+
+bool trial_active(void)
+{
+	int st = atomic_load_explicit(&lr.trial.state, memory_order_acquire);
+	return st >= LR_WARMUP && st <= LR_DRAINING;
+}
+
+static void prepare_tx(struct lr_stream *s)
+{
+	struct lr_port *p = &lr.ports[s->tx_port];
+	struct lr_hdr_cfg *h = &s->hdr;
+	memcpy(h->src_mac, p->mac, 6);
+	memcpy(h->dst_mac, p->peer_mac, 6);
+	h->vlan = p->vlan;
+	h->l3 = s->l3;
+	h->src = s->src;
+	h->dst = s->dst;
+	h->sport = s->sport;
+	h->dport = s->dport;
+	h->dscp = s->dscp;
+	for (unsigned i = 0; i < sizeof(s->random_bytes); i++)
+		s->random_bytes[i] = (uint8_t)((i * 2654435761u + (unsigned)s->id * 40503u) >> 13);
+	for (unsigned c = 0; c < s->nclasses; c++) {
+		s->tmpl[c].data = s->tmpl_mem + (size_t)c * LR_MAX_FRAME;
+		lr_tmpl_build(&s->tmpl[c], h, s->class_size[c], s->payload, s->random_bytes, sizeof(s->random_bytes));
+		s->copy_len[c] = s->payload == LR_PAYLOAD_ZEROS && !lr.tx_copy_whole ? LR_MAX_HDR_TAG : s->tmpl[c].len;
+		if (s->vary == 0) {
+			struct lr_flow_fields ff;
+			lr_flow_fields(h, 0, 0, &ff);
+			lr_tmpl_fix_flow(&s->tmpl[c], &ff);
+		}
+	}
+}
+
+static void reset_counters(struct lr_stream *s)
+{
+	s->seq = s->tx_frames = s->tx_bytes = s->warm_sent = s->max_backlog = 0;
+	s->pos = s->flow = 0;
+	s->n_pending = s->pending_off = 0;
+	s->tx_first_tsc = s->tx_last_tsc = 0;
+	s->win_start_tsc = s->win_frames = s->peak_win_frames = 0;
+	lr_seqwin_reset(&s->win);
+	s->rx_bytes = s->late = s->bad_flow = s->corrupted = 0;
+	memset(s->class_rx, 0, sizeof(s->class_rx));
+	lr_hist_reset(&s->lat);
+	s->lat_negative = 0;
+}
+
+int do_trial(struct args *a, struct out *o)
+{
+	if (trial_active())
+		return fail(o, "busy", "TRIAL: a trial is running");
+	const char *streams = arg(a, "streams"), *rates = arg(a, "rates"), *unit = arg(a, "unit");
+	uint64_t dur, warm, drain, burst, stall, id;
+	if (get_u64(a, o, "id", 0, 0x7fffffff, 0, &id) || get_u64(a, o, "duration_ms", 0, 86400000, 0, &dur) || get_u64(a, o, "warmup_ms", 0, 600000, 0, &warm) ||
+	    get_u64(a, o, "drain_ms", 0, 600000, 2000, &drain) ||
+	    get_u64(a, o, "burst", 0, 1ull << 40, 0, &burst) || get_u64(a, o, "stall_ms", 0, 600000, 0, &stall) ||
+	    check_unused(a, o, "TRIAL"))
+		return -1;
+	double ids[LR_MAX_TRIAL_STREAMS], r[LR_MAX_TRIAL_STREAMS];
+	unsigned ns, nr = 0;
+	if (!streams || parse_list(streams, ids, LR_MAX_TRIAL_STREAMS, &ns))
+		return fail(o, "bad-request", "TRIAL: streams= wants a list of stream ids");
+	if (!burst && (!rates || parse_list(rates, r, LR_MAX_TRIAL_STREAMS, &nr) || nr != ns))
+		return fail(o, "bad-request", "TRIAL: rates= wants one rate per stream");
+	if (!burst && dur == 0)
+		return fail(o, "bad-request", "TRIAL: duration_ms= (or burst=) is required");
+	int u = 0; /* 0 fps, 1 l2bps, 2 l1bps */
+	if (unit && !strcmp(unit, "l2bps"))
+		u = 1;
+	else if (unit && !strcmp(unit, "l1bps"))
+		u = 2;
+	else if (unit && strcmp(unit, "fps") != 0)
+		return fail(o, "bad-value", "unit=%s: want fps, l2bps or l1bps", unit);
+	for (unsigned i = 0; i < ns; i++) {
+		int id = (int)ids[i];
+		struct lr_stream *s = id >= 0 && id < LR_MAX_STREAMS ? lr.streams[id] : NULL;
+		if (s == NULL || !s->defined)
+			return fail(o, "bad-value", "streams: stream %d is not defined", id);
+		if (s->tx_port >= 0 && !atomic_load(&lr.ports[s->tx_port].peer_known))
+			return fail(o, "unresolved", "stream %d: port %d has no next hop yet (RESOLVE it or give peer_mac)",
+				    id, s->tx_port);
+		if (!burst && r[i] <= 0 && s->tx_port >= 0)
+			return fail(o, "bad-value", "rates: stream %d rate must be positive", id);
+	}
+	for (int i = 0; i < LR_MAX_STREAMS; i++)
+		if (lr.streams[i])
+			lr.streams[i]->in_trial = false;
+	/* tx_pool's payload areas stay zero only while no frame with another payload was built in them */
+	bool nonzero = false, zero = false;
+	for (unsigned i = 0; i < ns; i++) {
+		struct lr_stream *s = lr.streams[(int)ids[i]];
+		if (s->tx_port >= 0 && s->payload != LR_PAYLOAD_ZEROS)
+			nonzero = true;
+		else if (s->tx_port >= 0)
+			zero = true;
+	}
+	if (zero && !nonzero && lr.tx_pool_dirty) {
+		lr_zero_tx_pool();
+		lr.tx_pool_dirty = false;
+	}
+	lr.tx_pool_dirty |= nonzero;
+	lr.tx_copy_whole = zero && nonzero;
+	struct lr_trial *t = &lr.trial;
+	t->nstreams = ns;
+	for (unsigned i = 0; i < ns; i++) {
+		struct lr_stream *s = lr.streams[(int)ids[i]];
+		t->streams[i] = s->id;
+		reset_counters(s);
+		if (s->tx_port >= 0)
+			prepare_tx(s);
+		double rate = burst ? 0 : r[i];
+		s->fps = u == 0 ? rate : u == 1 ? rate / (s->mean_frame * 8) : rate / ((s->mean_frame + 20) * 8);
+		s->burst_left = burst;
+		s->in_trial = true;
+	}
+	for (unsigned i = 0; i < lr.nports; i++)
+		lr.ports[i].rx_foreign = lr.ports[i].rx_arp = lr.ports[i].tx_arp = lr.ports[i].rx_stale =
+			lr.ports[i].rx_warmup = lr.ports[i].rx_total = lr.ports[i].tx_alloc_fail = lr.ports[i].tx_full =
+				lr.ports[i].rx_bad_cksum = 0;
+	for (unsigned i = 0; i < lr.nports; i++) {
+		rte_eth_stats_reset(lr.ports[i].id);
+		(void)lr_kernel_rx_drops(lr.ports[i].kernel_ifindex); /* reading resets them */
+		lr.ports[i].rx_kernel_drops = 0;
+	}
+	/* no worker writes its health outside measurement and drain: safe to reset before WARMUP is published */
+	for (unsigned i = 0; i < lr.nworkers; i++)
+		lr.health[i].max_gap_tsc = 0;
+	t->id = id ? (uint32_t)id : t->id + 1;
+	t->burst = burst;
+	t->warmup_tsc = warm * lr.tsc_hz / 1000;
+	t->duration_tsc = dur * lr.tsc_hz / 1000;
+	t->drain_tsc = drain * lr.tsc_hz / 1000;
+	t->stall_tsc = stall * lr.tsc_hz / 1000;
+	t->meas_start_tsc = t->meas_end_tsc = t->end_tsc = 0;
+	t->reason[0] = 0;
+	atomic_store(&t->abort_req, false);
+	t->start_tsc = rte_rdtsc();
+	atomic_store_explicit(&t->state, LR_WARMUP, memory_order_release);
+	put(o, "{\"ok\":true,\"trial\":%u}", t->id);
+	return 0;
+}
+
+const char *state_name(int st)
+{
+	static const char *names[] = {"idle", "warmup", "running", "draining", "done", "aborted"};
+	return st >= 0 && st <= LR_ABORTED ? names[st] : "unknown";
+}
+
+static void put_poll(struct out *o)
+{
+	struct lr_trial *t = &lr.trial;
+	int st = atomic_load_explicit(&t->state, memory_order_acquire);
+	uint64_t end = st >= LR_DONE ? t->end_tsc : rte_rdtsc();
+	uint64_t elapsed = st == LR_IDLE ? 0 : (end - t->start_tsc) * 1000 / lr.tsc_hz;
+	put(o, "{\"ok\":true,\"trial\":%u,\"state\":\"%s\",\"elapsed_ms\":%llu,\"streams\":[", t->id, state_name(st),
+	    (unsigned long long)elapsed);
+	for (unsigned i = 0; i < t->nstreams; i++) {
+		struct lr_stream *s = lr.streams[t->streams[i]];
+		put(o, "%s{\"id\":%d,\"tx_frames\":%llu,\"rx_frames\":%llu}", i ? "," : "", s->id,
+		    (unsigned long long)s->tx_frames, (unsigned long long)s->win.rx);
+	}
+	put(o, "]}");
+}
+
+int do_poll(struct args *a, struct out *o)
+{
+	if (check_unused(a, o, "POLL"))
+		return -1;
+	put_poll(o);
+	return 0;
+}
+
+int do_wait(struct args *a, struct out *o)
+{
+	uint64_t timeout;
+	if (get_u64(a, o, "timeout_ms", 0, 86400000, 86400000, &timeout) || check_unused(a, o, "WAIT"))
+		return -1;
+	uint64_t end = rte_rdtsc() + timeout * lr.tsc_hz / 1000;
+	while (trial_active() && rte_rdtsc() < end)
+		usleep(1000);
+	put_poll(o);
+	return 0;
+}
+
+int do_abort(struct args *a, struct out *o)
+{
+	if (check_unused(a, o, "ABORT"))
+		return -1;
+	atomic_store_explicit(&lr.trial.abort_req, true, memory_order_release);
+	for (int i = 0; i < 1000 && trial_active(); i++)
+		usleep(1000);
+	put_poll(o);
+	return 0;
+}
