@@ -242,7 +242,7 @@ const calibrationPoll = 5 * time.Second
 func planWait(tt *v1alpha1.TrafficTest) ctrl.Result {
 	c := meta.FindStatusCondition(tt.Status.Conditions, v1alpha1.ConditionPlanReady)
 	if c != nil && c.Status == metav1.ConditionFalse &&
-		(c.Reason == v1alpha1.ReasonCalibrationMissing || c.Reason == v1alpha1.ReasonCalibrationInvalid) {
+		(c.Reason == v1alpha1.ReasonCalibrationMissing || c.Reason == v1alpha1.ReasonCalibrationInvalid || c.Reason == v1alpha1.ReasonCalibrationMismatch) {
 		return ctrl.Result{RequeueAfter: calibrationPoll}
 	}
 	return ctrl.Result{}
@@ -250,10 +250,10 @@ func planWait(tt *v1alpha1.TrafficTest) ctrl.Result {
 
 // attachCalibration puts the tester's calibration that spec.tester.calibration names into the plan; ok is
 // false when the test must wait for it or cannot use it (the PlanReady condition says which). Once the run
-// has started, the calibration it started with stays its own (in its plan ConfigMap): a ConfigMap edited or
-// deleted meanwhile changes nothing of a run under way.
+// has started, the calibration it started with stays its own (in its plan ConfigMap), through a suspension
+// too: a ConfigMap edited or deleted meanwhile changes nothing of a run under way.
 func (r *TrafficTestReconciler) attachCalibration(ctx context.Context, tt *v1alpha1.TrafficTest, p *plan.Plan) (bool, error) {
-	if tt.Status.StartTime != nil {
+	if tt.Status.StartTime != nil || tt.Status.Phase == v1alpha1.PhaseSuspended {
 		started, err := r.startedPlan(ctx, tt)
 		if err != nil {
 			return false, err
@@ -288,6 +288,12 @@ func (r *TrafficTestReconciler) attachCalibration(ctx context.Context, tt *v1alp
 	if err != nil {
 		r.setCondition(tt, v1alpha1.ConditionPlanReady, metav1.ConditionFalse, v1alpha1.ReasonCalibrationInvalid,
 			fmt.Sprintf("spec.tester.calibration: ConfigMap %q %v", tc.ConfigMapName, err))
+		return false, nil
+	}
+	// the traffic is known here, the ports and cores only to the tester's preflight
+	if d := p.Calibration.Mismatch(p.CalibrationShape(), nil); d != "" {
+		r.setCondition(tt, v1alpha1.ConditionPlanReady, metav1.ConditionFalse, v1alpha1.ReasonCalibrationMismatch,
+			fmt.Sprintf("spec.tester.calibration: ConfigMap %q holds a calibration of other traffic (%s): calibrate with this test (linerate calibrate -f)", tc.ConfigMapName, d))
 		return false, nil
 	}
 	return true, nil

@@ -949,16 +949,36 @@ func TestCalibrationConfigMapIsWaitedForCheckedAndPlanned(t *testing.T) {
 		t.Errorf("condition %+v", c)
 	}
 	// the calibration linerate calibrate wrote: the test goes on, with it in its plan
-	want := &calibration.Calibration{Kind: calibration.Kind, ResolutionPercent: 0.5,
-		Ceilings: []calibration.Ceiling{{FrameSize: 64, Direction: "west->east", FramesPerSecond: 9e6, PercentOfLineRate: "60.5"}}}
-	raw, err := json.Marshal(want)
+	// of other traffic: refused, naming what differs
+	p0, err := plan.Resolve(tt, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cm.Data[calibration.ConfigMapKey] = string(raw)
-	if err := k8sClient.Update(ctx, cm); err != nil {
-		t.Fatal(err)
+	want := &calibration.Calibration{Kind: calibration.Kind, ResolutionPercent: 0.5, Shape: p0.CalibrationShape(),
+		Ports:    []calibration.Port{{Name: "west", Driver: "net_ixgbe_vf"}, {Name: "east", Driver: "net_ixgbe_vf"}},
+		Ceilings: []calibration.Ceiling{{FrameSize: 64, Direction: "west->east", FramesPerSecond: 9e6, PercentOfLineRate: "60.5"}}}
+	other := *want
+	other.Shape.Flows = 4096
+	setCalibration := func(c *calibration.Calibration) {
+		t.Helper()
+		raw, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cm.Data[calibration.ConfigMapKey] = string(raw)
+		if err := k8sClient.Update(ctx, cm); err != nil {
+			t.Fatal(err)
+		}
 	}
+	setCalibration(&other)
+	tt = waitTest(t, ns, "cal", "CalibrationMismatch", func(tt *v1alpha1.TrafficTest) bool {
+		c := condition(tt, v1alpha1.ConditionPlanReady)
+		return c != nil && c.Reason == v1alpha1.ReasonCalibrationMismatch
+	})
+	if c := condition(tt, v1alpha1.ConditionPlanReady); !strings.Contains(c.Message, "flows 1, calibrated with 4096") {
+		t.Errorf("condition %+v", c)
+	}
+	setCalibration(want)
 	waitPod(t, ns, "cal-tester")
 	planCM := &corev1.ConfigMap{}
 	if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cal-plan"}, planCM); err != nil {
@@ -990,5 +1010,21 @@ func TestCalibrationConfigMapIsWaitedForCheckedAndPlanned(t *testing.T) {
 	}
 	if p, err := plan.Unmarshal([]byte(planCM.Data[plan.ConfigMapKey])); err != nil || p.Calibration == nil {
 		t.Errorf("the running test's plan lost its calibration: %v", err)
+	}
+	// nor through a suspension: resumed, the run goes on with the calibration it started with
+	for _, suspend := range []bool{true, false} {
+		tt = waitTest(t, ns, "cal", "latest", func(*v1alpha1.TrafficTest) bool { return true })
+		tt.Spec.Suspend = suspend
+		if err := k8sClient.Update(ctx, tt); err != nil {
+			t.Fatal(err)
+		}
+		if suspend {
+			waitTest(t, ns, "cal", "Suspended", phaseIs(v1alpha1.PhaseSuspended))
+		}
+	}
+	waitPod(t, ns, "cal-tester")
+	tt = waitTest(t, ns, "cal", "resumed", func(tt *v1alpha1.TrafficTest) bool { return tt.Status.Phase != v1alpha1.PhaseSuspended })
+	if c := condition(tt, v1alpha1.ConditionPlanReady); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("the resumed run lost its calibration with the ConfigMap: %+v", c)
 	}
 }

@@ -455,10 +455,11 @@ type LatencyResult struct {
 	// +listType=atomic
 	// +optional
 	Repetitions []LatencySummary `json:"repetitions,omitempty"`
-	// testerFloorNs is the least latency the tester itself measures through no DUT (its calibration):
-	// part of every value above, and a maxLatency it alone exceeds is no failure of the DUT.
+	// testerMaxLatencyNs is the most latency the tester itself added to a frame through no DUT (its
+	// calibration, at a tenth of its ceiling): a maxLatency exceeded by no more than it is no proven
+	// failure of the DUT.
 	// +optional
-	TesterFloorNs int64 `json:"testerFloorNs,omitempty"`
+	TesterMaxLatencyNs int64 `json:"testerMaxLatencyNs,omitempty"`
 }
 
 // LatencyRepetitions is RFC 8219 §7.2's summary of latency repetitions: per repetition, the typical latency

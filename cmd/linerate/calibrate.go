@@ -20,7 +20,8 @@ cable, a veth pair, or two VFs of one PF through the NIC's embedded switch. Each
 MAC; nothing is resolved.
 
 What it finds is the tester's own: the highest rate it sends and counts without loss per frame size
-(its ceiling) and the latency it measures through no DUT (its floor). 'linerate run --calibration'
+(its ceiling, the lowest of --repetitions searches, with their spread) and the latency it measures
+through no DUT at a tenth of it. 'linerate run --calibration'
 then states each row's margin to that ceiling, and marks a row within --ceiling-margin of it
 tester-limited instead of reporting it as the DUT's.`,
 		Example: `  # Two VFs of one PF: the NIC's switch joins them
@@ -30,6 +31,9 @@ tester-limited instead of reporting it as the DUT's.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(o.Files) == 0 {
 				return usageError{fmt.Errorf("give the TrafficTest with -f")}
+			}
+			if o.Repetitions < 1 || o.Repetitions > 20 {
+				return usageError{fmt.Errorf("--repetitions %d: want 1 to 20", o.Repetitions)}
 			}
 			var err error
 			if o.Ports, err = portFlags(ports); err != nil {
@@ -47,6 +51,7 @@ tester-limited instead of reporting it as the DUT's.`,
 	f.StringVar(&o.Engine, "engine", "", "path of linerate-engine (default $LINERATE_ENGINE, /usr/local/bin, $PATH)")
 	f.StringVar(&o.HugeDir, "huge-dir", "", "hugetlbfs mount for the engine (default: ordinary memory)")
 	f.StringVar(&o.Out, "out", "calibration.json", "the calibration file to write")
+	f.IntVar(&o.Repetitions, "repetitions", 3, "throughput searches per frame size: their spread is the tester's own, and rows within it of the ceiling are the tester's")
 	_ = c.MarkFlagFilename("file", "yaml", "yml")
 	_ = c.MarkFlagDirname("huge-dir")
 	return c

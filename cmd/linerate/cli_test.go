@@ -29,6 +29,7 @@ func TestCommandLine(t *testing.T) {
 		{"margin without calibration", []string{"run", "-f", "x.yaml", "--ceiling-margin", "5"}, 2, nil, []string{"--ceiling-margin is a margin to the ceiling --calibration gives"}},
 		{"margin of all", []string{"run", "-f", "x.yaml", "--calibration", "c.json", "--ceiling-margin", "100"}, 2, nil, []string{"--ceiling-margin 100: want a percent"}},
 		{"calibrate without a test", []string{"calibrate"}, 2, nil, []string{"give the TrafficTest with -f"}},
+		{"calibrate no search", []string{"calibrate", "-f", "x.yaml", "--repetitions", "0"}, 2, nil, []string{"--repetitions 0: want 1 to 20"}},
 		{"calibrate a bad port", []string{"calibrate", "-f", "x.yaml", "--port", "west"}, 2, nil, []string{"--port west: want NAME=DEVARGS"}},
 		{"runner needs its plan", []string{"runner", "--namespace", "lab"}, 2, nil, []string{"--plan, --namespace and --results-configmap are required"}},
 		{"missing file is a failed run", []string{"run", "-f", "/nonexistent/test.yaml"}, 1, nil, []string{"/nonexistent/test.yaml"}},

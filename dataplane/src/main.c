@@ -136,54 +136,29 @@ static int parse_uint(const char *opt, const char *arg, unsigned long min, unsig
 	return 0;
 }
 
-/* A PCI port starts at MTU 1500 (1518 B frames); a test of larger frames (IPsec overhead, jumbo) needs it
- * raised, as testpmd's --max-pkt-len does. A VF cannot go above its PF's MTU and says so by refusing: the
- * port then keeps what it carries, and preflight refuses the plan's larger frames naming the fix. A virtual
- * port's MTU is its kernel interface's, which the engine does not own and leaves as it is. */
-static void raise_mtu(uint16_t pid, struct lr_port *p, unsigned max_frame)
+/* The MTU a PCI port is asked for, 0 to leave it at its PMD's default (1500, 1518 B frames): a test of
+ * larger frames (IPsec overhead, jumbo) needs more, which DPDK sets when the port is configured, as testpmd's
+ * --max-pkt-len does. A received frame must fit one mbuf of max_frame bytes with room for two VLAN tags
+ * (ixgbevf, i40e and iavf refuse an MTU whose frame does not), and the PMD's own maximum. A virtual port's
+ * MTU is its kernel interface's, which the engine does not own and leaves as it is. */
+static uint16_t wanted_mtu(const struct rte_eth_dev_info *info, unsigned max_frame)
 {
-	struct rte_eth_dev_info info;
-	uint16_t mtu;
-	if (rte_eth_dev_info_get(pid, &info) != 0 || info.device == NULL || rte_dev_bus(info.device) == NULL ||
-	    strcmp(rte_bus_name(rte_dev_bus(info.device)), "pci") != 0 || rte_eth_dev_get_mtu(pid, &mtu) != 0)
-		return;
-	unsigned want = max_frame - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN;
-	if (info.max_mtu && want > info.max_mtu)
-		want = info.max_mtu;
-	if (mtu >= want)
-		return;
-	int rc = rte_eth_dev_set_mtu(pid, (uint16_t)want);
-	if (rc == 0 && rte_eth_dev_get_mtu(pid, &mtu) == 0)
-		p->max_frame = (unsigned)mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN;
-	else
-		fprintf(stderr, "linerate-engine: port %u (%s): MTU %u refused (%s): it carries frames up to %u B\n", pid, p->driver,
-			want, rte_strerror(-rc), p->max_frame);
+	const struct rte_bus *bus = info->device ? rte_dev_bus(info->device) : NULL;
+	if (bus == NULL || strcmp(rte_bus_name(bus), "pci") != 0)
+		return 0;
+	unsigned want = max_frame - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN - 2 * RTE_VLAN_HLEN;
+	if (info->max_mtu && want > info->max_mtu)
+		want = info->max_mtu;
+	return want > RTE_ETHER_MTU ? (uint16_t)want : 0;
 }
 
-static int setup_port(uint16_t pid, uint16_t idx, unsigned max_frame)
+/* Configures and starts a port with one RX and one TX queue at an MTU (0: the PMD's default). */
+static int start_port(uint16_t pid, struct lr_port *p, uint16_t mtu)
 {
-	struct lr_port *p = &lr.ports[idx];
-	struct rte_eth_dev_info info;
 	struct rte_eth_conf conf;
 	memset(&conf, 0, sizeof(conf));
-	if (rte_eth_dev_info_get(pid, &info) != 0)
-		return -1;
-	p->id = pid;
-	snprintf(p->driver, sizeof(p->driver), "%s", info.driver_name);
-	snprintf(p->device, sizeof(p->device), "%s", info.device ? rte_dev_name(info.device) : "");
-	p->numa = rte_eth_dev_socket_id(pid); /* SOCKET_ID_ANY (-1) when the device has no node */
-	p->rx_queues = p->tx_queues = 1;
-	p->max_frame = max_frame;
-	if (info.max_rx_pktlen && (uint64_t)info.max_rx_pktlen + LR_FCS_LEN < p->max_frame)
-		p->max_frame = info.max_rx_pktlen + LR_FCS_LEN;
-	uint16_t mtu;
-	if (rte_eth_dev_get_mtu(pid, &mtu) == 0 && (unsigned)mtu + 18 < p->max_frame)
-		p->max_frame = (unsigned)mtu + 18; /* Ethernet header + FCS around the MTU */
-	/* Checksums a NIC verifies on receipt cost the receiver nothing per frame (a flag in the mbuf it reads
-	 * anyway): a frame the DUT corrupted is then counted as corrupted, not as received. What the driver
-	 * offers is taken; a driver that never flags a frame BAD (some virtual ones) tells nothing apart. */
-	p->rx_cksum = info.rx_offload_capa & (RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM);
 	conf.rxmode.offloads = p->rx_cksum;
+	conf.rxmode.mtu = mtu;
 	int rc = rte_eth_dev_configure(pid, p->rx_queues, p->tx_queues, &conf);
 	if (rc == 0)
 		rc = rte_eth_rx_queue_setup(pid, 0, RX_DESC, rte_eth_dev_socket_id(pid), NULL, lr.pool);
@@ -191,11 +166,41 @@ static int setup_port(uint16_t pid, uint16_t idx, unsigned max_frame)
 		rc = rte_eth_tx_queue_setup(pid, 0, TX_DESC, rte_eth_dev_socket_id(pid), NULL);
 	if (rc == 0)
 		rc = rte_eth_dev_start(pid);
+	return rc;
+}
+
+static int setup_port(uint16_t pid, uint16_t idx, unsigned max_frame)
+{
+	struct lr_port *p = &lr.ports[idx];
+	struct rte_eth_dev_info info;
+	if (rte_eth_dev_info_get(pid, &info) != 0)
+		return -1;
+	p->id = pid;
+	snprintf(p->driver, sizeof(p->driver), "%s", info.driver_name);
+	snprintf(p->device, sizeof(p->device), "%s", info.device ? rte_dev_name(info.device) : "");
+	p->numa = rte_eth_dev_socket_id(pid); /* SOCKET_ID_ANY (-1) when the device has no node */
+	p->rx_queues = p->tx_queues = 1;
+	/* Checksums a NIC verifies on receipt cost the receiver nothing per frame (a flag in the mbuf it reads
+	 * anyway): a frame the DUT corrupted is then counted as corrupted, not as received. What the driver
+	 * offers is taken; a driver that never flags a frame BAD (some virtual ones) tells nothing apart. */
+	p->rx_cksum = info.rx_offload_capa & (RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM);
+	uint16_t mtu = wanted_mtu(&info, max_frame);
+	int rc = start_port(pid, p, mtu);
+	if (rc != 0 && mtu) {
+		/* a VF cannot go above its PF's MTU: it carries what it carries, and preflight says so */
+		fprintf(stderr, "linerate-engine: port %u (%s): MTU %u refused (%s); at the default MTU\n", pid, p->driver, mtu,
+			rte_strerror(-rc));
+		rc = start_port(pid, p, 0);
+	}
 	if (rc != 0) {
 		fprintf(stderr, "linerate-engine: port %u (%s): set-up failed: %s\n", pid, p->driver, rte_strerror(-rc));
 		return -1;
 	}
-	raise_mtu(pid, p, max_frame);
+	p->max_frame = max_frame;
+	if (info.max_rx_pktlen && (uint64_t)info.max_rx_pktlen + LR_FCS_LEN < p->max_frame)
+		p->max_frame = info.max_rx_pktlen + LR_FCS_LEN;
+	if (rte_eth_dev_get_mtu(pid, &mtu) == 0 && (unsigned)mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN < p->max_frame)
+		p->max_frame = (unsigned)mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN; /* Ethernet header + FCS around the MTU */
 	/* foreign frames are counted, so the port must see them */
 	rte_eth_promiscuous_enable(pid);
 	struct rte_ether_addr mac;

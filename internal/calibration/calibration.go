@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -31,7 +32,8 @@ type Calibration struct {
 	MeasuredAt time.Time `json:"measuredAt"`
 	// Test names the TrafficTest whose ports, traffic and search the calibration used.
 	Test string `json:"test"`
-	// Ports are the tester's ports as the engine found them: a calibration holds for these devices only.
+	// Ports are the tester's ports as the engine found them: a calibration holds for these drivers and link
+	// speeds only.
 	Ports []Port `json:"ports"`
 	// CPUs are the cores the engine ran on.
 	CPUs []int32 `json:"cpus,omitempty"`
@@ -80,7 +82,7 @@ func (s Shape) differences(o Shape) []string {
 	diff("line rate (bit/s)", o.LineRateBps, s.LineRateBps)
 	diff("IP version", o.IPVersion, s.IPVersion)
 	diff("flows", o.Flows, s.Flows)
-	diff("varied fields", o.Vary, s.Vary)
+	diff("varied fields", sorted(o.Vary), sorted(s.Vary))
 	diff("VLAN", o.VLAN, s.VLAN)
 	diff("payload", o.Payload, s.Payload)
 	diff("loss tolerance (%)", o.LossTolerance, s.LossTolerance)
@@ -92,11 +94,18 @@ func (s Shape) differences(o Shape) []string {
 	return d
 }
 
+func sorted(v []string) []string {
+	out := slices.Clone(v)
+	slices.Sort(out)
+	return out
+}
+
 // Port is one port of the calibrated tester.
 type Port struct {
-	Name   string `json:"name"`
-	Device string `json:"device"`
-	Driver string `json:"driver"`
+	Name      string `json:"name"`
+	Device    string `json:"device"`
+	Driver    string `json:"driver"`
+	SpeedMbps int64  `json:"speedMbps,omitempty"`
 }
 
 // Ceiling is the tester's NDR through no DUT.
@@ -111,6 +120,9 @@ type Ceiling struct {
 	// AtLeast says why the search did not determine the ceiling (it reached its cap): FramesPerSecond is
 	// then a lower bound of it, and rows from it on are the tester's.
 	AtLeast string `json:"atLeast,omitempty"`
+	// SpreadPercent is how far apart the repeated calibration searches found it, in percent of the highest:
+	// the tester's own run-to-run spread, within which a row is as much the tester's as at the ceiling.
+	SpreadPercent float64 `json:"spreadPercent,omitempty"`
 	// Unknown says why no ceiling was found; the tester's limit at this size is unknown.
 	Unknown string `json:"unknown,omitempty"`
 }
@@ -122,6 +134,9 @@ type Floor struct {
 	MinNs     int64  `json:"minNs"`
 	P50Ns     int64  `json:"p50Ns"`
 	P99Ns     int64  `json:"p99Ns"`
+	// MaxNs is the most the tester itself added to any frame: all a DUT's latency could be short of what
+	// the tester reports for it.
+	MaxNs int64 `json:"maxNs"`
 }
 
 // FromResults turns the results of a run through joined ports into a calibration.
@@ -130,28 +145,31 @@ func FromResults(test string, res *v1alpha1.Results, shape Shape, resolutionPerc
 	if pf := res.Preflight; pf != nil {
 		c.CPUs = pf.CPUs
 		for _, p := range pf.Ports {
-			c.Ports = append(c.Ports, Port{Name: p.Name, Device: p.Device, Driver: p.Driver})
+			c.Ports = append(c.Ports, Port{Name: p.Name, Device: p.Device, Driver: p.Driver, SpeedMbps: p.SpeedMbps})
 		}
 	}
-	ceiling := func(size int32, dir string, ndr v1alpha1.Rate, undetermined string) Ceiling {
+	ceiling := func(size int32, dir string, ndr v1alpha1.Rate, undetermined string, spread *v1alpha1.Spread) Ceiling {
 		pct, _ := strconv.ParseFloat(ndr.PercentOfLineRate, 64)
 		out := Ceiling{FrameSize: size, Direction: dir, FramesPerSecond: ndr.FramesPerSecond, PercentOfLineRate: ndr.PercentOfLineRate,
 			AtLineRate: pct >= 100 && undetermined == "", AtLeast: undetermined}
+		if spread != nil && spread.Max > 0 {
+			out.SpreadPercent = math.Round(1000*float64(spread.Max-spread.Min)/float64(spread.Max)) / 10
+		}
 		if ndr.FramesPerSecond <= 0 {
 			out.Unknown = "no rate passed through the joined ports"
 		}
 		return out
 	}
 	for _, t := range res.Throughput {
-		c.Ceilings = append(c.Ceilings, ceiling(t.FrameSize, t.Direction, t.NDR, t.Undetermined))
+		c.Ceilings = append(c.Ceilings, ceiling(t.FrameSize, t.Direction, t.NDR, t.Undetermined, t.Spread))
 	}
 	for _, m := range res.Imix {
-		c.Ceilings = append(c.Ceilings, ceiling(0, m.Direction, m.NDR, m.Undetermined))
+		c.Ceilings = append(c.Ceilings, ceiling(0, m.Direction, m.NDR, m.Undetermined, nil))
 	}
 	for _, l := range res.Latency {
 		if l.Aggregate.Valid {
 			c.Floors = append(c.Floors, Floor{FrameSize: l.FrameSize, Direction: l.Direction, MinNs: l.Aggregate.MinNs,
-				P50Ns: l.Aggregate.P50Ns, P99Ns: l.Aggregate.P99Ns})
+				P50Ns: l.Aggregate.P50Ns, P99Ns: l.Aggregate.P99Ns, MaxNs: l.Aggregate.MaxNs})
 		}
 	}
 	c.Notes = res.Notes
@@ -201,6 +219,9 @@ func Parse(raw []byte) (*Calibration, error) {
 	if c.Incomplete != "" {
 		return nil, fmt.Errorf("%w (%s): calibrate again", ErrIncomplete, c.Incomplete)
 	}
+	if c.Shape.Direction == "" || c.Shape.LineRateBps <= 0 || len(c.Ports) == 0 {
+		return nil, fmt.Errorf("names no traffic shape or ports it was measured with: calibrate again with this linerate")
+	}
 	return c, nil
 }
 
@@ -216,6 +237,8 @@ func (c *Calibration) Mismatch(shape Shape, pf *v1alpha1.Preflight) string {
 				diffs = append(diffs, fmt.Sprintf("port %s was not calibrated", p.Name))
 			case c.Ports[i].Driver != p.Driver:
 				diffs = append(diffs, fmt.Sprintf("port %s is driven by %s, calibrated with %s", p.Name, p.Driver, c.Ports[i].Driver))
+			case c.Ports[i].SpeedMbps > 0 && p.SpeedMbps > 0 && c.Ports[i].SpeedMbps != p.SpeedMbps:
+				diffs = append(diffs, fmt.Sprintf("port %s links at %d Mbit/s, calibrated at %d Mbit/s", p.Name, p.SpeedMbps, c.Ports[i].SpeedMbps))
 			}
 		}
 		if len(c.CPUs) > 0 && len(pf.CPUs) != len(c.CPUs) {
@@ -264,6 +287,7 @@ func Apply(res *v1alpha1.Results, c *Calibration, marginPercent, resolutionPerce
 			// the resolutions are in percent of line rate; the margin is in percent of the ceiling
 			within = max(within, 100*(c.ResolutionPercent+resolutionPercent)/pct)
 		}
+		within = max(within, cl.SpreadPercent)
 		ceiling := fmt.Sprintf("%d frames/s (%s%% of line rate, calibrated %s)", cl.FramesPerSecond, cl.PercentOfLineRate, c.MeasuredAt.Format(time.RFC3339))
 		if cl.AtLeast != "" {
 			ceiling = "at least " + ceiling
@@ -293,9 +317,9 @@ func Apply(res *v1alpha1.Results, c *Calibration, marginPercent, resolutionPerce
 	for i := range res.Latency {
 		l := &res.Latency[i]
 		if f := c.floorFor(l.FrameSize, l.Direction); f != nil {
-			l.TesterFloorNs = f.MinNs
-			notes = append(notes, fmt.Sprintf("latency %d B %s includes the tester's own: through no DUT it measured min %d ns, median %d ns, p99 %d ns (calibrated %s)",
-				l.FrameSize, l.Direction, f.MinNs, f.P50Ns, f.P99Ns, c.MeasuredAt.Format(time.RFC3339)))
+			l.TesterMaxLatencyNs = f.MaxNs
+			notes = append(notes, fmt.Sprintf("latency %d B %s includes the tester's own: through no DUT, at a tenth of its ceiling, it measured min %d ns, median %d ns, p99 %d ns, max %d ns (calibrated %s)",
+				l.FrameSize, l.Direction, f.MinNs, f.P50Ns, f.P99Ns, f.MaxNs, c.MeasuredAt.Format(time.RFC3339)))
 		}
 	}
 	return notes

@@ -232,13 +232,13 @@ func checkLatency(e v1alpha1.LatencyExpectation, res *v1alpha1.Results) (failure
 		// hold at the top of it, a failure at its bottom, and between the two it is undecided
 		v, bound := Statistic(l.Aggregate, stat), l.Aggregate.ClockOffsetBoundNs
 		switch {
-		case v > e.Max.Nanoseconds() && rowTesterLimited(res, l.FrameSize, l.Direction):
+		case v > e.Max.Nanoseconds() && ndrTesterLimited(res, l.FrameSize, l.Direction):
 			// at an NDR that is the tester's own limit, its own queues may be in the latency
 			undecided = append(undecided, fmt.Sprintf("maxLatency %d B %s: %s %s is above %s, measured at an NDR that is the tester's limit", l.FrameSize, l.Direction, stat,
 				units.FormatNs(v), e.Max.Duration))
-		case v-bound > e.Max.Nanoseconds() && v-bound-l.TesterFloorNs <= e.Max.Nanoseconds():
-			undecided = append(undecided, fmt.Sprintf("maxLatency %d B %s: %s %s is above %s by no more than the tester's own latency of %s (its calibration)", l.FrameSize, l.Direction, stat,
-				units.FormatNs(v), e.Max.Duration, units.FormatNs(l.TesterFloorNs)))
+		case v-bound > e.Max.Nanoseconds() && v-bound-l.TesterMaxLatencyNs <= e.Max.Nanoseconds():
+			undecided = append(undecided, fmt.Sprintf("maxLatency %d B %s: %s %s is above %s by no more than the tester's own latency of up to %s (its calibration)", l.FrameSize, l.Direction, stat,
+				units.FormatNs(v), e.Max.Duration, units.FormatNs(l.TesterMaxLatencyNs)))
 		case v-bound > e.Max.Nanoseconds():
 			failures = append(failures, fmt.Sprintf("maxLatency %d B %s: %s %s is above %s", l.FrameSize, l.Direction, stat,
 				units.FormatNs(v), e.Max.Duration))
@@ -403,6 +403,17 @@ func checkNDRDrop(maxDrop v1alpha1.Percent, res *v1alpha1.Results) (failures, un
 		}
 	}
 	return failures, undecided
+}
+
+// ndrTesterLimited says whether the NDR of a size and direction is the tester's limit (an undetermined NDR
+// is a lower bound of the DUT's, not the tester's limit: latency at it is the DUT's).
+func ndrTesterLimited(res *v1alpha1.Results, size int32, dir string) bool {
+	for _, t := range res.Throughput {
+		if t.FrameSize == size && t.Direction == dir {
+			return t.TesterLimited
+		}
+	}
+	return false
 }
 
 func rowTesterLimited(res *v1alpha1.Results, size int32, dir string) bool {

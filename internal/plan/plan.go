@@ -247,8 +247,8 @@ func Hash(rendered []byte) string {
 }
 
 // MeasurementHash names what a plan measures: its Hash without the tester's calibration, which only judges
-// the rows afterwards. A run resumed with a recalibrated tester keeps the steps it measured (and judges
-// them all against the new calibration).
+// the rows afterwards (and which a run keeps from its start, through a suspension: the operator's
+// attachCalibration).
 func MeasurementHash(p *Plan) (string, error) {
 	q := *p
 	q.Calibration, q.CeilingMarginPercent = nil, 0

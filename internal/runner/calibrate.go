@@ -17,6 +17,9 @@ type CalibrateOptions struct {
 	LocalOptions
 	// Out is the calibration file to write.
 	Out string
+	// Repetitions of each throughput search: the spread between them is the tester's own, and a row within
+	// it of the ceiling is the tester's.
+	Repetitions int
 }
 
 // Calibrate measures the tester alone: the TrafficTest's throughput search (its sizes, IMIX, directions,
@@ -28,6 +31,7 @@ func Calibrate(ctx context.Context, o CalibrateOptions) (*calibration.Calibratio
 		return nil, err
 	}
 	calibrationPlan(p)
+	p.Throughput.Repetitions = max(1, o.Repetitions)
 	res, runErr := runPlan(ctx, o.LocalOptions, tt.Name+" (calibration, ports joined)", p, rfc2544.Options{JoinedPorts: true})
 	if res == nil || (len(res.Throughput) == 0 && len(res.Imix) == 0) {
 		if runErr == nil {

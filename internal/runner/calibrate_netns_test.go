@@ -26,7 +26,7 @@ func calibrate(t *testing.T, eng, ns, testYAML string) (*calibration.Calibration
 	if err := os.WriteFile(f, []byte(testYAML), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("ip", "netns", "exec", ns, bin, "calibrate", "-f", f, "--engine", eng, "--out", out)
+	cmd := exec.Command("ip", "netns", "exec", ns, bin, "calibrate", "-f", f, "--engine", eng, "--out", out, "--repetitions", "1")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if _, err := cmd.Output(); err != nil {
