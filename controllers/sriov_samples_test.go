@@ -146,6 +146,7 @@ func TestSRIOVSamplesHoldTogether(t *testing.T) {
 			if pod.Status.QOSClass != corev1.PodQOSGuaranteed {
 				t.Errorf("QoS class %s: the static CPU manager gives exclusive cores only to Guaranteed pods", pod.Status.QOSClass)
 			}
+			checkNetworkStatusFile(t, pod)
 			c := pod.Spec.Containers[0]
 			for _, p := range tt.Spec.Ports {
 				if q := c.Resources.Limits[corev1.ResourceName(p.Resource)]; q.Value() != 1 {

@@ -196,21 +196,7 @@ func TestTesterPodIsRenderedForDPDK(t *testing.T) {
 		nets[0]["interface"] != "net1" || nets[1]["interface"] != "net2" {
 		t.Errorf("multus annotation (each VF port's attachment named, to find it in network-status): %q (%v)", pod.Annotations[tester.NetworksAnnotation], err)
 	}
-	// which VF is whose: the pod reads Multus' network-status through the downward API
-	var statusFile string
-	for _, v := range pod.Spec.Volumes {
-		if v.DownwardAPI != nil && len(v.DownwardAPI.Items) == 1 && v.DownwardAPI.Items[0].FieldRef != nil &&
-			v.DownwardAPI.Items[0].FieldRef.FieldPath == "metadata.annotations['k8s.v1.cni.cncf.io/network-status']" {
-			for _, m := range c.VolumeMounts {
-				if m.Name == v.Name {
-					statusFile = m.MountPath + "/" + v.DownwardAPI.Items[0].Path
-				}
-			}
-		}
-	}
-	if statusFile == "" || !strings.Contains(strings.Join(c.Args, " "), "--network-status "+statusFile) {
-		t.Errorf("network-status file %q, args %v", statusFile, c.Args)
-	}
+	checkNetworkStatusFile(t, pod)
 	caps := c.SecurityContext.Capabilities
 	if len(caps.Add) != 1 || caps.Add[0] != "IPC_LOCK" || len(caps.Drop) != 1 || caps.Drop[0] != "ALL" {
 		t.Errorf("capabilities: want only IPC_LOCK for vfio-pci ports, got %+v", caps)
@@ -1026,5 +1012,26 @@ func TestCalibrationConfigMapIsWaitedForCheckedAndPlanned(t *testing.T) {
 	tt = waitTest(t, ns, "cal", "resumed", func(tt *v1alpha1.TrafficTest) bool { return tt.Status.Phase != v1alpha1.PhaseSuspended })
 	if c := condition(tt, v1alpha1.ConditionPlanReady); c == nil || c.Status != metav1.ConditionTrue {
 		t.Errorf("the resumed run lost its calibration with the ConfigMap: %+v", c)
+	}
+}
+
+// checkNetworkStatusFile checks that the tester reads which VF is whose from Multus' network-status,
+// mounted through the downward API and named to the runner.
+func checkNetworkStatusFile(t *testing.T, pod *corev1.Pod) {
+	t.Helper()
+	c := pod.Spec.Containers[0]
+	var statusFile string
+	for _, v := range pod.Spec.Volumes {
+		if v.DownwardAPI != nil && len(v.DownwardAPI.Items) == 1 && v.DownwardAPI.Items[0].FieldRef != nil &&
+			v.DownwardAPI.Items[0].FieldRef.FieldPath == "metadata.annotations['k8s.v1.cni.cncf.io/network-status']" {
+			for _, m := range c.VolumeMounts {
+				if m.Name == v.Name {
+					statusFile = m.MountPath + "/" + v.DownwardAPI.Items[0].Path
+				}
+			}
+		}
+	}
+	if statusFile == "" || !strings.Contains(strings.Join(c.Args, " "), "--network-status "+statusFile) {
+		t.Errorf("network-status file %q, args %v", statusFile, c.Args)
 	}
 }

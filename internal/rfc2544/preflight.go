@@ -50,6 +50,9 @@ func (r *Runner) preflight(ctx context.Context) error {
 		pf.Ports = append(pf.Ports, v1alpha1.PortPreflight{Name: port.Name, Device: info.Device, Driver: info.Driver, MAC: info.MAC,
 			LinkUp: info.LinkUp, SpeedMbps: info.SpeedMbps, MaxFrame: int32(info.MaxFrame), NUMANode: int32(info.NUMA),
 			RxQueues: int32(info.RxQueues), TxQueues: int32(info.TxQueues)})
+		if info.SpeedMbps <= 0 {
+			r.note(fmt.Sprintf("port %s (%s) reports no link speed: whether it carries spec.traffic.lineRate was not checked, and a port slower than that will show as the tester's limit (its TX queue full)", port.Name, info.Driver))
+		}
 		if missing := r.uncheckedChecksums(i, info.RxChecksums); missing != "" {
 			r.note(fmt.Sprintf("port %s (%s) does not verify %s checksums on receipt: a frame the DUT corrupts there counts as received", port.Name, info.Driver, missing))
 		}

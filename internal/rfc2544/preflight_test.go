@@ -67,3 +67,19 @@ func TestPreflightRecordsAndRefuses(t *testing.T) {
 		})
 	}
 }
+
+// A port that reports no link speed (a virtual device, a PMD without it) is not refused, and not passed
+// in silence: the run says what it could not check.
+func TestPreflightSaysWhatItCouldNotCheck(t *testing.T) {
+	p := planFor(t, v1alpha1.TestThroughput)
+	p.FrameSizes = []int{1518}
+	e := sim.New(sim.DUT{CapacityFPS: 2.5e6})
+	e.Hardware = &sim.Hardware{PortNUMA: [2]int{-1, -1}, SpeedMbps: -1}
+	res, err := rfc2544.New(p, e, &recorder{}, rfc2544.Options{Sleep: e.Sleep}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(res.Notes, "\n"), "port west (simulated) reports no link speed: whether it carries spec.traffic.lineRate was not checked") {
+		t.Errorf("notes %q", res.Notes)
+	}
+}

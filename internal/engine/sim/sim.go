@@ -134,7 +134,8 @@ type Hardware struct {
 	LcoreCPUs, LcoreNUMA, MemoryNUMA []int
 	// LinkDownPolls is how many PORT answers report the link down before it comes up (-1: never up).
 	LinkDownPolls int
-	// SpeedMbps is the link speed (0: the DUT's line rate); MaxFrame the largest frame (0: 9216).
+	// SpeedMbps is the link speed (0: the DUT's line rate, -1: none reported); MaxFrame the largest frame
+	// (0: 9216).
 	SpeedMbps int64
 	MaxFrame  int
 }
@@ -188,8 +189,8 @@ func (e *Engine) Port(_ context.Context, p engine.PortConfig) (*engine.PortInfo,
 		info.LinkUp = hw.LinkDownPolls >= 0 && e.portPolls > hw.LinkDownPolls
 		e.mu.Unlock()
 		info.NUMA = hw.PortNUMA[p.ID]
-		if hw.SpeedMbps > 0 {
-			info.SpeedMbps = hw.SpeedMbps
+		if hw.SpeedMbps != 0 {
+			info.SpeedMbps = max(0, hw.SpeedMbps)
 		}
 		if hw.MaxFrame > 0 {
 			info.MaxFrame = hw.MaxFrame
