@@ -131,9 +131,13 @@ int do_result(struct args *a, struct out *o)
 		    (unsigned long long)p->rx_kernel_drops);
 	}
 	put(o, "],\"workers\":[");
-	for (unsigned i = 0; i < lr.nworkers; i++)
-		put(o, "%s{\"lcore\":%u,\"role\":\"%s\",\"max_gap_ns\":%llu}", i ? "," : "", lr.health[i].lcore,
-		    lr.health[i].role, (unsigned long long)((double)lr.health[i].max_gap_tsc * lr.ns_per_tsc));
+	for (unsigned i = 0; i < lr.nworkers; i++) {
+		const struct lr_worker *w = &lr.workers[i];
+		put(o, "%s{\"lcore\":%u,\"role\":\"txrx\",\"ports\":[", i ? "," : "", w->lcore);
+		for (unsigned k = 0; k < w->nports; k++)
+			put(o, "%s%u", k ? "," : "", w->ports[k]);
+		put(o, "],\"max_gap_ns\":%llu}", (unsigned long long)((double)w->max_gap_tsc * lr.ns_per_tsc));
+	}
 	put(o, "]}");
 	return 0;
 }

@@ -133,9 +133,13 @@ int do_trial(struct args *a, struct out *o)
 		(void)lr_kernel_rx_drops(lr.ports[i].kernel_ifindex); /* reading resets them */
 		lr.ports[i].rx_kernel_drops = 0;
 	}
-	/* no worker writes its health outside measurement and drain: safe to reset before WARMUP is published */
-	for (unsigned i = 0; i < lr.nworkers; i++)
-		lr.health[i].max_gap_tsc = 0;
+	/* no worker writes its health or its drain outside measurement and drain: safe to reset before WARMUP
+	 * is published */
+	for (unsigned i = 0; i < lr.nworkers; i++) {
+		lr.workers[i].max_gap_tsc = 0;
+		atomic_store_explicit(&lr.workers[i].drained, false, memory_order_relaxed);
+		atomic_store_explicit(&lr.workers[i].burst_sent, false, memory_order_relaxed);
+	}
 	t->id = id ? (uint32_t)id : t->id + 1;
 	t->burst = burst;
 	t->warmup_tsc = warm * lr.tsc_hz / 1000;

@@ -1,10 +1,13 @@
 /* The engine's shared state: ports, streams and the trial, and who may write what.
  *
- * Threads: the main lcore runs the control socket (control*.c); one worker lcore runs the fast path
- * (worker.c) for every port. The control thread writes port addressing, stream definitions and the trial
- * set-up only while no trial runs; it starts a trial by publishing state WARMUP (release) and the worker
- * alone moves it on to RUNNING, DRAINING and DONE/ABORTED. Counters are written by the worker only and
- * read by the control thread (aligned 64-bit loads do not tear on the CPUs DPDK supports). No locks.
+ * Threads: the main lcore runs the control socket (control*.c); each worker lcore runs the fast path
+ * (worker.c) for the ports it owns: it alone receives on them (analysis, ARP/ND answers) and sends on
+ * them, so a stream's TX state is written by the worker of its TX port and its RX state by the worker of
+ * its RX port, each on cache lines of their own. Worker 0 leads: the control thread writes port
+ * addressing, stream definitions and the trial set-up only while no trial runs; it starts a trial by
+ * publishing state WARMUP (release) and the leader alone moves it on to RUNNING, DRAINING and
+ * DONE/ABORTED. Counters are written by their worker only and read by the control thread (aligned 64-bit
+ * loads do not tear on the CPUs DPDK supports). No locks.
  */
 #ifndef LR_ENGINE_H
 #define LR_ENGINE_H
@@ -29,8 +32,10 @@
 #define LR_MAX_CLASSES 32
 #define LR_MAX_TRIAL_STREAMS 16
 #define LR_BURST 32
+#define LR_MAX_WORKERS LR_MAX_PORTS /* a worker owns one port or more */
 
 struct lr_port {
+	/* read-mostly: set up before the first trial, addressed by control between trials */
 	uint16_t id;
 	uint8_t mac[6];
 	char driver[32];
@@ -50,20 +55,22 @@ struct lr_port {
 	/* next hop MAC: written by the worker when ARP/ND answers (or by control for a static peer) */
 	uint8_t peer_mac[6];
 	atomic_bool peer_known;
-	/* control frames (ARP/ND requests) the control thread hands to the worker, which owns the TX queue */
+	/* the worker that owns the port's queues (an index into lr.workers) */
+	unsigned owner;
+	/* control frames (ARP/ND requests) the control thread hands to the owner, which owns the TX queue */
 	struct rte_ring *ctl_tx;
-	/* ARP/ND answers the RX lcore hands to the TX lcore when they are split (see worker.c) */
-	struct rte_ring *ans_tx;
 	/* the checksums the port verifies on receipt (RTE_ETH_RX_OFFLOAD_IPV4_CKSUM, _UDP_CKSUM), 0: none */
 	uint64_t rx_cksum;
-	/* worker counters; tx_full: test-frame bursts the PMD took only in part (its TX queue was full);
-	 * rx_bad_cksum: frames the port found with a bad IPv4 header or UDP checksum */
-	uint64_t rx_foreign, rx_arp, tx_arp, rx_stale, rx_warmup, rx_total, tx_alloc_fail, tx_full, rx_bad_cksum;
+	/* the owner's counters, on cache lines of their own; tx_full: test-frame bursts the PMD took only in
+	 * part (its TX queue was full); rx_bad_cksum: frames the port found with a bad IPv4 header or UDP
+	 * checksum */
+	_Alignas(RTE_CACHE_LINE_SIZE) uint64_t rx_foreign, rx_arp, tx_arp, rx_stale, rx_warmup, rx_total, tx_alloc_fail,
+		tx_full, rx_bad_cksum;
 	/* the kernel interface of an af_packet port (0: none), and the frames the kernel dropped in this
 	 * trial because the port's ring was full (kernel_drops.c; control thread only) */
 	int kernel_ifindex;
 	uint64_t rx_kernel_drops;
-};
+} __rte_cache_aligned;
 
 /* a mod d with a precomputed reciprocal of d (a 64-bit division costs tens of cycles per frame) */
 static inline uint64_t lr_mod(uint64_t a, uint64_t d, const struct rte_reciprocal_u64 *r)
@@ -99,8 +106,8 @@ struct lr_stream {
 	uint8_t *tmpl_mem;
 	uint8_t random_bytes[256];
 
-	/* TX state of the current trial (worker) */
-	double fps;
+	/* TX state of the current trial (the TX port's worker), on cache lines of its own */
+	_Alignas(RTE_CACHE_LINE_SIZE) double fps;
 	uint64_t seq, tx_frames, tx_bytes, warm_sent, max_backlog;
 	uint32_t pos, flow; /* seq % cycle_len and seq % flows, kept incrementally: no division per frame */
 	uint16_t copy_len[LR_MAX_CLASSES]; /* template bytes to copy per frame */
@@ -112,8 +119,8 @@ struct lr_stream {
 	 * previous one ended, so a burst is never split over more than two) */
 	uint64_t win_start_tsc, win_frames, peak_win_frames;
 
-	/* RX state of the current trial (worker) */
-	struct lr_seqwin win;
+	/* RX state of the current trial (the RX port's worker), on cache lines of its own */
+	_Alignas(RTE_CACHE_LINE_SIZE) struct lr_seqwin win;
 	uint64_t *win_bits;
 	uint64_t rx_bytes, late, bad_flow;
 	uint64_t corrupted; /* measured frames with a bad checksum: not counted as received */
@@ -126,14 +133,23 @@ struct lr_stream {
 	uint64_t lat_negative;
 };
 
-/* What one worker lcore reports about itself: the longest time between two passes of its loop while a
- * trial measured or drained (the OS took its CPU, or an interrupt ran): frames waited that long in the
- * port's ring, and in the latency. Written by its worker only, on a cache line of its own. */
-struct lr_worker_health {
+/* One worker lcore: the ports it owns, and what it reports about itself (the longest time between two
+ * passes of its loop while a trial measured or drained: the OS took its CPU, or an interrupt ran; frames
+ * waited that long in its ports' rings, and in the latency). Written by its worker only, on cache lines of
+ * its own; control reads it between trials. */
+struct lr_worker {
 	uint64_t last_tsc;    /* the previous pass, 0 outside measurement and drain */
 	uint64_t max_gap_tsc; /* reset by control before a trial starts */
 	unsigned lcore;
-	const char *role;
+	unsigned nports;
+	uint16_t ports[LR_MAX_PORTS];
+	/* it finished its sending of this trial (catch_up in worker.c), once; the leader ends the drain only
+	 * after every worker has (control clears it per trial) */
+	atomic_bool drained;
+	/* a back-to-back trial: every burst of its streams is handed to the PMD whole (control clears it) */
+	atomic_bool burst_sent;
+	/* acknowledges the leader's lr.stop: it counts nothing and sends no test frame until released */
+	atomic_bool stopped;
 } __rte_cache_aligned;
 
 enum lr_state { LR_IDLE = 0, LR_WARMUP, LR_RUNNING, LR_DRAINING, LR_DONE, LR_ABORTED };
@@ -154,9 +170,8 @@ struct lr_trial {
 };
 
 struct lr_engine {
-	/* [0]: the worker that sends (and receives, unless split); [1]: the RX lcore of a split engine.
-	 * First, so the cache-aligned array does not pad the fields around it. */
-	struct lr_worker_health health[2];
+	/* [0] leads the trial. First, so the cache-aligned array does not pad the fields around it. */
+	struct lr_worker workers[LR_MAX_WORKERS];
 	unsigned nworkers;
 	unsigned nports;
 	struct lr_port ports[LR_MAX_PORTS];
@@ -174,14 +189,10 @@ struct lr_engine {
 	uint64_t clock_base_ns; /* ns at tsc0: 0 for the local clock, CLOCK_REALTIME with --clock realtime */
 	bool realtime;
 	unsigned window_bits;
-	unsigned worker_lcore;
-	/* >0: the worker sleeps this long when a loop found nothing to do (a tester sharing its CPU) */
+	/* >0: a worker sleeps this long when a loop found nothing to do (a tester sharing its CPU) */
 	unsigned idle_sleep_us;
-	/* with a second worker lcore, RX and analysis run there and worker_lcore only sends */
-	unsigned rx_lcore;
-	bool split;
-	/* the TX lcore asks the RX lcore to stop counting before it publishes the end of a trial */
-	atomic_bool rx_stop, rx_stopped;
+	/* the leader asks the other workers to stop counting before it publishes the end of a trial */
+	atomic_bool stop;
 	atomic_bool quit;
 };
 
@@ -192,8 +203,7 @@ static inline uint64_t lr_tsc_to_ns(uint64_t tsc)
 	return lr.clock_base_ns + (uint64_t)((double)(tsc - lr.tsc0) * lr.ns_per_tsc);
 }
 
-enum lr_role { LR_ROLE_ALL = 0, LR_ROLE_TX, LR_ROLE_RX };
-int lr_worker_main(void *arg); /* arg: (void *)(uintptr_t)enum lr_role */
+int lr_worker_main(void *arg); /* arg: (void *)(uintptr_t) the worker's index in lr.workers */
 /* pools.c: lr.pool and lr.tx_pool (0, or -1 when they cannot be created, said on stderr) */
 int lr_create_pools(unsigned mbufs, unsigned max_frame);
 void lr_zero_tx_pool(void);

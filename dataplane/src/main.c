@@ -212,9 +212,36 @@ static int setup_port(uint16_t pid, uint16_t idx, unsigned max_frame)
 	char name[32];
 	snprintf(name, sizeof(name), "lr_ctl_tx_%u", idx);
 	p->ctl_tx = rte_ring_create(name, 64, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
-	snprintf(name, sizeof(name), "lr_ans_tx_%u", idx);
-	p->ans_tx = rte_ring_create(name, 256, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
-	return p->ctl_tx && p->ans_tx ? 0 : -1;
+	return p->ctl_tx ? 0 : -1;
+}
+
+/* The worker lcores (every lcore but the main one, which serves control) and the ports each owns: port i
+ * to worker i mod W, W = min(worker lcores, ports). A worker owns a port's queues whole, so the two
+ * directions of a bidirectional test run on two cores with nothing shared between them; lcores beyond the
+ * ports' number stay idle until a port has a queue per worker. */
+static int assign_workers(void)
+{
+	unsigned lcore, n = 0;
+	RTE_LCORE_FOREACH_WORKER(lcore)
+	{
+		if (n < lr.nports)
+			lr.workers[n].lcore = lcore;
+		n++;
+	}
+	if (n == 0) {
+		fprintf(stderr, "linerate-engine: need a worker lcore besides the main one (e.g. -l 0,1)\n");
+		return -1;
+	}
+	lr.nworkers = n < lr.nports ? n : lr.nports;
+	if (n > lr.nworkers)
+		printf("linerate-engine: %u worker lcores for %u ports: %u stay idle (a worker owns a port whole)\n", n,
+		       lr.nports, n - lr.nworkers);
+	for (unsigned i = 0; i < lr.nports; i++) {
+		struct lr_worker *w = &lr.workers[i % lr.nworkers];
+		lr.ports[i].owner = i % lr.nworkers;
+		w->ports[w->nports++] = (uint16_t)i;
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -274,25 +301,20 @@ int main(int argc, char **argv)
 		usage();
 		return 2;
 	}
-	double cpus = cgroup_cpus();
-	lr.idle_sleep_us = idle_sleep_set ? idle_sleep : (cpus > 0 && cpus < 2 ? 20 : 0);
-	if (lr.idle_sleep_us)
-		printf("linerate-engine: the worker sleeps %u us when idle (cgroup CPU quota %.2f)\n", lr.idle_sleep_us, cpus);
 	lr.nports = rte_eth_dev_count_avail();
 	if (lr.nports == 0 || lr.nports > LR_MAX_PORTS) {
 		fprintf(stderr, "linerate-engine: %u DPDK ports: give 1 to %d (--vdev or PCI devices)\n", lr.nports,
 			LR_MAX_PORTS);
 		return 1;
 	}
-	lr.worker_lcore = rte_get_next_lcore(-1, 1, 0);
-	if (lr.worker_lcore >= RTE_MAX_LCORE) {
-		fprintf(stderr, "linerate-engine: need a worker lcore besides the main one (e.g. -l 0,1)\n");
+	if (assign_workers() != 0)
 		return 1;
-	}
-	/* a third lcore (e.g. -l 0,1,2) splits the fast path: TX on the first worker, RX and analysis on
-	 * the second, as DPDK's own generators do, so analysis never steals time from pacing */
-	lr.rx_lcore = rte_get_next_lcore(lr.worker_lcore, 1, 0);
-	lr.split = lr.rx_lcore < RTE_MAX_LCORE;
+	/* a CPU quota below one CPU per spinning lcore (the workers, and control now and then) */
+	double cpus = cgroup_cpus();
+	lr.idle_sleep_us = idle_sleep_set ? idle_sleep : (cpus > 0 && cpus < lr.nworkers + 1 ? 20 : 0);
+	if (lr.idle_sleep_us)
+		printf("linerate-engine: the workers sleep %u us when idle (cgroup CPU quota %.2f, %u workers)\n",
+		       lr.idle_sleep_us, cpus, lr.nworkers);
 	if (lr_create_pools(mbufs, max_frame) != 0)
 		return 1;
 	uint16_t pid, idx = 0;
@@ -304,11 +326,6 @@ int main(int argc, char **argv)
 	lr.tsc_hz = rte_get_tsc_hz();
 	lr.ns_per_tsc = 1e9 / (double)lr.tsc_hz;
 	lr.tsc_per_ms = lr.tsc_hz / 1000;
-	lr.nworkers = lr.split ? 2 : 1;
-	lr.health[0].lcore = lr.worker_lcore;
-	lr.health[0].role = lr.split ? "tx" : "txrx";
-	lr.health[1].lcore = lr.rx_lcore;
-	lr.health[1].role = "rx";
 	lr.tsc0 = rte_rdtsc();
 	if (!strcmp(clock, "realtime")) {
 		struct timespec ts;
@@ -316,12 +333,14 @@ int main(int argc, char **argv)
 		lr.clock_base_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 		lr.realtime = true;
 	}
-	if (lr.split) {
-		rte_eal_remote_launch(lr_worker_main, (void *)(uintptr_t)LR_ROLE_RX, lr.rx_lcore);
-		rte_eal_remote_launch(lr_worker_main, (void *)(uintptr_t)LR_ROLE_TX, lr.worker_lcore);
-	} else {
-		rte_eal_remote_launch(lr_worker_main, (void *)(uintptr_t)LR_ROLE_ALL, lr.worker_lcore);
-	}
+	for (unsigned w = 0; w < lr.nworkers; w++)
+		if (rte_eal_remote_launch(lr_worker_main, (void *)(uintptr_t)w, lr.workers[w].lcore) != 0) {
+			/* the leader would wait for it at every trial's end */
+			fprintf(stderr, "linerate-engine: cannot launch worker %u on lcore %u\n", w, lr.workers[w].lcore);
+			atomic_store(&lr.quit, true);
+			rte_eal_mp_wait_lcore();
+			return 1;
+		}
 	lr_control_serve(control);
 	atomic_store(&lr.quit, true);
 	rte_eal_mp_wait_lcore();

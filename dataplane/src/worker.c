@@ -1,5 +1,6 @@
-/* The fast path: one worker lcore sends every stream of the trial at its paced rate and analyses every
- * received frame, and answers ARP/ND on every port at all times. */
+/* The fast path: each worker lcore owns some ports; it sends the streams whose TX port it owns at their
+ * paced rates, analyses every frame received on its ports, and answers ARP/ND on them at all times.
+ * Worker 0 also moves the trial through its phases. */
 #include <string.h>
 
 #include <rte_cycles.h>
@@ -39,12 +40,7 @@ static void tx_one(struct lr_port *p, const uint8_t *frame, size_t len)
 	}
 	memcpy(rte_pktmbuf_mtod(m, uint8_t *), frame, len);
 	m->data_len = m->pkt_len = (uint32_t)len;
-	if (lr.split) {
-		/* the TX queue belongs to the TX lcore: it sends the answer (and counts it) */
-		if (rte_ring_sp_enqueue(p->ans_tx, m) != 0)
-			rte_pktmbuf_free(m);
-		return;
-	}
+	/* the worker that received the request owns the port's TX queue too */
 	if (rte_eth_tx_burst(p->id, 0, &m, 1) == 1)
 		p->tx_arp++;
 	else
@@ -242,23 +238,17 @@ static unsigned rx_port(struct lr_port *p, bool counting, struct rte_mempool_cac
 	return n;
 }
 
-static void send_ring(struct lr_port *p, struct rte_ring *r)
+/* ARP/ND requests the control thread queued for the port */
+static void send_control_frames(struct lr_port *p)
 {
 	struct rte_mbuf *m[8];
-	unsigned n = rte_ring_sc_dequeue_burst(r, (void **)m, 8, NULL);
+	unsigned n = rte_ring_sc_dequeue_burst(p->ctl_tx, (void **)m, 8, NULL);
 	if (n == 0)
 		return;
 	uint16_t sent = rte_eth_tx_burst(p->id, 0, m, (uint16_t)n);
 	p->tx_arp += sent;
 	for (unsigned i = sent; i < n; i++)
 		rte_pktmbuf_free(m[i]);
-}
-
-static void send_control_frames(struct lr_port *p)
-{
-	send_ring(p, p->ctl_tx);
-	if (lr.split)
-		send_ring(p, p->ans_tx);
 }
 
 static void account(struct lr_stream *s, struct rte_mbuf **m, uint16_t n, uint64_t now)
@@ -374,8 +364,6 @@ static void build(struct lr_stream *s, struct rte_mbuf **m, unsigned n, bool war
 		build_fixed(s, m, n, warm, flags, ts);
 }
 
-static unsigned tx_work; /* frames handed to the PMD in this loop iteration */
-
 static void restamp(const struct lr_stream *s, struct rte_mbuf **m, unsigned n)
 {
 	uint32_t ts = (uint32_t)lr_tsc_to_ns(rte_rdtsc());
@@ -385,7 +373,8 @@ static void restamp(const struct lr_stream *s, struct rte_mbuf **m, unsigned n)
 		lr_frame_restamp(rte_pktmbuf_mtod(m[i], uint8_t *), l4, tag, ts);
 }
 
-static void tx_stream(struct lr_stream *s, int st, uint64_t now)
+/* Sends what is due of stream s; returns how many frames it handed to the PMD. */
+static unsigned tx_stream(struct lr_stream *s, int st, uint64_t now)
 {
 	struct lr_port *p = &lr.ports[s->tx_port];
 	if (s->n_pending) {
@@ -399,7 +388,7 @@ static void tx_stream(struct lr_stream *s, int st, uint64_t now)
 		s->pending_off += k;
 		s->n_pending -= k;
 		if (s->n_pending)
-			return;
+			return k;
 		s->pending_off = 0;
 	}
 	uint64_t want;
@@ -417,7 +406,8 @@ static void tx_stream(struct lr_stream *s, int st, uint64_t now)
 	} else {
 		/* frame k leaves at k / fps; frames due in [0, duration) only, so a trial of d seconds at r
 		 * frames/s offers exactly ceil(d * r) frames however late in the loop we look at the clock */
-		uint64_t elapsed = now - lr.trial.meas_start_tsc;
+		/* another worker's clock can be read a moment before the leader's that started the measurement */
+		uint64_t elapsed = now > lr.trial.meas_start_tsc ? now - lr.trial.meas_start_tsc : 0;
 		if (elapsed >= lr.trial.duration_tsc)
 			elapsed = lr.trial.duration_tsc - 1;
 		uint64_t due = (uint64_t)((double)elapsed * s->fps / (double)lr.tsc_hz) + 1;
@@ -427,20 +417,19 @@ static void tx_stream(struct lr_stream *s, int st, uint64_t now)
 			s->max_backlog = want;
 	}
 	if (want == 0)
-		return;
+		return 0;
 	unsigned n = want < LR_BURST ? (unsigned)want : LR_BURST;
 	struct rte_mbuf **m = s->pending;
 	/* raw: a pooled mbuf already has next = NULL and nb_segs = 1 (rte_mbuf_raw_alloc); build() sets the
 	 * only other fields a test frame needs (data_off, data_len, pkt_len; no offload flags are used) */
 	if (rte_mempool_get_bulk(lr.tx_pool, (void **)m, n) != 0) {
 		p->tx_alloc_fail++;
-		return;
+		return 0;
 	}
 	build(s, m, n, warm);
 	if (!warm && lr.trial.burst)
 		s->burst_left -= n;
 	uint16_t k = rte_eth_tx_burst(p->id, 0, m, (uint16_t)n);
-	tx_work += k;
 	if (!warm)
 		account(s, m, k, now);
 	if (k < n) {
@@ -450,34 +439,40 @@ static void tx_stream(struct lr_stream *s, int st, uint64_t now)
 		if (warm) /* warm-up frames are best effort */
 			free_pending(s);
 	}
+	return k;
 }
 
-/* Split lcores: the RX lcore must be done with this trial's counters before the end is published,
- * because the control thread reads them (RESULT) and resets them (next TRIAL) from then on. */
-static void quiesce_rx(void)
+/* Whether stream s is sent by worker w (it owns the stream's TX port). */
+static inline bool sends(const struct lr_stream *s, unsigned w)
 {
-	if (!lr.split)
-		return;
-	atomic_store_explicit(&lr.rx_stop, true, memory_order_release);
-	while (!atomic_load_explicit(&lr.rx_stopped, memory_order_acquire) &&
-	       !atomic_load_explicit(&lr.quit, memory_order_relaxed))
-		rte_pause();
+	return s->tx_port >= 0 && lr.ports[s->tx_port].owner == w;
 }
 
-static void resume_rx(void)
+/* The other workers must be done with this trial's counters and sending before the leader publishes the
+ * end, because the control thread reads the counters (RESULT) and resets them (next TRIAL) from then on. */
+static void quiesce_others(void)
 {
-	if (!lr.split)
-		return;
-	atomic_store_explicit(&lr.rx_stop, false, memory_order_release);
-	/* wait for the acknowledgement, so that the next quiesce_rx cannot take a stale one */
-	while (atomic_load_explicit(&lr.rx_stopped, memory_order_acquire) &&
-	       !atomic_load_explicit(&lr.quit, memory_order_relaxed))
-		rte_pause();
+	atomic_store_explicit(&lr.stop, true, memory_order_release);
+	for (unsigned w = 1; w < lr.nworkers; w++)
+		while (!atomic_load_explicit(&lr.workers[w].stopped, memory_order_acquire) &&
+		       !atomic_load_explicit(&lr.quit, memory_order_relaxed))
+			rte_pause();
+}
+
+static void resume_others(void)
+{
+	atomic_store_explicit(&lr.stop, false, memory_order_release);
+	/* wait for the acknowledgements, so that the next quiesce cannot take a stale one */
+	for (unsigned w = 1; w < lr.nworkers; w++)
+		while (atomic_load_explicit(&lr.workers[w].stopped, memory_order_acquire) &&
+		       !atomic_load_explicit(&lr.quit, memory_order_relaxed))
+			rte_pause();
 }
 
 static void finish(struct lr_trial *t, int state, const char *reason, uint64_t now)
 {
-	quiesce_rx();
+	quiesce_others();
+	/* every other worker is parked: their streams' pending frames are the leader's to free */
 	for (unsigned i = 0; i < t->nstreams; i++)
 		free_pending(lr.streams[t->streams[i]]);
 	if (reason)
@@ -486,26 +481,45 @@ static void finish(struct lr_trial *t, int state, const char *reason, uint64_t n
 		t->meas_end_tsc = now;
 	t->end_tsc = now;
 	atomic_store_explicit(&t->state, state, memory_order_release);
-	resume_rx();
+	resume_others();
 }
 
-/* Sends what was due before the end of the measurement but not sent yet because this lcore was not
- * running (preempted by the OS on a shared core): a trial of d seconds at r frames/s offers ceil(d·r)
- * frames. Bounded to 10 ms: a tester that cannot catch up is saturated, and RESULT says so. */
-static void catch_up(struct lr_trial *t, uint64_t now)
+/* Sends what worker w's streams had due before the end of the measurement but did not send yet because
+ * the worker was not running (preempted by the OS on a shared core): a trial of d seconds at r frames/s
+ * offers ceil(d·r) frames. Bounded to 10 ms: a tester that cannot catch up is saturated, and RESULT says
+ * so. Then their frames still pending are dropped: the measurement is over. */
+static void catch_up(struct lr_trial *t, unsigned w, uint64_t now)
 {
 	uint64_t until = now + lr.tsc_hz / 100;
 	for (unsigned i = 0; i < t->nstreams; i++) {
 		struct lr_stream *s = lr.streams[t->streams[i]];
-		if (s->tx_port < 0)
+		if (!sends(s, w))
 			continue;
-		uint64_t total = (uint64_t)((double)(t->duration_tsc - 1) * s->fps / (double)lr.tsc_hz) + 1;
-		for (uint64_t t_now = rte_rdtsc(); (s->seq < total || s->n_pending) && t_now < until; t_now = rte_rdtsc())
-			tx_stream(s, LR_RUNNING, t_now);
+		if (!t->burst) {
+			uint64_t total = (uint64_t)((double)(t->duration_tsc - 1) * s->fps / (double)lr.tsc_hz) + 1;
+			for (uint64_t t_now = rte_rdtsc(); (s->seq < total || s->n_pending) && t_now < until;
+			     t_now = rte_rdtsc())
+				tx_stream(s, LR_RUNNING, t_now);
+		}
+		free_pending(s);
 	}
+	atomic_store_explicit(&lr.workers[w].drained, true, memory_order_release);
 }
 
-/* Moves the trial through its phases; returns the state the rest of this iteration works in. */
+/* Whether every worker has sent what its streams had due (catch_up): from then on, and no sooner, the
+ * drain counts down, so that the last frame due has the whole drain to arrive. */
+static bool all_drained(void)
+{
+	for (unsigned w = 0; w < lr.nworkers; w++)
+		if (!atomic_load_explicit(&lr.workers[w].drained, memory_order_acquire))
+			return false;
+	return true;
+}
+
+/* when the leader next looks for a stalled stream, and when every worker had drained (0: not yet) */
+static uint64_t stall_check_tsc, drained_tsc;
+
+/* The leader moves the trial through its phases; returns the state the rest of this iteration works in. */
 static int advance(uint64_t *nowp)
 {
 	struct lr_trial *t = &lr.trial;
@@ -523,13 +537,9 @@ static int advance(uint64_t *nowp)
 	}
 	switch (st) {
 	case LR_WARMUP:
+		/* warm-up frames are best effort: none is left pending (tx_stream) */
 		if (now - t->start_tsc >= t->warmup_tsc) {
 			t->meas_start_tsc = now;
-			for (unsigned i = 0; i < t->nstreams; i++) {
-				struct lr_stream *s = lr.streams[t->streams[i]];
-				free_pending(s);
-				s->last_rx_tsc = now;
-			}
 			st = LR_RUNNING;
 			atomic_store_explicit(&t->state, st, memory_order_release);
 		}
@@ -537,36 +547,45 @@ static int advance(uint64_t *nowp)
 	case LR_RUNNING: {
 		bool end = true;
 		if (t->burst) {
-			for (unsigned i = 0; i < t->nstreams; i++) {
-				struct lr_stream *s = lr.streams[t->streams[i]];
-				if (s->tx_port >= 0 && (s->burst_left || s->n_pending))
+			/* each worker says when its bursts are all with the PMD (burst_sent): its counts are its own */
+			for (unsigned w = 0; w < lr.nworkers; w++)
+				if (!atomic_load_explicit(&lr.workers[w].burst_sent, memory_order_acquire))
 					end = false;
-			}
 		} else {
 			end = now - t->meas_start_tsc >= t->duration_tsc;
 		}
-		if (t->stall_tsc && !end) {
+		if (t->stall_tsc && !end && now >= stall_check_tsc) {
+			/* read from the RX workers' lines once a millisecond, not every pass */
+			stall_check_tsc = now + lr.tsc_per_ms;
 			for (unsigned i = 0; i < t->nstreams; i++) {
 				struct lr_stream *s = lr.streams[t->streams[i]];
-				if (s->rx_port >= 0 && now - s->last_rx_tsc > t->stall_tsc) {
+				if (s->rx_port < 0)
+					continue;
+				/* a stream's last receipt is its RX worker's to write, by a clock read after this one
+				 * perhaps: signed; before any receipt, the start counts. A stall is the DUT's only if that
+				 * worker has polled since (a receiver that paused has the frames waiting in its ring). */
+				uint64_t last = s->last_rx_tsc > t->meas_start_tsc ? s->last_rx_tsc : t->meas_start_tsc;
+				uint64_t polled = lr.workers[lr.ports[s->rx_port].owner].last_tsc;
+				if ((int64_t)(now - last) > (int64_t)t->stall_tsc && (int64_t)(polled - last) > (int64_t)t->stall_tsc) {
 					finish(t, LR_ABORTED, "dut-stalled", now);
 					return LR_ABORTED;
 				}
 			}
 		}
 		if (end) {
-			if (!t->burst)
-				catch_up(t, now);
 			t->meas_end_tsc = now;
-			for (unsigned i = 0; i < t->nstreams; i++)
-				free_pending(lr.streams[t->streams[i]]);
+			drained_tsc = 0;
 			st = LR_DRAINING;
 			atomic_store_explicit(&t->state, st, memory_order_release);
 		}
 		break;
 	}
 	case LR_DRAINING:
-		if (now - t->meas_end_tsc >= t->drain_tsc) {
+		if (!drained_tsc && all_drained())
+			drained_tsc = now;
+		/* a worker that never got to drain (preempted through a whole second) has its streams' shortfall
+		 * reported as the tester's limit (RESULT): the trial ends without it */
+		if ((drained_tsc && now - drained_tsc >= t->drain_tsc) || now - t->meas_end_tsc >= t->drain_tsc + lr.tsc_hz) {
 			finish(t, LR_DONE, NULL, now);
 			return LR_DONE;
 		}
@@ -576,8 +595,8 @@ static int advance(uint64_t *nowp)
 }
 
 /* The time since this worker's previous pass, kept while a trial measures or drains: its longest gap is
- * how long frames could wait for it (struct lr_worker_health). */
-static inline void note_pass(struct lr_worker_health *h, int st, uint64_t now)
+ * how long frames could wait for it (struct lr_worker). */
+static inline void note_pass(struct lr_worker *h, int st, uint64_t now)
 {
 	if (st != LR_RUNNING && st != LR_DRAINING) {
 		h->last_tsc = 0;
@@ -588,42 +607,42 @@ static inline void note_pass(struct lr_worker_health *h, int st, uint64_t now)
 	h->last_tsc = now;
 }
 
-/* RX lcore of a split engine: receives and analyses on every port, answers ARP/ND through the TX lcore.
- * It never moves the trial on; it only reads the state. */
-static int rx_main(void)
+/* A back-to-back trial: whether every burst worker w sends is with the PMD, whole. */
+static bool bursts_sent(unsigned w)
 {
-	struct rte_mempool_cache *cache = rte_mempool_default_cache(lr.pool, rte_lcore_id());
-	while (!atomic_load_explicit(&lr.quit, memory_order_relaxed)) {
-		/* while stopped, frames still get ARP/ND answers; none is counted */
-		bool counting = !atomic_load_explicit(&lr.rx_stop, memory_order_acquire);
-		atomic_store_explicit(&lr.rx_stopped, !counting, memory_order_release);
-		note_pass(&lr.health[1], counting ? atomic_load_explicit(&lr.trial.state, memory_order_acquire) : LR_IDLE,
-			  rte_rdtsc());
-		unsigned work = 0;
-		for (unsigned i = 0; i < lr.nports; i++)
-			work += rx_port(&lr.ports[i], counting, cache);
-		if (lr.idle_sleep_us && work == 0)
-			rte_delay_us_sleep(lr.idle_sleep_us);
+	for (unsigned i = 0; i < lr.trial.nstreams; i++) {
+		const struct lr_stream *s = lr.streams[lr.trial.streams[i]];
+		if (sends(s, w) && (s->burst_left || s->n_pending))
+			return false;
 	}
-	return 0;
+	return true;
 }
 
 int lr_worker_main(void *arg)
 {
-	enum lr_role role = (enum lr_role)(uintptr_t)arg;
-	if (role == LR_ROLE_RX)
-		return rx_main();
+	unsigned w = (unsigned)(uintptr_t)arg;
+	struct lr_worker *me = &lr.workers[w];
+	bool leader = w == 0;
 	struct rte_mempool_cache *cache = rte_mempool_default_cache(lr.pool, rte_lcore_id());
 	while (!atomic_load_explicit(&lr.quit, memory_order_relaxed)) {
+		/* while stopped, frames still get ARP/ND answers; none is counted and no test frame is sent */
+		bool counting = leader || !atomic_load_explicit(&lr.stop, memory_order_acquire);
+		if (!leader)
+			atomic_store_explicit(&me->stopped, !counting, memory_order_release);
 		uint64_t now = rte_rdtsc();
-		int st = advance(&now);
-		note_pass(&lr.health[0], st, now);
-		unsigned work = 0;
-		tx_work = 0;
-		for (unsigned i = 0; i < lr.nports; i++) {
-			if (role == LR_ROLE_ALL)
-				work += rx_port(&lr.ports[i], true, cache);
-			send_control_frames(&lr.ports[i]);
+		int st = leader ? advance(&now) : atomic_load_explicit(&lr.trial.state, memory_order_acquire);
+		/* stopped, nothing is counted or sent; before the leader's warm-up starts (or when it skips it),
+		 * nothing is due */
+		if (!counting || (!leader && st == LR_WARMUP && (lr.trial.warmup_tsc == 0 || now < lr.trial.start_tsc)))
+			st = LR_IDLE;
+		note_pass(me, st, now);
+		if (st == LR_DRAINING && !atomic_load_explicit(&me->drained, memory_order_relaxed))
+			catch_up(&lr.trial, w, now);
+		unsigned work = 0, sent = 0;
+		for (unsigned i = 0; i < me->nports; i++) {
+			struct lr_port *p = &lr.ports[me->ports[i]];
+			work += rx_port(p, counting, cache);
+			send_control_frames(p);
 		}
 		if (st == LR_WARMUP || st == LR_RUNNING) {
 			/* receiving took time: the clock read at the top is stale for pacing; read again only if
@@ -631,19 +650,22 @@ int lr_worker_main(void *arg)
 			bool fresh = work == 0;
 			for (unsigned i = 0; i < lr.trial.nstreams; i++) {
 				struct lr_stream *s = lr.streams[lr.trial.streams[i]];
-				if (s->tx_port < 0)
+				if (!sends(s, w))
 					continue;
 				if (!fresh) {
 					now = rte_rdtsc();
 					fresh = true;
 				}
-				tx_stream(s, st, now);
+				sent += tx_stream(s, st, now);
 			}
+			if (st == LR_RUNNING && lr.trial.burst && bursts_sent(w))
+				atomic_store_explicit(&me->burst_sent, true, memory_order_release);
 		}
-		/* A worker that shares its CPU (a cgroup quota below two CPUs) must not spin: spinning burns the
-		 * quota and the kernel then stops every thread of the tester for the rest of the period, which
-		 * turns pacing into bursts. Sleeping when idle costs up to idle_sleep_us of latency resolution. */
-		if (lr.idle_sleep_us && work == 0 && tx_work == 0)
+		/* A worker that shares its CPU (a cgroup quota below a CPU per spinning lcore) must not spin:
+		 * spinning burns the quota and the kernel then stops every thread of the tester for the rest of
+		 * the period, which turns pacing into bursts. Sleeping when idle costs up to idle_sleep_us of
+		 * latency resolution. */
+		if (lr.idle_sleep_us && work == 0 && sent == 0)
 			rte_delay_us_sleep(lr.idle_sleep_us);
 	}
 	return 0;

@@ -132,7 +132,8 @@ int main(void)
 		lr_frame_write(frames[i], &t, &(struct lr_flow_fields){.src = c.src, .dst = c.dst, .sport = 1024, .dport = 1024},
 			       &tag, t.len);
 	}
-	struct lr_stream *s = calloc(1, sizeof(*s));
+	struct lr_stream *s = aligned_alloc(_Alignof(struct lr_stream), sizeof(*s));
+	memset(s, 0, sizeof(*s));
 	s->in_trial = true;
 	s->tx_port = s->rx_port = 0;
 	s->flows = s->cycle_len = 1;

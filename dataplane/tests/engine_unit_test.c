@@ -55,7 +55,8 @@ static const uint64_t test_nbits[NSTREAMS] = {256, 256, 64, 256};
 
 static struct lr_stream *new_stream(int id)
 {
-	struct lr_stream *s = calloc(1, sizeof(*s));
+	struct lr_stream *s = aligned_alloc(_Alignof(struct lr_stream), sizeof(*s));
+	memset(s, 0, sizeof(*s));
 	s->defined = true;
 	s->in_trial = id != 3;
 	s->id = id;

@@ -69,13 +69,15 @@ class EngineError(Exception):
 
 
 class Engine:
-    """linerate-engine in a namespace, on af_packet ports over the given interfaces."""
+    """linerate-engine in a namespace, on af_packet ports over the given interfaces; lcores as EAL's -l
+    takes them, or with @ as --lcores does (lcore@cpu: more lcores than this machine's 2 CPUs)."""
 
     def __init__(self, ns, ifaces, tag="e", lcores="0,1", extra=()):
         self.dir = tempfile.mkdtemp(prefix="lrt-engine-")
         self.sock_path = os.path.join(self.dir, "ctl.sock")
         args = ["ip", "netns", "exec", ns, ENGINE, "--no-pci", "--no-huge", "-m", "256", "--no-shconf",
-                "--file-prefix", "lrt%d%s" % (os.getpid(), tag), "-l", lcores, "--log-level", "lib.eal:error"]
+                "--file-prefix", "lrt%d%s" % (os.getpid(), tag), "--lcores" if "@" in lcores else "-l", lcores,
+                "--log-level", "lib.eal:error"]
         for i, ifname in enumerate(ifaces):
             args += ["--vdev", "net_af_packet%d,iface=%s,qpairs=1,blocksz=4096,framesz=2048,framecnt=512" % (i, ifname)]
         args += ["--", "--control", self.sock_path, "--mbufs", "8191"] + list(extra)

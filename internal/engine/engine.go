@@ -160,8 +160,10 @@ type TrialResult struct {
 // WorkerHealth is what one worker lcore reports about itself for a trial.
 type WorkerHealth struct {
 	Lcore int `json:"lcore"`
-	// Role is txrx (one worker does both), tx or rx (an engine whose fast path is split over two lcores).
+	// Role is txrx: the worker sends and receives on the ports it owns.
 	Role string `json:"role"`
+	// Ports are the ports whose queues the worker owns.
+	Ports []int `json:"ports"`
 	// MaxGapNs is the longest time between two passes of the worker's loop while the trial measured or
 	// drained: frames waited that long in a ring, and their latency grew by as much.
 	MaxGapNs int64 `json:"max_gap_ns"`

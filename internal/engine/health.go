@@ -91,8 +91,8 @@ func (r *TrialResult) WorkerPauses(lim Limits) []string {
 	var out []string
 	for _, w := range r.Workers {
 		if gap := time.Duration(w.MaxGapNs); gap > lim.MaxWorkerGap {
-			out = append(out, fmt.Sprintf("the %s worker on lcore %d paused for %s (limit %s): frames waited in the tester, and their latency shows it",
-				w.Role, w.Lcore, gap.Round(time.Microsecond), lim.MaxWorkerGap))
+			out = append(out, fmt.Sprintf("the %s worker on lcore %d (ports %v) paused for %s (limit %s): frames waited in the tester, and their latency shows it",
+				w.Role, w.Lcore, w.Ports, gap.Round(time.Microsecond), lim.MaxWorkerGap))
 		}
 	}
 	return out

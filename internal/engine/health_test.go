@@ -54,10 +54,11 @@ func TestTesterFaults(t *testing.T) {
 }
 
 func TestWorkerPauses(t *testing.T) {
-	r := &engine.TrialResult{Workers: []engine.WorkerHealth{{Lcore: 1, Role: "tx", MaxGapNs: 1_000_000}, {Lcore: 2, Role: "rx", MaxGapNs: 1_000_001}}}
+	r := &engine.TrialResult{Workers: []engine.WorkerHealth{{Lcore: 1, Role: "txrx", Ports: []int{0}, MaxGapNs: 1_000_000},
+		{Lcore: 2, Role: "txrx", Ports: []int{1}, MaxGapNs: 1_000_001}}}
 	got := r.WorkerPauses(engine.Limits{MaxWorkerGap: time.Millisecond})
-	if len(got) != 1 || !strings.Contains(got[0], "rx worker on lcore 2") {
-		t.Errorf("pauses %q, want the rx worker's only", got)
+	if len(got) != 1 || !strings.Contains(got[0], "txrx worker on lcore 2 (ports [1])") {
+		t.Errorf("pauses %q, want port 1's worker's only", got)
 	}
 	if got := r.WorkerPauses(engine.Limits{MaxWorkerGap: 2 * time.Millisecond}); len(got) != 0 {
 		t.Errorf("pauses under a 2 ms limit: %q", got)

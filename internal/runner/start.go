@@ -39,27 +39,34 @@ func EngineBinary(flag string) (string, error) {
 	return "", fmt.Errorf("linerate-engine not found: give --engine, set LINERATE_ENGINE, or run 'make engine'")
 }
 
-// Lcores picks the engine's lcores from the CPUs this process may run on: the main lcore (control) and
-// one worker. With a single CPU both lcores share it — the control thread sleeps almost always.
-func Lcores() []string {
+// Lcores picks the engine's lcores from the CPUs this process may run on (the container's cpuset, e.g. the
+// exclusive cores of a Guaranteed pod under the static CPU manager): the main lcore (control) and a worker
+// per port, as many as there are CPUs for beside the main one and as its CPU quota allows (each worker
+// spins: more than the quota carries would have the kernel stop the tester mid-trial). A worker owns its
+// ports whole: more would idle. With a single CPU, control and one worker share it — the control thread
+// sleeps almost always.
+func Lcores(ports int) []string {
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
 		return []string{"-l", "0,1"}
 	}
-	var cpus []int
-	for i := 0; i < 1024 && len(cpus) < 2; i++ {
+	workers := max(1, ports)
+	if q := cgroupCPUQuota(); q > 0 {
+		workers = max(1, min(workers, int(q)-1))
+	}
+	var cpus []string
+	for i := 0; i < 1024 && len(cpus) < 1+workers; i++ {
 		if set.IsSet(i) {
-			cpus = append(cpus, i)
+			cpus = append(cpus, strconv.Itoa(i))
 		}
 	}
 	switch len(cpus) {
 	case 0:
 		return []string{"-l", "0,1"}
 	case 1:
-		c := strconv.Itoa(cpus[0])
-		return []string{"--lcores", "0@" + c + ",1@" + c}
+		return []string{"--lcores", "0@" + cpus[0] + ",1@" + cpus[0]}
 	}
-	return []string{"-l", strconv.Itoa(cpus[0]) + "," + strconv.Itoa(cpus[1])}
+	return []string{"-l", strings.Join(cpus, ",")}
 }
 
 // StartOptions start an engine for a run.
@@ -113,7 +120,7 @@ func processConfig(o StartOptions) engine.ProcessConfig {
 		}
 	}
 	cfg := engine.ProcessConfig{Binary: o.Binary, Devices: o.Devices, Control: o.Control, FilePrefix: o.FilePrefix,
-		EAL: append(Lcores(), "--log-level", "lib.eal:notice"), Args: args, Stdout: o.Log, Stderr: o.Log}
+		EAL: append(Lcores(len(o.Devices)), "--log-level", "lib.eal:notice"), Args: args, Stdout: o.Log, Stderr: o.Log}
 	if o.HugeDir != "" && hasHugepages(o.HugeDir) {
 		cfg.HugeDir = o.HugeDir
 		// no hugepage files left behind in the pod's small HugePages emptyDir

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"linerate.dev/linerate/internal/plan"
 )
 
@@ -48,5 +50,26 @@ func TestEngineBuffersTheLargestPlannedFrame(t *testing.T) {
 		if got != c.want {
 			t.Errorf("sizes %v: --max-frame %q, want %q", c.sizes, got, c.want)
 		}
+	}
+}
+
+// A worker per port, no more than the CPUs this process may use (one stays for control).
+func TestLcoresAWorkerPerPort(t *testing.T) {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		t.Skip(err)
+	}
+	if q := cgroupCPUQuota(); q > 0 && q < 3 {
+		t.Skipf("a CPU quota of %.2f CPUs", q)
+	}
+	n, got := set.Count(), Lcores(2)
+	if n == 1 {
+		if got[0] != "--lcores" {
+			t.Errorf("lcores %v with one CPU, want control and one worker sharing it", got)
+		}
+		return
+	}
+	if got[0] != "-l" || len(strings.Split(got[1], ",")) != min(n, 3) {
+		t.Errorf("lcores %v with %d CPUs, want control and min(2 ports, %d) workers", got, n, n-1)
 	}
 }
