@@ -21,11 +21,17 @@ type Goal struct {
 	LossRatio float64
 	// ExceedRatio is the share of DurationSum that may be high-loss at a lower bound.
 	ExceedRatio float64
+	// FullLengthBounds: only full-length trials make a load a bound; shorter ones only steer the search.
+	// RFC 2544 defines throughput by full-length trials, so its strict goal brackets the answer with a
+	// full-length pass and a full-length failure. Counting short failures as upper bounds too (RFC 9971)
+	// takes the lowest of many noisy draws near the answer: on a DUT whose capacity varies from trial to
+	// trial the answer sinks with every trial the search places there.
+	FullLengthBounds bool
 }
 
 // Strict is the RFC 2544 goal for a full-length trial of d and a loss tolerance in percent.
 func Strict(d time.Duration, lossTolerancePercent float64) Goal {
-	return Goal{FinalTrialDuration: d, DurationSum: d, LossRatio: lossTolerancePercent / 100}
+	return Goal{FinalTrialDuration: d, DurationSum: d, LossRatio: lossTolerancePercent / 100, FullLengthBounds: true}
 }
 
 // durationSlack is how much shorter than asked a trial the engine measured may be and still count at its
@@ -80,6 +86,9 @@ func (g Goal) Classify(trials []Measurement) (Class, LoadStats) {
 		}
 		high := m.LossPercent/100 > g.LossRatio+eps/100
 		full := g.full(m)
+		if g.FullLengthBounds && !full {
+			continue
+		}
 		d := m.Duration
 		if full {
 			d = max(d, g.FinalTrialDuration) // a trial the clock measured a hair short counts at its length

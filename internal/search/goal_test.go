@@ -32,6 +32,8 @@ func join(parts ...[]search.Measurement) []search.Measurement {
 func TestGoalClassifiesALoad(t *testing.T) {
 	const s = time.Second
 	strict := search.Strict(60*s, 0)
+	// RFC 9971's zero exceed ratio at the full length, with short trials counting as the RFC counts them
+	zeroExceed := search.Goal{FinalTrialDuration: 60 * s, DurationSum: 60 * s}
 	tst009 := search.Goal{FinalTrialDuration: 60 * s, DurationSum: 120 * s, ExceedRatio: 0.5}
 	csitNDR := search.Goal{FinalTrialDuration: s, DurationSum: 21 * s, ExceedRatio: 0.5}
 	csitPDR := search.Goal{FinalTrialDuration: s, DurationSum: 21 * s, LossRatio: 0.005, ExceedRatio: 0.5}
@@ -44,13 +46,16 @@ func TestGoalClassifiesALoad(t *testing.T) {
 		opt, pess float64
 	}{
 		// the RFC's own example: 59 short clean seconds and one short lossy one
-		{"RFC 2544: 59 short clean, 1 short lossy", strict, join(trials(59, s, 0), trials(1, s, 1)), search.UpperBound, 1.0 / 60, 1},
+		{"RFC 9971, exceed ratio 0: 59 short clean, 1 short lossy", zeroExceed, join(trials(59, s, 0), trials(1, s, 1)), search.UpperBound, 1.0 / 60, 1},
+		{"RFC 2544: 59 short clean, 1 short lossy only steer", strict, join(trials(59, s, 0), trials(1, s, 1)), search.Undecided, 0, 1},
+		{"RFC 2544: a full-length clean trial decides over a short lossy one", strict, join(trials(1, 10*s, 1), trials(1, 60*s, 0)), search.LowerBound, 0, 0},
 		{"TST009: 59 short clean balance 1 short lossy", tst009, join(trials(59, s, 0), trials(1, s, 1)), search.Undecided, 0, 1},
 		{"RFC 2544: one full-length clean trial", strict, trials(1, 60*s, 0), search.LowerBound, 0, 0},
 		{"RFC 2544: one full-length trial losing a frame in a million", strict, trials(1, 60*s, 1e-4), search.UpperBound, 1, 1},
 		{"RFC 2544: a short clean trial decides nothing", strict, trials(1, 10*s, 0), search.Undecided, 0, 1},
 		{"RFC 2544: a trial the clock measured a hair short is full-length", strict, trials(1, 60*s-500*time.Microsecond, 0), search.LowerBound, 0, 0},
-		{"RFC 2544: a short lossy trial is an upper bound", strict, trials(1, 10*s, 0.5), search.UpperBound, 10.0 / 60, 1},
+		{"RFC 9971, exceed ratio 0: a short lossy trial is an upper bound", zeroExceed, trials(1, 10*s, 0.5), search.UpperBound, 10.0 / 60, 1},
+		{"RFC 2544: a short lossy trial is no bound", strict, trials(1, 10*s, 0.5), search.Undecided, 0, 1},
 		{"RFC 2544: no trial", strict, nil, search.Undecided, 0, 1},
 		{"CSIT NDR: 11 clean seconds already decide", csitNDR, trials(11, s, 0), search.LowerBound, 0, 10.0 / 21},
 		{"CSIT NDR: 10 clean seconds do not", csitNDR, trials(10, s, 0), search.Undecided, 0, 11.0 / 21},

@@ -4,14 +4,20 @@
 // Two algorithms share one trial interface (Measure), so they can be compared on the same DUT:
 //
 //   - Binary is the plain RFC 2544 bisection: every trial full length, nothing remembered.
-//   - Multistage, in the spirit of FD.io CSIT's MLRsearch, keeps every trial: a rate is an upper bound
-//     once any trial at it failed and a lower bound once a trial of the needed duration passed at it. It
-//     searches with short trials, guesses from the forwarding rate of failed trials, widens and narrows
-//     until the bounds are one resolution apart, and then validates the candidate with one full-length
-//     trial. If validation fails it steps down by the resolution (doubling after two failures, then
-//     bisecting with full-length trials) until a full-length trial passes. The reported rate is always a
-//     full-length pass below every failed trial, so it is an RFC 2544 result, never above a failed
-//     validation.
+//   - Multistage, in the spirit of FD.io CSIT's MLRsearch, keeps every trial. It searches with short
+//     trials, guesses from the forwarding rate of failed trials, widens and narrows until the short
+//     trials' bounds are one resolution apart, and then decides with full-length trials: first at the
+//     short trials' upper bound, then down (to a little under the forwarding rate of a full-length trial
+//     that lost, or by the resolution, doubling after two failures) until one passes, or up in doubling
+//     steps while they pass, until a full-length pass lies within the resolution under a full-length
+//     failure (or the ceiling).
+//
+// Under the RFC 2544 goal (the default) only full-length trials bound the answer, as in the plain search:
+// the reported rate is a full-length pass below every full-length trial that lost. Short trials only
+// steer: counting their losses too would take the least of many noisy draws near the answer, and a DUT
+// whose capacity varies from trial to trial would be reported lower the more the search looked there (a
+// note names a short trial that lost at or below the answer). Under an RFC 9971 goal (goal.go) every trial
+// counts as the goal says.
 //
 // Rates are in percent of line rate (L1). Trials the tester could not offer (saturated) are kept in the
 // history, marked, and excluded from the bounds; a saturated trial is repeated once (a preempted tester
@@ -413,10 +419,34 @@ func (s *state) setNDR(ndr float64, m *Measurement) {
 	} else {
 		s.r.Found, s.r.NDR, s.r.NDRTrial = true, ndr, m
 		s.r.AboveNDR = s.aboveNDR(ndr)
+		if low := s.shortLossAtOrBelow(ndr, s.p.LossTolerance); low != nil {
+			s.r.Notes = appendOnce(s.r.Notes, fmt.Sprintf("shorter trials lost frames at or below the NDR (the lowest at %.3f%% of line rate in %s, loss %.4f%%): they only steer the search; the NDR is a full-length trial without loss, and a full-length trial above it lost (RFC 2544)",
+				low.RatePercent, low.Duration, low.LossPercent))
+		}
 		if s.ceiling < s.p.MaxRate-eps && ndr >= s.ceiling-s.p.Resolution-eps {
 			s.r.TesterLimited = true
 		}
 	}
+}
+
+// shortLossAtOrBelow is the lowest trial shorter than the goal's full length that lost more than the
+// tolerance at or below rate, under a goal where such trials only steer (nil: none).
+func (s *state) shortLossAtOrBelow(rate, tol float64) *Measurement {
+	g := s.goal(tol)
+	if !g.FullLengthBounds {
+		return nil
+	}
+	var low *Measurement
+	for i := range s.r.History {
+		m := &s.r.History[i]
+		if m.TesterLimited || m.Aborted != "" || g.full(*m) || Pass(m.LossPercent, tol) || m.RatePercent > rate+eps {
+			continue
+		}
+		if low == nil || m.RatePercent < low.RatePercent {
+			low = m
+		}
+	}
+	return low
 }
 
 // validFailureUpTo says whether a trial the tester did not spoil failed at a rate up to limit: then the DUT,
@@ -517,9 +547,11 @@ func (s *state) multistage(ctx context.Context, tol float64) (float64, *Measurem
 		case lo < 0 && math.IsInf(hi, 1):
 			rate = s.ceiling
 		case lo < 0:
-			// Only failures so far: guess from the forwarding rate of the lowest failure, a little under.
+			// Only failures so far: guess from the forwarding rate of the lowest failure, a little under,
+			// and step down in doubling steps while the guesses keep failing, never below half the lowest
+			// failure (where a plain bisection would be)
 			est := hiM.RatePercent * (1 - hiM.LossPercent/100)
-			rate = math.Min(est-res/2, hiEff-res*math.Pow(2, float64(down)))
+			rate = math.Min(est-res/4, math.Max(hiEff/2, hiEff-res*math.Pow(2, float64(down))))
 			down++
 			if est <= 0 || rate <= res/2 {
 				rate = hiEff / 2
@@ -549,8 +581,11 @@ func (s *state) multistage(ctx context.Context, tol float64) (float64, *Measurem
 
 	// Phase 2: full-length trials from the candidate down until one passes, then bisect to the width. A
 	// validation the tester spoiled lowers the ceiling as a failure lowers the upper bound.
-	misses := 0      // full-length trials that failed or that the tester spoiled: the step down doubles
-	spoiled := false // the last full-length trial was spoiled: the tester's limit may be far below, halve
+	misses := 0               // full-length trials that failed or that the tester spoiled: the step down doubles
+	climb := 0                // full-length passes in a row above the lower bound: the step up doubles
+	spoiled := false          // the last full-length trial was spoiled: the tester's limit may be far below, halve
+	var lastFail *Measurement // the last full-length trial that lost (not spoiled)
+	triedTop := false         // the first full-length trial went to the short trials' upper bound
 	for {
 		if s.ceiling < res/2 {
 			return 0, nil, nil // the tester spoiled every rate it could be asked for
@@ -568,11 +603,28 @@ func (s *state) multistage(ctx context.Context, tol float64) (float64, *Measurem
 			// they are a resolution apart that rate is only a candidate upper bound: its trials decide it
 			top := math.Min(s.candidateAbove(loV, tol), s.ceiling+eps)
 			rate = (loV + top) / 2
-			if top-loV <= res+eps {
+			switch {
+			case top-loV <= res+eps:
 				rate = math.Min(top, s.ceiling)
+			case top-loV > 2*res+eps:
+				// the answer is likely close above the lower bound (a full-length pass just under the
+				// forwarding rate of a failure, or above every short trial that lost nearby), not halfway to
+				// a failure far away: climb in steps that double
+				rate = math.Min(rate, loV+res*math.Pow(2, float64(climb)))
 			}
 		case loS >= 0 && misses == 0:
-			rate = math.Min(loS, s.ceiling) // validate the short-trial candidate
+			// the first full-length trial goes to the short trials' upper bound, not their lower one: the
+			// lowest short failure is the least of several noisy draws, and a search that only climbs
+			// from below the noise until a trial fails answers low by a part of it; from there the answer
+			// is found by stepping down when it fails (as it does on a steady DUT) or up when it passes
+			rate = math.Min(loS, s.ceiling)
+			if hi-loS <= res+eps && hi <= s.ceiling && !triedTop {
+				rate, triedTop = hi, true
+			}
+		case loS >= 0 && misses == 1 && triedTop && len(s.at(round(loS))) < 2:
+			// the top lost at full length: validate the short-trial candidate, or lower when the top's
+			// forwarding rate says so
+			rate = math.Min(s.belowForwarding(lastFail, res, loS), s.ceiling)
 		default:
 			step := res
 			if misses >= 2 {
@@ -585,7 +637,7 @@ func (s *state) multistage(ctx context.Context, tol float64) (float64, *Measurem
 			if spoiled {
 				step = math.Max(step, top/2)
 			}
-			rate = top - step
+			rate = s.belowForwarding(lastFail, res, top-step)
 			if rate <= eps {
 				if top > res/2 {
 					rate = top / 2
@@ -609,10 +661,29 @@ func (s *state) multistage(ctx context.Context, tol float64) (float64, *Measurem
 			c, _ = g.Classify(s.at(round(rate)))
 		}
 		spoiled = m.TesterLimited
+		if !m.TesterLimited && !Pass(m.LossPercent, tol) {
+			lastFail = m
+		}
 		if m.TesterLimited || c == UpperBound {
 			misses++
+			climb = 0
+		} else if c == LowerBound && loV >= 0 && rate > loV {
+			climb++
 		}
 	}
+}
+
+// belowForwarding is rate, or a little under the forwarding rate of the full-length trial that lost when
+// that is lower: such a trial forwarded at about the DUT's full-length rate, and a step that stops above it
+// only fails again (a buffer made the short trials pass too high).
+func (s *state) belowForwarding(lost *Measurement, res, rate float64) float64 {
+	if lost == nil {
+		return rate
+	}
+	if est := lost.RatePercent*(1-lost.LossPercent/100) - res/8; est > res/2 && est < rate {
+		return est
+	}
+	return rate
 }
 
 func (s *state) finishErr(tol float64, err error) (float64, *Measurement, error) {

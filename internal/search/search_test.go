@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -26,8 +27,8 @@ type algo struct {
 
 var algos = []algo{{"Binary", search.Binary}, {"Multistage", search.Multistage}}
 
-// checkNeverAboveFailure: the NDR is a full-length pass, and no trial at or below it failed at its duration
-// or longer (in particular no failed validation).
+// checkNeverAboveFailure: the NDR is a full-length pass and no full-length trial at or below it failed;
+// a shorter trial that lost at or below it (it only steers the search) is named in a note.
 func checkNeverAboveFailure(t *testing.T, r *search.Result, tol float64) {
 	t.Helper()
 	if !r.Found {
@@ -37,11 +38,13 @@ func checkNeverAboveFailure(t *testing.T, r *search.Result, tol float64) {
 		t.Errorf("NDR %.3f%% is not backed by a passing full-length trial: %+v", r.NDR, r.NDRTrial)
 	}
 	for _, m := range r.History {
-		if m.TesterLimited || search.Pass(m.LossPercent, tol) {
+		if m.TesterLimited || search.Pass(m.LossPercent, tol) || m.RatePercent > r.NDR+1e-9 {
 			continue
 		}
-		if m.RatePercent <= r.NDR+1e-9 {
+		if m.Duration >= 60*time.Second {
 			t.Errorf("NDR %.3f%% is at or above a failed %s trial at %.3f%% (%s, loss %.4f%%)", r.NDR, m.Purpose, m.RatePercent, m.Duration, m.LossPercent)
+		} else if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "shorter trials lost frames at or below the NDR") }) {
+			t.Errorf("a %s trial lost at %.3f%%, at or below the NDR %.3f%%, and no note says so: %q", m.Duration, m.RatePercent, r.NDR, r.Notes)
 		}
 	}
 }
@@ -229,7 +232,7 @@ func TestTrialCapLeavesTheResultUndetermined(t *testing.T) {
 		name string
 		dut  sim.DUT
 		// cap of Binary's trials; Multistage, whose guesses from the forwarding rate of failed trials land
-		// within the resolution of this DUT in four, gets at most three
+		// within the resolution of these DUTs in three, gets at most two
 		cap int
 		// validated: a full-length trial passed before Binary's cap (the lower bound is kept)
 		validated bool
@@ -244,7 +247,7 @@ func TestTrialCapLeavesTheResultUndetermined(t *testing.T) {
 				p := params(0.01)
 				p.MaxTrials = tc.cap
 				if a.name == "Multistage" {
-					p.MaxTrials = min(tc.cap, 3)
+					p.MaxTrials = min(tc.cap, 2)
 				}
 				r, err := a.run(context.Background(), p, sim.New(tc.dut).Measure(size))
 				if err != nil {
