@@ -2,6 +2,8 @@ package controllers
 
 import (
 	"context"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"strings"
 	"testing"
 
@@ -30,8 +32,19 @@ func TestResultsMetricsAreServedFromStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// a cancelled run failed, but the test did not fail: the phase says why it ended, and the alert leaves it
+	cancelled := newTest(t, ns, "cancelled", sriovTest())
+	cancelled.Status.Phase = v1alpha1.PhaseFailed
+	meta.SetStatusCondition(&cancelled.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionComplete, Status: metav1.ConditionTrue,
+		Reason: v1alpha1.ReasonCancelled, Message: "cancelled by spec.cancel"})
+	if err := k8sClient.Status().Update(context.Background(), cancelled); err != nil {
+		t.Fatal(err)
+	}
+
 	text := scrapeResults(t)
 	want := []string{
+		`linerate_traffictest_phase{dut="gw-1",namespace="` + ns + `",phase="Failed",reason="Cancelled",traffictest="cancelled"} 1`,
+		`linerate_traffictest_phase{dut="gw-1",namespace="` + ns + `",phase="Succeeded",reason="",traffictest="metrics"} 1`,
 		`linerate_throughput_frames_per_second{direction="west->east",dut="gw-1",frame_size="64",namespace="` + ns + `",traffictest="metrics"} 7.440476e+06`,
 		`linerate_throughput_line_rate_ratio{direction="west->east",dut="gw-1",frame_size="1518",namespace="` + ns + `",traffictest="metrics"} 0.5`,
 		`linerate_latency_seconds{direction="west->east",dut="gw-1",frame_size="64",namespace="` + ns + `",statistic="p99",traffictest="metrics"} 1.2e-05`,
@@ -98,6 +111,23 @@ func TestScheduleMetricsFollowTheNewestRun(t *testing.T) {
 	}
 	if strings.Contains(text, `frame_size="64",namespace="`+ns+`",schedule="nightly"`) || strings.Contains(text, "-0.3") {
 		t.Errorf("a tester-limited row is exported as the DUT's:\n%s", text)
+	}
+
+	// a run that crashed measured part of its plan: the schedule says it did not pass, and its partial
+	// figures do not become the schedule's
+	crashed := newTest(t, ns, "nightly-29000200", sriovTest())
+	crashed.Status.Phase, crashed.Status.Results = v1alpha1.PhaseFailed, sampleResults(1518)
+	if err := k8sClient.Status().Update(ctx, crashed); err != nil {
+		t.Fatal(err)
+	}
+	s.Status.Runs = append([]v1alpha1.ScheduledRun{{Name: crashed.Name, Phase: v1alpha1.PhaseFailed}}, s.Status.Runs...)
+	if err := k8sClient.Status().Update(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	text = scrapeResults(t)
+	if !strings.Contains(text, `linerate_schedule_last_run_passed{dut="gw-1",namespace="`+ns+`",schedule="nightly"} 0`) ||
+		strings.Contains(text, `linerate_schedule_throughput_l2_bits_per_second{direction="west->east",dut="gw-1",frame_size="1518",namespace="`+ns+`",schedule="nightly"}`) {
+		t.Errorf("a crashed run's figures exported as the schedule's:\n%s", text)
 	}
 }
 

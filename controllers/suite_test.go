@@ -133,11 +133,12 @@ func namespace(t *testing.T) string {
 	if err := k8sClient.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
 		t.Fatal(err)
 	}
-	// envtest runs no namespace controller: the test's TrafficTests go with it, so that a later test's
-	// are not queued behind them for the testbed they share
+	// envtest runs no namespace controller and no garbage collector: the test's TrafficTests and their
+	// tester pods go with it, so that a later test's are not queued behind them for the testbed they share
 	t.Cleanup(func() {
 		_ = k8sClient.DeleteAllOf(context.Background(), &v1alpha1.TrafficTestSchedule{}, client.InNamespace(name))
 		_ = k8sClient.DeleteAllOf(context.Background(), &v1alpha1.TrafficTest{}, client.InNamespace(name))
+		_ = k8sClient.DeleteAllOf(context.Background(), &corev1.Pod{}, client.InNamespace(name))
 	})
 	return name
 }

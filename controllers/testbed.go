@@ -3,10 +3,12 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,21 +24,30 @@ import (
 // keeps its place. The queue is worked out
 // from the TrafficTests themselves on every pass, so it survives a restart of the operator.
 
+// annotationTestbed on a tester pod lists its test's testbed, a line each: a pod whose test was deleted
+// still sends while it stops, and holds that testbed until it is gone.
+const annotationTestbed = "linerate.dev/testbed"
+
 // testbedOf lists what a test needs alone, as "DUT x", "network ns/n" and "resource r".
 func testbedOf(tt *v1alpha1.TrafficTest) []string {
 	var out []string
+	add := func(k string) {
+		if !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
 	if n := tt.Spec.DUT.Name; n != "" {
-		out = append(out, "DUT "+n)
+		add("DUT " + n)
 	}
 	for _, p := range tt.Spec.Ports {
 		if n := p.Network; n != "" {
 			if !strings.Contains(n, "/") {
 				n = tt.Namespace + "/" + n
 			}
-			out = append(out, "network "+n)
+			add("network " + n)
 		}
 		if p.Resource != "" {
-			out = append(out, "resource "+p.Resource)
+			add("resource " + p.Resource)
 		}
 	}
 	return out
@@ -50,6 +61,13 @@ func holdsTestbed(tt *v1alpha1.TrafficTest) bool {
 // contends says whether a test still wants its testbed: not finished, suspended, cancelled or deleted.
 func contends(tt *v1alpha1.TrafficTest) bool {
 	return !finished(tt.Status.Phase) && !tt.Spec.Suspend && !tt.Spec.Cancel && tt.DeletionTimestamp.IsZero()
+}
+
+// readyToRun says whether a test that waits could start once its testbed is free: its plan is resolved.
+// One that cannot (an invalid spec, a missing ImixProfile or calibration) keeps no place ahead of others,
+// or a test nobody fixes would hold its testbed's queue forever.
+func readyToRun(tt *v1alpha1.TrafficTest) bool {
+	return meta.IsStatusConditionTrue(tt.Status.Conditions, v1alpha1.ConditionPlanReady)
 }
 
 // before is the queue's order: priority, creation time, then namespace and name.
@@ -66,8 +84,10 @@ func before(a, b *v1alpha1.TrafficTest) bool {
 	return a.Name < b.Name
 }
 
-// queueFor is the test's place in the queue of its testbed: nil when it may start.
-func (r *TrafficTestReconciler) queueFor(ctx context.Context, tt *v1alpha1.TrafficTest) (*v1alpha1.QueueStatus, error) {
+// queueFor is the test's place in the queue of its testbed: nil when it may start. It reads through
+// reader: the cache to decide whether to wait, the API server before a start, since a test started a
+// moment ago may not be in the cache yet with its pods and status.
+func (r *TrafficTestReconciler) queueFor(ctx context.Context, tt *v1alpha1.TrafficTest, reader client.Reader) (*v1alpha1.QueueStatus, error) {
 	mine := map[string]bool{}
 	for _, k := range testbedOf(tt) {
 		mine[k] = true
@@ -76,43 +96,47 @@ func (r *TrafficTestReconciler) queueFor(ctx context.Context, tt *v1alpha1.Traff
 		return nil, nil
 	}
 	var all v1alpha1.TrafficTestList
-	if err := r.List(ctx, &all); err != nil {
+	if err := reader.List(ctx, &all); err != nil {
 		return nil, err
 	}
-	// a test that ended (cancelled, replaced, failed) may still have tester pods sending while they stop:
-	// its testbed is free only when they are gone
+	// a test that ended (cancelled, replaced, failed) or was deleted may still have tester pods sending
+	// while they stop: its testbed is free only when they are gone
 	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.HasLabels{tester.LabelTest}); err != nil {
+	if err := reader.List(ctx, &pods, client.HasLabels{tester.LabelTest}); err != nil {
 		return nil, err
+	}
+	listed := map[types.UID]bool{}
+	for i := range all.Items {
+		listed[all.Items[i].UID] = true
 	}
 	podsUp := map[types.UID]bool{}
+	q := &v1alpha1.QueueStatus{Position: 1}
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		ref := metav1.GetControllerOf(p)
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || ref == nil {
 			continue // ended: kept for its logs, sends nothing
 		}
-		if ref := metav1.GetControllerOf(p); ref != nil {
-			podsUp[ref.UID] = true
+		podsUp[ref.UID] = true
+		if listed[ref.UID] {
+			continue
+		}
+		if shared := sharedWith(mine, strings.Split(p.Annotations[annotationTestbed], "\n")); len(shared) > 0 {
+			q.WaitingFor = append(q.WaitingFor, fmt.Sprintf("pod %s/%s of deleted test %s still runs on %s", p.Namespace, p.Name, ref.Name, strings.Join(shared, ", ")))
 		}
 	}
 	sort.Slice(all.Items, func(i, j int) bool { return before(&all.Items[i], &all.Items[j]) })
-	q := &v1alpha1.QueueStatus{Position: 1}
 	for i := range all.Items {
 		o := &all.Items[i]
 		if o.UID == tt.UID || (!contends(o) && !podsUp[o.UID]) {
 			continue
 		}
-		var shared []string
-		for _, k := range testbedOf(o) {
-			if mine[k] {
-				shared = append(shared, k)
-			}
-		}
+		shared := sharedWith(mine, testbedOf(o))
 		if len(shared) == 0 {
 			continue
 		}
 		holds := holdsTestbed(o) || podsUp[o.UID]
-		if !holds && !before(o, tt) {
+		if !holds && (!before(o, tt) || !readyToRun(o)) {
 			continue
 		}
 		what := "runs on"
@@ -130,6 +154,17 @@ func (r *TrafficTestReconciler) queueFor(ctx context.Context, tt *v1alpha1.Traff
 		return nil, nil
 	}
 	return q, nil
+}
+
+// sharedWith is what of a testbed is also in mine.
+func sharedWith(mine map[string]bool, testbed []string) []string {
+	var shared []string
+	for _, k := range testbed {
+		if mine[k] {
+			shared = append(shared, k)
+		}
+	}
+	return shared
 }
 
 // waitingTests are the queued TrafficTests, looked at again whenever any TrafficTest changes or goes: a

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -60,12 +61,16 @@ type TrafficTestReconciler struct {
 
 // +kubebuilder:rbac:groups=linerate.dev,resources=traffictests,verbs=get;list;watch;update;patch;delete
 // +kubebuilder:rbac:groups=linerate.dev,resources=traffictests/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=linerate.dev,resources=traffictests/finalizers,verbs=update
 // +kubebuilder:rbac:groups=linerate.dev,resources=imixprofiles,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=configmaps;serviceaccounts;services,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+
+// conflictRetry is when a pass whose status write lost to another writer is redone.
+const conflictRetry = 100 * time.Millisecond
 
 // Reconcile moves one TrafficTest one step towards done.
 func (r *TrafficTestReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -83,14 +88,18 @@ func (r *TrafficTestReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		// the status now describes this generation: its work for it is done (or waits on something else)
 		tt.Status.ObservedGeneration = tt.Generation
 	}
+	if tt.Status.Phase != v1alpha1.PhaseQueued {
+		tt.Status.Queue = nil // a place in a queue only while it waits in one
+	}
 	summarize(tt)
 	events := r.takeEvents(tt)
 	if !equality.Semantic.DeepEqual(before, &tt.Status) {
 		if uerr := r.Status().Update(ctx, tt); uerr != nil {
 			// the events describe a status that was not written: the pass is redone, and says them again
 			if apierrors.IsConflict(uerr) {
-				// another writer was first: read the object again at once and redo this pass
-				return ctrl.Result{RequeueAfter: time.Millisecond}, nil
+				// another writer was first, as is routine: redo the pass from a fresh read, once the cache
+				// has had the time to hold the newer object (at once, it would conflict again)
+				return ctrl.Result{RequeueAfter: conflictRetry}, nil
 			}
 			return ctrl.Result{}, errors.Join(err, uerr)
 		}
@@ -162,14 +171,16 @@ func (r *TrafficTestReconciler) reconcile(ctx context.Context, tt *v1alpha1.Traf
 			return r.finish(ctx, tt, v1alpha1.PhaseFailed, v1alpha1.ReasonTesterPodLost,
 				fmt.Sprintf("tester pod(s) %s disappeared while the test was running", strings.Join(st.TesterPods, ", ")))
 		}
-		q, err := r.queueFor(ctx, tt)
+		q, err := r.queueFor(ctx, tt, r.Client)
+		if err == nil && q == nil {
+			q, err = r.queueFor(ctx, tt, r.apiReader())
+		}
 		if err != nil {
 			return ctrl.Result{}, err
 		}
 		if q != nil {
 			return r.wait(tt, q)
 		}
-		st.Queue = nil
 		return r.startPods(ctx, tt, p, hash)
 	}
 	return r.follow(ctx, tt, pods)
@@ -423,6 +434,9 @@ func (r *TrafficTestReconciler) startPods(ctx context.Context, tt *v1alpha1.Traf
 	}
 	var names []string
 	for _, pod := range pods {
+		if tb := testbedOf(tt); len(tb) > 0 {
+			metav1.SetMetaDataAnnotation(&pod.ObjectMeta, annotationTestbed, strings.Join(tb, "\n"))
+		}
 		if err := r.createOwned(ctx, tt, pod); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -443,14 +457,45 @@ func (r *TrafficTestReconciler) startPods(ctx context.Context, tt *v1alpha1.Traf
 	return ctrl.Result{RequeueAfter: runningRequeue}, nil
 }
 
+// apiReader reads from the API server itself (the cache when none is set).
+func (r *TrafficTestReconciler) apiReader() client.Reader {
+	if r.APIReader == nil {
+		return r.Client
+	}
+	return r.APIReader
+}
+
+// recoverStart fills in what the pass that made the pods would have written had its status write not
+// been refused (a conflict): which pods run, since when, and which spec they measure. Without it the
+// deadline would not be enforced and a lost pod would be made again instead of failing the run.
+func recoverStart(tt *v1alpha1.TrafficTest, pods []corev1.Pod) {
+	st := &tt.Status
+	if len(st.TesterPods) > 0 || len(pods) == 0 {
+		return
+	}
+	first := pods[0].CreationTimestamp
+	for _, p := range pods {
+		st.TesterPods = append(st.TesterPods, p.Name)
+		if p.CreationTimestamp.Before(&first) {
+			first = p.CreationTimestamp
+		}
+	}
+	sort.Strings(st.TesterPods)
+	if st.StartTime == nil {
+		st.StartTime = &first
+	}
+	if st.MeasuredSpec == "" {
+		// the pods were made from the spec of the pass whose write was refused, moments ago; the API server
+		// refuses a change of what the test measures only from now on, so an edit in that moment is taken
+		// as measured
+		st.RunGeneration, st.MeasuredSpec = tt.Generation, measuredSpec(&tt.Spec)
+	}
+}
+
 // livePods says whether the API server holds tester pods of this test.
 func (r *TrafficTestReconciler) livePods(ctx context.Context, tt *v1alpha1.TrafficTest) (bool, error) {
-	reader := r.APIReader
-	if reader == nil {
-		reader = r.Client
-	}
 	var list corev1.PodList
-	if err := reader.List(ctx, &list, client.InNamespace(tt.Namespace), client.MatchingLabels{tester.LabelTest: tt.Name}); err != nil {
+	if err := r.apiReader().List(ctx, &list, client.InNamespace(tt.Namespace), client.MatchingLabels{tester.LabelTest: tt.Name}); err != nil {
 		return false, err
 	}
 	for i := range list.Items {
@@ -463,6 +508,7 @@ func (r *TrafficTestReconciler) livePods(ctx context.Context, tt *v1alpha1.Traff
 
 // follow reads the pods and the results ConfigMap and moves the phase.
 func (r *TrafficTestReconciler) follow(ctx context.Context, tt *v1alpha1.TrafficTest, pods []corev1.Pod) (ctrl.Result, error) {
+	recoverStart(tt, pods)
 	state, err := r.harvest(ctx, tt)
 	if err != nil {
 		return ctrl.Result{}, err

@@ -539,9 +539,13 @@ func TestCancelSuspendDeadlineAndTTL(t *testing.T) {
 	if err := k8sClient.Update(ctx, tt); err != nil {
 		t.Fatal(err)
 	}
-	waitPod(t, ns, "susp-tester")
-	// it holds the testbed the next one shares: gone, it frees it
+	susp := waitPod(t, ns, "susp-tester")
+	// it holds the testbed the next one shares: gone with its pods (the garbage collector's work, which
+	// envtest does not do), it frees it
 	if err := k8sClient.Delete(ctx, tt); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8sClient.Delete(ctx, susp); err != nil {
 		t.Fatal(err)
 	}
 
@@ -711,8 +715,16 @@ func TestTestbedIsSharedInTurn(t *testing.T) {
 			}
 		}
 		if i == 2 {
-			// deleting the holder frees the testbed as finishing does
+			// deleting the holder frees the testbed once its pods, which still send while they stop, are
+			// gone (the garbage collector deletes them; envtest runs none, so the test does)
 			if err := k8sClient.Delete(ctx, getTest(t, ns, n)); err != nil {
+				t.Fatal(err)
+			}
+			waitTest(t, ns, names[i+1], "the next waits for the deleted test's pod", func(tt *v1alpha1.TrafficTest) bool {
+				return tt.Status.Phase == v1alpha1.PhaseQueued &&
+					strings.Contains(strings.Join(tt.Status.Queue.WaitingFor, ";"), "pod "+ns+"/"+n+"-tester of deleted test "+n+" still runs on DUT gw-1")
+			})
+			if err := k8sClient.Delete(ctx, pod); err != nil {
 				t.Fatal(err)
 			}
 			continue

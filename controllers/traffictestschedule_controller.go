@@ -35,6 +35,7 @@ type TrafficTestScheduleReconciler struct {
 
 // +kubebuilder:rbac:groups=linerate.dev,resources=traffictestschedules,verbs=get;list;watch
 // +kubebuilder:rbac:groups=linerate.dev,resources=traffictestschedules/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=linerate.dev,resources=traffictestschedules/finalizers,verbs=update
 // +kubebuilder:rbac:groups=linerate.dev,resources=traffictests,verbs=create
 
 type scheduleEvent struct{ typ, reason, action, note string }

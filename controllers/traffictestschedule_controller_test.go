@@ -103,11 +103,16 @@ func finishRun(t *testing.T, ns, name string, ndrShare float64) *v1alpha1.Traffi
 // createNightly makes the nightly schedule and says when it is first due (the next 02:00 UTC).
 func createNightly(t *testing.T, ns, name string) (*v1alpha1.TrafficTestSchedule, time.Time) {
 	t.Helper()
-	s := nightly(ns, name)
+	return createSchedule(t, nightly(ns, name))
+}
+
+// createSchedule makes a schedule of nightly's cron line and says when it is first due.
+func createSchedule(t *testing.T, s *v1alpha1.TrafficTestSchedule) (*v1alpha1.TrafficTestSchedule, time.Time) {
+	t.Helper()
 	if err := k8sClient.Create(context.Background(), s); err != nil {
 		t.Fatal(err)
 	}
-	s = getSchedule(t, ns, s.Name)
+	s = getSchedule(t, s.Namespace, s.Name)
 	first := s.CreationTimestamp.UTC().Truncate(24 * time.Hour).Add(2 * time.Hour)
 	if !first.After(s.CreationTimestamp.Time) {
 		first = first.Add(24 * time.Hour)
@@ -335,5 +340,50 @@ func TestInvalidScheduleIsStalledNamingTheField(t *testing.T) {
 	})
 	if h := argoScheduleHealth(t, ns, s.Name); h != "Degraded" {
 		t.Errorf("Argo CD health of an unreadable schedule: %s", h)
+	}
+}
+
+// Allow starts a due run while the last one still runs (on a shared testbed it then waits its turn in the
+// queue), and the history limits prune failed and passed runs apart: a failed run never pushes out the
+// passed run the next one is compared with.
+func TestAllowOverlapsRunsAndHistoryKeepsFailedAndPassedApart(t *testing.T) {
+	m := startManager(t)
+	ns := namespace(t)
+	allowed := nightly(ns, "allowed")
+	allowed.Spec.ConcurrencyPolicy = v1alpha1.AllowConcurrent
+	s, first := createSchedule(t, allowed)
+	night := func(n int) string {
+		due := first.Add(time.Duration(n-1) * 24 * time.Hour)
+		m.clock.Advance(due.Add(30 * time.Second).Sub(m.clock.Now()))
+		poke(t, ns, s.Name)
+		name := fmt.Sprintf("%s-%d", s.Name, due.Unix()/60)
+		waitTest(t, ns, name, "run "+name, func(*v1alpha1.TrafficTest) bool { return true })
+		return name
+	}
+	crash := func(name string) {
+		kubelet(t, waitPod(t, ns, name+"-tester"), corev1.PodFailed, 1, "Error")
+		waitTest(t, ns, name, name+" failed", phaseIs(v1alpha1.PhaseFailed))
+	}
+
+	run1 := night(1)
+	waitPod(t, ns, run1+"-tester")
+	run2 := night(2) // made while run 1 runs: Allow
+	waitTest(t, ns, run2, "run 2 queued behind run 1", func(tt *v1alpha1.TrafficTest) bool {
+		return tt.Status.Phase == v1alpha1.PhaseQueued && strings.Contains(strings.Join(tt.Status.Queue.WaitingFor, ";"), run1+" runs on")
+	})
+	crash(run1)
+	crash(run2)
+	run3 := night(3)
+	finishRun(t, ns, run3, 1)
+	run4 := night(4)
+	crash(run4)
+	// one failed and one passed run kept: run 4 pushed out runs 2 and 1, not the passed run 3
+	eventually(t, "history limits apart", func() (bool, string) {
+		runs := runsOfSchedule(t, ns, s.Name)
+		want := fmt.Sprint([]string{run3, run4})
+		return fmt.Sprint(runs) == want, fmt.Sprintf("runs %v, want %s", runs, want)
+	})
+	if got := getSchedule(t, ns, s.Name).Status.LastPassedRun; got != run3 {
+		t.Errorf("last passed run %q, want %s", got, run3)
 	}
 }

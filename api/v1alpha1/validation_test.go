@@ -207,53 +207,81 @@ func TestImixProfileValidation(t *testing.T) {
 	}
 }
 
+// What a run measures is fixed once its tester pods run, one rule per field naming it; before that (queued,
+// or waiting for its plan: an ImixProfile, a calibration, a fix of its spec) and when suspended it may
+// change, and run control and notes may change at any time.
 func TestRunningSpecCannotChangeButRunControlCan(t *testing.T) {
 	ctx := context.Background()
-	tt := parse(t, validTest, "running")
-	if err := k8s.Create(ctx, tt); err != nil {
-		t.Fatal(err)
-	}
-	tt.Status.Phase = v1alpha1.PhaseRunning
-	if err := k8s.Status().Update(ctx, tt); err != nil {
-		t.Fatal(err)
-	}
-	// each field that decides what is measured is refused by its own rule, which names it
-	for _, c := range []struct {
+	edits := []struct {
 		field  string
 		change func(*v1alpha1.TrafficTest)
 	}{
+		{"tests", func(x *v1alpha1.TrafficTest) { x.Spec.Tests = []v1alpha1.TestKind{v1alpha1.TestThroughput} }},
 		{"frameSizes", func(x *v1alpha1.TrafficTest) { x.Spec.FrameSizes = []int32{128} }},
+		{"ipPacketSizes", func(x *v1alpha1.TrafficTest) { x.Spec.FrameSizes, x.Spec.IPPacketSizes = nil, []int32{46, 1500} }},
+		{"imix", func(x *v1alpha1.TrafficTest) {
+			x.Spec.Tests = append(x.Spec.Tests, v1alpha1.TestImixThroughput)
+			x.Spec.Imix = &v1alpha1.ImixSource{Entries: []v1alpha1.ImixEntry{{FrameSize: 64, Weight: 7}, {FrameSize: 1518, Weight: 1}}}
+		}},
 		{"durations", func(x *v1alpha1.TrafficTest) { x.Spec.Durations.SearchTrial.Duration *= 2 }},
 		{"throughput", func(x *v1alpha1.TrafficTest) { x.Spec.Throughput.Repetitions = 7 }},
+		{"latency", func(x *v1alpha1.TrafficTest) { x.Spec.Latency.Repetitions = 21 }},
+		{"frameLoss", func(x *v1alpha1.TrafficTest) { x.Spec.FrameLoss.Step = "5" }},
+		{"backToBack", func(x *v1alpha1.TrafficTest) { x.Spec.BackToBack.Repetitions = 51 }},
 		{"ports", func(x *v1alpha1.TrafficTest) { x.Spec.Ports[0].Address = "198.18.7.2/24" }},
 		{"traffic", func(x *v1alpha1.TrafficTest) { x.Spec.Traffic.DSCP = 46 }},
-	} {
-		t.Run(c.field, func(t *testing.T) {
-			changed := tt.DeepCopy()
-			c.change(changed)
-			err := k8s.Update(ctx, changed)
-			if err == nil || !strings.Contains(err.Error(), "spec."+c.field+": a running TrafficTest cannot change what it measures") {
-				t.Fatalf("editing spec.%s of a running test: want a refusal naming it, got %v", c.field, err)
-			}
-		})
+		{"dut.name", func(x *v1alpha1.TrafficTest) { x.Spec.DUT.Name = "another-gateway" }},
 	}
-	ctl := tt.DeepCopy()
-	ctl.Spec.Cancel = true
-	ctl.Spec.DUT.Notes = "stopped by hand"
-	if err := k8s.Update(ctx, ctl); err != nil {
-		t.Fatalf("cancel and DUT notes must stay editable while running: %v", err)
+	states := []struct {
+		name   string
+		status v1alpha1.TrafficTestStatus
+		locked bool
+	}{
+		{"running", v1alpha1.TrafficTestStatus{Phase: v1alpha1.PhaseRunning, TesterPods: []string{"p-tester"}}, true},
+		{"pods made, not yet running", v1alpha1.TrafficTestStatus{Phase: v1alpha1.PhasePending, TesterPods: []string{"p-tester"}}, true},
+		{"pending, waiting for its plan", v1alpha1.TrafficTestStatus{Phase: v1alpha1.PhasePending}, false},
+		{"queued", v1alpha1.TrafficTestStatus{Phase: v1alpha1.PhaseQueued}, false},
+		{"suspended", v1alpha1.TrafficTestStatus{Phase: v1alpha1.PhaseSuspended}, false},
 	}
-	// suspended, it may change what it measures (the run then starts afresh)
-	if err := k8s.Get(ctx, client.ObjectKeyFromObject(tt), tt); err != nil {
-		t.Fatal(err)
+	n := 0
+	inState := func(t *testing.T, st v1alpha1.TrafficTestStatus) *v1alpha1.TrafficTest {
+		t.Helper()
+		n++
+		tt := parse(t, validTest, fmt.Sprintf("edit-%d", n))
+		tt.Spec.DUT.Name = "gateway"
+		if err := k8s.Create(ctx, tt); err != nil {
+			t.Fatal(err)
+		}
+		tt.Status = st
+		if err := k8s.Status().Update(ctx, tt); err != nil {
+			t.Fatal(err)
+		}
+		return tt
 	}
-	tt.Status.Phase = v1alpha1.PhaseSuspended
-	if err := k8s.Status().Update(ctx, tt); err != nil {
-		t.Fatal(err)
+	for _, st := range states {
+		for _, e := range edits {
+			t.Run(st.name+"/"+e.field, func(t *testing.T) {
+				tt := inState(t, st.status)
+				e.change(tt)
+				err := k8s.Update(ctx, tt)
+				refused := err != nil && strings.Contains(err.Error(), "spec."+e.field+": ")
+				switch {
+				case st.locked && !refused:
+					t.Errorf("editing spec.%s: want a refusal naming it, got %v", e.field, err)
+				case st.locked && !strings.Contains(err.Error(), "while its tester pods run"):
+					t.Errorf("the refusal does not say why: %v", err)
+				case !st.locked && err != nil:
+					t.Errorf("editing spec.%s must be allowed: %v", e.field, err)
+				}
+			})
+		}
 	}
-	tt.Spec.FrameSizes = []int32{128}
+	tt := inState(t, states[0].status)
+	tt.Spec.Cancel = true
+	tt.Spec.DUT.Notes = "stopped by hand"
+	tt.Spec.Priority = 3
 	if err := k8s.Update(ctx, tt); err != nil {
-		t.Fatalf("a suspended test's frame sizes must be editable: %v", err)
+		t.Fatalf("cancel, priority and DUT notes must stay editable while running: %v", err)
 	}
 }
 

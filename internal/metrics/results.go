@@ -5,6 +5,7 @@ package metrics
 
 import (
 	"context"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"strconv"
 	"time"
 
@@ -41,7 +42,8 @@ var (
 	penalty = prometheus.NewDesc("linerate_baseline_penalty_ratio",
 		"Throughput lost against the baseline TrafficTest, as a fraction.", rowLabels, nil)
 	phase = prometheus.NewDesc("linerate_traffictest_phase",
-		"1 for the TrafficTest's current phase.", append(append([]string{}, testLabels...), "phase"), nil)
+		"1 for the TrafficTest's current phase; reason: why it ended (its Complete condition's reason, e.g. Cancelled, TesterFailed), empty while it has not.",
+		append(append([]string{}, testLabels...), "phase", "reason"), nil)
 	verdict = prometheus.NewDesc("linerate_traffictest_verdict",
 		"1 for the TrafficTest's regression verdict (Passed, Failed, Inconclusive, None).", append(append([]string{}, testLabels...), "verdict"), nil)
 	trials = prometheus.NewDesc("linerate_traffictest_trials",
@@ -124,6 +126,10 @@ func collectSchedule(ch chan<- prometheus.Metric, s *v1alpha1.TrafficTestSchedul
 		}
 		passed := run.Phase == v1alpha1.PhaseSucceeded && (run.Verdict == v1alpha1.VerdictPassed || run.Verdict == v1alpha1.VerdictNone)
 		gauge(scheduleLastPassed, boolValue(passed))
+		if run.Phase != v1alpha1.PhaseSucceeded {
+			return // a run that crashed measured part of its plan: its figures are kept in its status, but a
+			// series that follows the schedule across runs would show the missing part as a loss
+		}
 		for i := range tests {
 			tt := &tests[i]
 			if tt.Namespace != s.Namespace || tt.Name != run.Name || tt.Status.Results == nil {
@@ -152,6 +158,10 @@ func collectSchedule(ch chan<- prometheus.Metric, s *v1alpha1.TrafficTestSchedul
 	}
 }
 
+func finishedPhase(p v1alpha1.Phase) bool {
+	return p == v1alpha1.PhaseSucceeded || p == v1alpha1.PhaseFailed
+}
+
 func boolValue(b bool) float64 {
 	if b {
 		return 1
@@ -170,7 +180,11 @@ func collectTest(ch chan<- prometheus.Metric, tt *v1alpha1.TrafficTest) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
 	if st.Phase != "" {
-		gauge(phase, 1, append(append([]string{}, base...), string(st.Phase)))
+		reason := ""
+		if c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionComplete); c != nil && finishedPhase(st.Phase) {
+			reason = c.Reason
+		}
+		gauge(phase, 1, append(append([]string{}, base...), string(st.Phase), reason))
 	}
 	if st.Verdict != "" {
 		gauge(verdict, 1, append(append([]string{}, base...), string(st.Verdict)))

@@ -1,0 +1,147 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/tester"
+)
+
+// sendingTests are the tests of a namespace whose tester pods have not ended.
+func sendingTests(t *testing.T, ns string) []string {
+	t.Helper()
+	var pods corev1.PodList
+	if err := k8sClient.List(context.Background(), &pods, client.InNamespace(ns), client.HasLabels{tester.LabelTest}); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, p := range pods.Items {
+		if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			seen[p.Labels[tester.LabelTest]] = true
+		}
+	}
+	var out []string
+	for n := range seen {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// A suite applied at once (as Argo CD or Flux sync a directory) creates its tests within one second, and
+// the operator sees them in any order: they still take turns, never two on the testbed at once.
+func TestTestsCreatedTogetherTakeTurns(t *testing.T) {
+	startManager(t)
+	ns := namespace(t)
+	names := []string{"s5", "s4", "s3", "s2", "s1"} // created in the reverse of their name order
+	for _, n := range names {
+		newTest(t, ns, n, sriovTest())
+	}
+	for range names {
+		var running []string
+		eventually(t, "a test on the testbed", func() (bool, string) {
+			running = sendingTests(t, ns)
+			return len(running) > 0, fmt.Sprint(running)
+		})
+		// give a wrongly started second test the time to show its pods
+		for range 10 {
+			time.Sleep(100 * time.Millisecond)
+			if running = sendingTests(t, ns); len(running) != 1 {
+				t.Fatalf("tests on one testbed at once: %v", running)
+			}
+		}
+		finishRun(t, ns, running[0], 1)
+	}
+}
+
+// A test that cannot start (its ImixProfile is missing) keeps no place ahead of the others; the queue is
+// worked out from the objects, so a new operator finds it as the old one left it; a test that stops
+// waiting (cancelled) keeps no place in the queue either.
+func TestQueueSkipsTestsThatCannotStartAndSurvivesARestart(t *testing.T) {
+	m := startManager(t)
+	ns := namespace(t)
+	ctx := context.Background()
+	newTest(t, ns, "stuck", sriovTest(func(tt *v1alpha1.TrafficTest) {
+		tt.Spec.Tests = append(tt.Spec.Tests, v1alpha1.TestImixThroughput)
+		tt.Spec.Imix = &v1alpha1.ImixSource{ProfileRef: &v1alpha1.LocalObjectReference{Name: "not-yet"}}
+	}))
+	time.Sleep(1100 * time.Millisecond) // creation order is by the second
+	newTest(t, ns, "first", sriovTest())
+	time.Sleep(1100 * time.Millisecond)
+	newTest(t, ns, "second", sriovTest())
+	waitPod(t, ns, "first-tester")
+	waitTest(t, ns, "second", "second queued behind first only", func(tt *v1alpha1.TrafficTest) bool {
+		return tt.Status.Phase == v1alpha1.PhaseQueued && tt.Status.Queue.Position == 1 &&
+			strings.Join(tt.Status.Queue.WaitingFor, ";") == "first runs on DUT gw-1, network "+ns+"/sriov-west, resource intel.com/sriov_82599, network "+ns+"/sriov-east"
+	})
+	stuck := waitTest(t, ns, "stuck", "stuck waits for its profile", func(tt *v1alpha1.TrafficTest) bool {
+		c := condition(tt, v1alpha1.ConditionPlanReady)
+		return c != nil && c.Reason == v1alpha1.ReasonImixProfileMissing
+	})
+	if stuck.Status.Phase != v1alpha1.PhasePending || len(stuck.Status.TesterPods) != 0 {
+		t.Fatalf("stuck: %+v", stuck.Status)
+	}
+
+	m.stop()
+	startManager(t)
+	time.Sleep(time.Second)
+	if got := sendingTests(t, ns); strings.Join(got, ",") != "first" {
+		t.Fatalf("after a restart, on the testbed: %v", got)
+	}
+	if tt := getTest(t, ns, "second"); tt.Status.Phase != v1alpha1.PhaseQueued || tt.Status.Queue.Position != 1 {
+		t.Fatalf("after a restart, second: %+v", tt.Status)
+	}
+
+	newTest(t, ns, "third", sriovTest())
+	waitTest(t, ns, "third", "third queued at 2", func(tt *v1alpha1.TrafficTest) bool {
+		return tt.Status.Phase == v1alpha1.PhaseQueued && tt.Status.Queue.Position == 2
+	})
+	third := getTest(t, ns, "third")
+	third.Spec.Cancel = true
+	if err := k8sClient.Update(ctx, third); err != nil {
+		t.Fatal(err)
+	}
+	waitTest(t, ns, "third", "cancelled third out of the queue", func(tt *v1alpha1.TrafficTest) bool {
+		return tt.Status.Phase == v1alpha1.PhaseFailed && tt.Status.Queue == nil
+	})
+	finishRun(t, ns, "first", 1)
+	finishRun(t, ns, "second", 1)
+	if c := condition(getTest(t, ns, "stuck"), v1alpha1.ConditionPlanReady); c == nil || c.Status != metav1.ConditionFalse {
+		t.Errorf("stuck: %+v", c)
+	}
+}
+
+// A pass whose status write was refused after it made the pods leaves them unnamed in the status: the
+// next pass names them, with the start and the spec they measure, or the deadline would never count and a
+// lost pod would be made again instead of failing the run.
+func TestRecoverStartFromThePods(t *testing.T) {
+	t0 := metav1.NewTime(time.Date(2026, 11, 25, 20, 0, 0, 0, time.UTC))
+	tt := sriovTest()
+	tt.Generation = 3
+	pods := []corev1.Pod{
+		{ObjectMeta: metav1.ObjectMeta{Name: "x-receiver", CreationTimestamp: metav1.NewTime(t0.Add(time.Second))}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "x-generator", CreationTimestamp: t0}},
+	}
+	recoverStart(tt, pods)
+	st := tt.Status
+	if strings.Join(st.TesterPods, ",") != "x-generator,x-receiver" || st.StartTime == nil || !st.StartTime.Equal(&t0) ||
+		st.RunGeneration != 3 || st.MeasuredSpec != measuredSpec(&tt.Spec) {
+		t.Errorf("recovered %+v", st)
+	}
+	// a status that names its pods is left as it is
+	later := metav1.NewTime(t0.Add(time.Hour))
+	tt.Status.StartTime, tt.Status.TesterPods = &later, []string{"x-generator"}
+	recoverStart(tt, pods)
+	if !tt.Status.StartTime.Equal(&later) || len(tt.Status.TesterPods) != 1 {
+		t.Errorf("overwrote %+v", tt.Status)
+	}
+}
