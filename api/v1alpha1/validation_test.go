@@ -223,7 +223,8 @@ func TestRunningSpecCannotChangeButRunControlCan(t *testing.T) {
 			x.Spec.Tests = append(x.Spec.Tests, v1alpha1.TestImixThroughput)
 			x.Spec.Imix = &v1alpha1.ImixSource{Entries: []v1alpha1.ImixEntry{{FrameSize: 64, Weight: 7}, {FrameSize: 1518, Weight: 1}}}
 		}},
-		{"durations", func(x *v1alpha1.TrafficTest) { x.Spec.Durations.SearchTrial.Duration *= 2 }},
+		{"durations.searchTrial", func(x *v1alpha1.TrafficTest) { x.Spec.Durations.SearchTrial.Duration *= 2 }},
+		{"durations.dutRest", func(x *v1alpha1.TrafficTest) { x.Spec.Durations.DUTRest.Duration *= 2 }},
 		{"throughput", func(x *v1alpha1.TrafficTest) { x.Spec.Throughput.Repetitions = 7 }},
 		{"latency", func(x *v1alpha1.TrafficTest) { x.Spec.Latency.Repetitions = 21 }},
 		{"frameLoss", func(x *v1alpha1.TrafficTest) { x.Spec.FrameLoss.Step = "5" }},
