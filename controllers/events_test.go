@@ -2,9 +2,12 @@ package controllers
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -59,6 +62,61 @@ func TestEventsFollowTheStatusTheyDescribe(t *testing.T) {
 		t.Fatalf("%d events after the status was written, want the one Suspended event", n)
 	}
 	if e := <-rec.Events; e != "Normal Suspended Suspended by spec.suspend" {
+		t.Errorf("event %q", e)
+	}
+}
+
+// A schedule says it started a run after the status that records the start; when that write is refused,
+// the next pass finds the run made and records the start then, once (it was lost before).
+func TestScheduleEventsFollowTheStatusTheyDescribe(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	s := nightly("lab", "nightly")
+	s.UID, s.Generation = "uid-s", 1
+	created := time.Date(2026, 11, 25, 1, 0, 0, 0, time.UTC)
+	s.CreationTimestamp = metav1.NewTime(created)
+	refuse := true
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(s).WithStatusSubresource(s).
+		WithInterceptorFuncs(interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, cl client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			if refuse {
+				return apierrors.NewConflict(schema.GroupResource{Group: "linerate.dev", Resource: "traffictestschedules"}, obj.GetName(), nil)
+			}
+			return cl.SubResource(sub).Update(ctx, obj, opts...)
+		}}).Build()
+	rec := events.NewFakeRecorder(10)
+	r := &TrafficTestScheduleReconciler{Client: c, Scheme: scheme, Recorder: rec,
+		Now: func() time.Time { return created.Add(time.Hour + 30*time.Second) }} // 02:00:30, the run is due
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(s)}
+
+	if _, err := r.Reconcile(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	var runs v1alpha1.TrafficTestList
+	if err := c.List(context.Background(), &runs); err != nil || len(runs.Items) != 1 {
+		t.Fatalf("runs %d (%v), want the one due", len(runs.Items), err)
+	}
+	if n := len(rec.Events); n != 0 {
+		t.Fatalf("%d event(s) recorded for a status that was never written: %s", n, <-rec.Events)
+	}
+	refuse = false
+	for range 2 {
+		if _, err := r.Reconcile(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := &v1alpha1.TrafficTestSchedule{}
+	if err := c.Get(context.Background(), req.NamespacedName, got); err != nil || got.Status.RunsStarted != 1 || got.Status.LastScheduleTime == nil {
+		t.Fatalf("status %+v (%v), want the start recorded once", got.Status, err)
+	}
+	if n := len(rec.Events); n != 1 {
+		t.Fatalf("%d events after the status was written, want the one RunStarted event", n)
+	}
+	if e := <-rec.Events; !strings.HasPrefix(e, "Normal RunStarted Started run "+runs.Items[0].Name) {
 		t.Errorf("event %q", e)
 	}
 }

@@ -131,7 +131,9 @@ func TestRecoverStartFromThePods(t *testing.T) {
 		{ObjectMeta: metav1.ObjectMeta{Name: "x-receiver", CreationTimestamp: metav1.NewTime(t0.Add(time.Second))}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "x-generator", CreationTimestamp: t0}},
 	}
-	recoverStart(tt, pods)
+	if !recoverStart(tt, pods) {
+		t.Error("nothing recovered")
+	}
 	st := tt.Status
 	if strings.Join(st.TesterPods, ",") != "x-generator,x-receiver" || st.StartTime == nil || !st.StartTime.Equal(&t0) ||
 		st.RunGeneration != 3 || st.MeasuredSpec != measuredSpec(&tt.Spec) {
@@ -140,8 +142,7 @@ func TestRecoverStartFromThePods(t *testing.T) {
 	// a status that names its pods is left as it is
 	later := metav1.NewTime(t0.Add(time.Hour))
 	tt.Status.StartTime, tt.Status.TesterPods = &later, []string{"x-generator"}
-	recoverStart(tt, pods)
-	if !tt.Status.StartTime.Equal(&later) || len(tt.Status.TesterPods) != 1 {
+	if recoverStart(tt, pods) || !tt.Status.StartTime.Equal(&later) || len(tt.Status.TesterPods) != 1 {
 		t.Errorf("overwrote %+v", tt.Status)
 	}
 }

@@ -466,12 +466,13 @@ func (r *TrafficTestReconciler) apiReader() client.Reader {
 }
 
 // recoverStart fills in what the pass that made the pods would have written had its status write not
-// been refused (a conflict): which pods run, since when, and which spec they measure. Without it the
-// deadline would not be enforced and a lost pod would be made again instead of failing the run.
-func recoverStart(tt *v1alpha1.TrafficTest, pods []corev1.Pod) {
+// been refused (a conflict): which pods run, since when, and which spec they measure (true when it did,
+// and the pods' creation is then said). Without it the deadline would not be enforced and a lost pod
+// would be made again instead of failing the run.
+func recoverStart(tt *v1alpha1.TrafficTest, pods []corev1.Pod) bool {
 	st := &tt.Status
 	if len(st.TesterPods) > 0 || len(pods) == 0 {
-		return
+		return false
 	}
 	first := pods[0].CreationTimestamp
 	for _, p := range pods {
@@ -490,6 +491,7 @@ func recoverStart(tt *v1alpha1.TrafficTest, pods []corev1.Pod) {
 		// as measured
 		st.RunGeneration, st.MeasuredSpec = tt.Generation, measuredSpec(&tt.Spec)
 	}
+	return true
 }
 
 // livePods says whether the API server holds tester pods of this test.
@@ -508,7 +510,9 @@ func (r *TrafficTestReconciler) livePods(ctx context.Context, tt *v1alpha1.Traff
 
 // follow reads the pods and the results ConfigMap and moves the phase.
 func (r *TrafficTestReconciler) follow(ctx context.Context, tt *v1alpha1.TrafficTest, pods []corev1.Pod) (ctrl.Result, error) {
-	recoverStart(tt, pods)
+	if recoverStart(tt, pods) {
+		r.event(tt, corev1.EventTypeNormal, v1alpha1.ReasonPodsCreated, "Start", "Created tester pod(s) %s", strings.Join(tt.Status.TesterPods, ", "))
+	}
 	state, err := r.harvest(ctx, tt)
 	if err != nil {
 		return ctrl.Result{}, err

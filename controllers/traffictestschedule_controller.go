@@ -63,7 +63,7 @@ func (r *TrafficTestScheduleReconciler) Reconcile(ctx context.Context, req ctrl.
 	if !equality.Semantic.DeepEqual(before, &s.Status) {
 		if uerr := r.Status().Update(ctx, s); uerr != nil {
 			if apierrors.IsConflict(uerr) {
-				return ctrl.Result{RequeueAfter: time.Millisecond}, nil
+				return ctrl.Result{RequeueAfter: conflictRetry}, nil // as for a TrafficTest
 			}
 			return ctrl.Result{}, errors.Join(err, uerr)
 		}
@@ -135,10 +135,12 @@ func (r *TrafficTestScheduleReconciler) reconcile(ctx context.Context, s *v1alph
 	}
 	for i := range runs {
 		if runs[i].Name == runName(s, due) {
-			// made in an earlier pass whose status this pass read stale (the cache lags the write): the run
-			// for this due time exists, so nothing is due, and nothing may be replaced for it
-			t := metav1.NewTime(due)
-			st.LastScheduleTime = &t
+			// made in an earlier pass: nothing is due, and nothing may be replaced for it. Either this pass
+			// read a stale status (the cache lags the write; its own write then conflicts and says nothing),
+			// or that pass's status write was refused: then this one records the start it could not
+			if t := metav1.NewTime(due); st.LastScheduleTime == nil || st.LastScheduleTime.Before(&t) {
+				return recordStart(s, runs[i].Name, due, skipped, next, say), nil
+			}
 			return wake, nil
 		}
 	}
@@ -159,6 +161,13 @@ func (r *TrafficTestScheduleReconciler) reconcile(ctx context.Context, s *v1alph
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	return recordStart(s, name, due, skipped, next, say), nil
+}
+
+// recordStart writes a run's start into the schedule's status and says it.
+func recordStart(s *v1alpha1.TrafficTestSchedule, name string, due time.Time, skipped int, next metav1.Time,
+	say func(typ, reason, action, note string, args ...any)) ctrl.Result {
+	st := &s.Status
 	t := metav1.NewTime(due)
 	st.LastScheduleTime = &t
 	st.RunsStarted++
@@ -172,7 +181,7 @@ func (r *TrafficTestScheduleReconciler) reconcile(ctx context.Context, s *v1alph
 	say(corev1.EventTypeNormal, v1alpha1.ReasonRunStarted, "Schedule", "%s", note)
 	setScheduleCondition(s, v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonRunStarted, note+"; next run at "+next.UTC().Format(time.RFC3339))
 	// read the runs again next pass (the cache may not hold the new one yet)
-	return ctrl.Result{RequeueAfter: time.Second}, nil
+	return ctrl.Result{RequeueAfter: time.Second}
 }
 
 // runsOf lists the schedule's runs, newest due first.
