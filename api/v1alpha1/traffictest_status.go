@@ -382,6 +382,12 @@ type ThroughputResult struct {
 	// then the highest rate a full-length trial passed at, a lower bound, and no verdict rests on it.
 	// +optional
 	Undetermined string `json:"undetermined,omitempty"`
+	// shortTrialLossPercent is the lowest rate, in percent of line rate, at or below the NDR where a short
+	// search trial lost more than the tolerance while the full-length trials there kept within it: the
+	// DUT's capacity varies from trial to trial near its NDR. RFC 2544 decides by the full-length trials;
+	// the short ones only steer the search.
+	// +optional
+	ShortTrialLossPercent string `json:"shortTrialLossPercent,omitempty"`
 }
 
 // LatencySummary is a latency distribution; all values in nanoseconds.

@@ -342,7 +342,8 @@ type GoalPreset string
 
 const (
 	// GoalRFC2544 is RFC 2544's throughput: the answer is a rate a full-length trial (durations.validationTrial)
-	// passed at, with no trial at it losing more than the tolerance.
+	// passed at, with a full-length trial within the resolution above it losing more than the tolerance;
+	// short search trials only steer the search (a row names a rate at or below its NDR where one lost).
 	GoalRFC2544 GoalPreset = "RFC2544"
 	// GoalCSIT is FD.io CSIT's NDR/PDR goal: 1 s trials, 21 s of them decide a rate, and up to half of that
 	// time may lose more than the tolerance at the answer.

@@ -185,7 +185,9 @@ func (r *Runner) searchGoal() *search.Goal {
 	if g == nil {
 		return nil
 	}
-	return &search.Goal{FinalTrialDuration: g.FinalTrialDuration, DurationSum: g.DurationSum, ExceedRatio: g.ExceedRatioPercent / 100}
+	// the RFC 2544 preset at exceed ratio 0 reads trials as the default goal does, whatever durations it sets
+	return &search.Goal{FinalTrialDuration: g.FinalTrialDuration, DurationSum: g.DurationSum, ExceedRatio: g.ExceedRatioPercent / 100,
+		FullLengthBounds: g.Preset == v1alpha1.GoalRFC2544 && g.ExceedRatioPercent == 0}
 }
 
 // jointTrials runs the confirming trials of one pair (see confirmBidirectional). A pair of rates is run

@@ -294,6 +294,9 @@ func (r *Runner) throughput(ctx context.Context, size int) error {
 		tr := v1alpha1.ThroughputResult{FrameSize: int32(size), Direction: dirs[d].Name,
 			NDR: r.rate(best.NDR, float64(size)), LossPercent: "0", Trials: int32(a.trials),
 			TrialSeconds: fmt.Sprintf("%.0f", a.seconds), TesterLimited: a.limited, Undetermined: a.undetermined}
+		if sl := best.ShortLoss; sl != nil && best.Found && sl.RatePercent <= best.NDR+1e-9 {
+			tr.ShortTrialLossPercent = FormatPct(sl.RatePercent)
+		}
 		switch {
 		case a.undetermined != "":
 			given := "the rate given is the highest a full-length trial passed at, a lower bound"

@@ -21,11 +21,16 @@ type Goal struct {
 	LossRatio float64
 	// ExceedRatio is the share of DurationSum that may be high-loss at a lower bound.
 	ExceedRatio float64
-	// FullLengthBounds: only full-length trials make a load a bound; shorter ones only steer the search.
-	// RFC 2544 defines throughput by full-length trials, so its strict goal brackets the answer with a
-	// full-length pass and a full-length failure. Counting short failures as upper bounds too (RFC 9971)
-	// takes the lowest of many noisy draws near the answer: on a DUT whose capacity varies from trial to
-	// trial the answer sinks with every trial the search places there.
+	// FullLengthBounds: RFC 2544's own reading, where throughput is what full-length trials show. A
+	// full-length trial (or any trial that is not a short search trial) that lost makes the load an upper
+	// bound, one that passed a lower bound; a short search trial only steers the search, and a load where
+	// one lost is decided by a full-length trial run there (the evidence plain RFC 2544 bisection books
+	// for every rate, which never runs short trials). Counting every short loss as an upper bound (RFC
+	// 9971 at exceed ratio 0) takes the lowest of many noisy draws near the answer: on a DUT whose capacity
+	// varies from trial to trial the answer sinks with every trial the search places there. Requiring two
+	// full-length passes where a short trial lost was measured too: it brings back most of that bias
+	// (make bench-search, noise 2 %: −0.43 % of line rate against −0.26 %). The result names the conflict
+	// (Result.ShortLoss).
 	FullLengthBounds bool
 }
 
@@ -79,6 +84,9 @@ type LoadStats struct {
 
 // Classify says what the valid trials (not spoiled by the tester, not aborted) say of their load.
 func (g Goal) Classify(trials []Measurement) (Class, LoadStats) {
+	if g.FullLengthBounds {
+		return g.classifyFullLength(trials)
+	}
 	var st LoadStats
 	for _, m := range trials {
 		if m.TesterLimited || m.Aborted != "" {
@@ -86,9 +94,6 @@ func (g Goal) Classify(trials []Measurement) (Class, LoadStats) {
 		}
 		high := m.LossPercent/100 > g.LossRatio+eps/100
 		full := g.full(m)
-		if g.FullLengthBounds && !full {
-			continue
-		}
 		d := m.Duration
 		if full {
 			d = max(d, g.FinalTrialDuration) // a trial the clock measured a hair short counts at its length
@@ -124,6 +129,41 @@ func (g Goal) Classify(trials []Measurement) (Class, LoadStats) {
 	case st.Pessimistic <= g.ExceedRatio+1e-12:
 		return LowerBound, st
 	}
+	return Undecided, st
+}
+
+// classifyFullLength is Classify under FullLengthBounds (see there), at exceed ratio 0: a lower bound
+// needs the duration sum in full-length passes and no loss. The exceed ratios are 0 or 1.
+func (g Goal) classifyFullLength(trials []Measurement) (Class, LoadStats) {
+	var st LoadStats
+	passes := 0
+	for _, m := range trials {
+		if m.TesterLimited || m.Aborted != "" {
+			continue
+		}
+		high := m.LossPercent/100 > g.LossRatio+eps/100
+		switch {
+		case !g.full(m) && m.Purpose == PurposeSearch && high:
+			st.ShortHigh += m.Duration
+		case !g.full(m) && m.Purpose == PurposeSearch:
+			st.ShortLow += m.Duration
+		case high: // a validation the clock measured short still lost: fail closed
+			st.FullHigh += max(m.Duration, g.FinalTrialDuration)
+		case g.full(m):
+			st.FullLow += max(m.Duration, g.FinalTrialDuration)
+			passes++
+		}
+	}
+	st.EffectiveHigh = st.FullHigh
+	st.Whole = max(st.FullLow+st.FullHigh, g.DurationSum)
+	switch {
+	case st.FullHigh > 0:
+		st.Optimistic, st.Pessimistic = 1, 1
+		return UpperBound, st
+	case passes > 0 && st.FullLow >= g.DurationSum:
+		return LowerBound, st
+	}
+	st.Pessimistic = 1
 	return Undecided, st
 }
 

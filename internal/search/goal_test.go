@@ -11,10 +11,15 @@ import (
 )
 
 // trials makes n trials of d at a loss in percent.
+// trials are n trials of d at a loss, short search trials below a minute, full-length validations above.
 func trials(n int, d time.Duration, lossPercent float64) []search.Measurement {
+	purpose := search.PurposeValidation
+	if d < time.Minute {
+		purpose = search.PurposeSearch
+	}
 	out := make([]search.Measurement, n)
 	for i := range out {
-		out[i] = search.Measurement{Duration: d, LossPercent: lossPercent}
+		out[i] = search.Measurement{Duration: d, LossPercent: lossPercent, Purpose: purpose}
 	}
 	return out
 }
@@ -49,6 +54,8 @@ func TestGoalClassifiesALoad(t *testing.T) {
 		{"RFC 9971, exceed ratio 0: 59 short clean, 1 short lossy", zeroExceed, join(trials(59, s, 0), trials(1, s, 1)), search.UpperBound, 1.0 / 60, 1},
 		{"RFC 2544: 59 short clean, 1 short lossy only steer", strict, join(trials(59, s, 0), trials(1, s, 1)), search.Undecided, 0, 1},
 		{"RFC 2544: a full-length clean trial decides over a short lossy one", strict, join(trials(1, 10*s, 1), trials(1, 60*s, 0)), search.LowerBound, 0, 0},
+		{"RFC 2544: a full-length lossy trial decides over clean ones", strict, join(trials(2, 60*s, 0), trials(1, 60*s, 0.01)), search.UpperBound, 1, 1},
+		{"RFC 2544: a validation the clock measured short still loses", strict, []search.Measurement{{Duration: 59 * s, LossPercent: 1, Purpose: search.PurposeValidation}}, search.UpperBound, 1, 1},
 		{"TST009: 59 short clean balance 1 short lossy", tst009, join(trials(59, s, 0), trials(1, s, 1)), search.Undecided, 0, 1},
 		{"RFC 2544: one full-length clean trial", strict, trials(1, 60*s, 0), search.LowerBound, 0, 0},
 		{"RFC 2544: one full-length trial losing a frame in a million", strict, trials(1, 60*s, 1e-4), search.UpperBound, 1, 1},

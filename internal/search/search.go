@@ -100,6 +100,10 @@ type Result struct {
 	TesterLimited bool
 	// Aborted is the reason the search was cut short.
 	Aborted string
+	// ShortLoss is the lowest short search trial that lost more than the tolerance at or below the NDR,
+	// where full-length trials kept within it (goals with FullLengthBounds): the DUT's capacity varies
+	// from trial to trial near its NDR.
+	ShortLoss *Measurement
 	// Undetermined says why the search did not determine the NDR (it ran out of trials before its bounds
 	// were one resolution apart). NDR is then at most a lower bound: the highest full-length pass so far.
 	Undetermined string
@@ -341,7 +345,11 @@ func (s *state) aboveNDR(ndr float64) *Measurement {
 		if m.TesterLimited || m.Aborted != "" || Pass(m.LossPercent, s.p.LossTolerance) || m.RatePercent <= ndr {
 			continue
 		}
-		if best == nil || m.RatePercent < best.RatePercent || (m.RatePercent == best.RatePercent && m.Duration > best.Duration) {
+		// a full-length trial first: what the DUT drops in a trial of the length the answer stands on
+		better := best == nil || (m.Duration > best.Duration && m.Purpose != PurposeSearch && best.Purpose == PurposeSearch) ||
+			((m.Purpose == PurposeSearch) == (best.Purpose == PurposeSearch) &&
+				(m.RatePercent < best.RatePercent || (m.RatePercent == best.RatePercent && m.Duration > best.Duration)))
+		if better {
 			best = m
 		}
 	}
@@ -420,13 +428,25 @@ func (s *state) setNDR(ndr float64, m *Measurement) {
 		s.r.Found, s.r.NDR, s.r.NDRTrial = true, ndr, m
 		s.r.AboveNDR = s.aboveNDR(ndr)
 		if low := s.shortLossAtOrBelow(ndr, s.p.LossTolerance); low != nil {
-			s.r.Notes = appendOnce(s.r.Notes, fmt.Sprintf("shorter trials lost frames at or below the NDR (the lowest at %.3f%% of line rate in %s, loss %.4f%%): they only steer the search; the NDR is a full-length trial without loss, and a full-length trial above it lost (RFC 2544)",
+			s.r.ShortLoss = low
+			s.r.Notes = appendOnce(s.r.Notes, fmt.Sprintf("shorter trials lost frames at or below the NDR (the lowest at %.3f%% of line rate in %s, loss %.4f%%, above the tolerance) where full-length trials kept within it: the DUT's capacity varies from trial to trial near its NDR; RFC 2544 decides by the full-length trials, the short ones only steer the search",
 				low.RatePercent, low.Duration, low.LossPercent))
 		}
 		if s.ceiling < s.p.MaxRate-eps && ndr >= s.ceiling-s.p.Resolution-eps {
 			s.r.TesterLimited = true
 		}
 	}
+}
+
+// fullTrialsAt counts the valid trials at a rate that are not short search trials.
+func (s *state) fullTrialsAt(rate float64) int {
+	n := 0
+	for _, m := range s.at(round(rate)) {
+		if !m.TesterLimited && m.Aborted == "" && m.Purpose != PurposeSearch {
+			n++
+		}
+	}
+	return n
 }
 
 // shortLossAtOrBelow is the lowest trial shorter than the goal's full length that lost more than the
@@ -439,7 +459,7 @@ func (s *state) shortLossAtOrBelow(rate, tol float64) *Measurement {
 	var low *Measurement
 	for i := range s.r.History {
 		m := &s.r.History[i]
-		if m.TesterLimited || m.Aborted != "" || g.full(*m) || Pass(m.LossPercent, tol) || m.RatePercent > rate+eps {
+		if m.TesterLimited || m.Aborted != "" || m.Purpose != PurposeSearch || g.full(*m) || Pass(m.LossPercent, tol) || m.RatePercent > rate+eps {
 			continue
 		}
 		if low == nil || m.RatePercent < low.RatePercent {
@@ -548,8 +568,8 @@ func (s *state) multistage(ctx context.Context, tol float64) (float64, *Measurem
 			rate = s.ceiling
 		case lo < 0:
 			// Only failures so far: guess from the forwarding rate of the lowest failure, a little under,
-			// and step down in doubling steps while the guesses keep failing, never below half the lowest
-			// failure (where a plain bisection would be)
+			// and step down in doubling steps while the guesses keep failing, the steps never below half the
+			// lowest failure (where a plain bisection would be; the guess itself may be lower)
 			est := hiM.RatePercent * (1 - hiM.LossPercent/100)
 			rate = math.Min(est-res/4, math.Max(hiEff/2, hiEff-res*math.Pow(2, float64(down))))
 			down++
@@ -618,10 +638,10 @@ func (s *state) multistage(ctx context.Context, tol float64) (float64, *Measurem
 			// from below the noise until a trial fails answers low by a part of it; from there the answer
 			// is found by stepping down when it fails (as it does on a steady DUT) or up when it passes
 			rate = math.Min(loS, s.ceiling)
-			if hi-loS <= res+eps && hi <= s.ceiling && !triedTop {
+			if hi-loS <= res+eps && hi <= s.ceiling && !triedTop && s.goal(tol).FullLengthBounds {
 				rate, triedTop = hi, true
 			}
-		case loS >= 0 && misses == 1 && triedTop && len(s.at(round(loS))) < 2:
+		case loS >= 0 && misses == 1 && triedTop && s.fullTrialsAt(loS) == 0:
 			// the top lost at full length: validate the short-trial candidate, or lower when the top's
 			// forwarding rate says so
 			rate = math.Min(s.belowForwarding(lastFail, res, loS), s.ceiling)

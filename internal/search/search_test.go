@@ -236,18 +236,21 @@ func TestTrialCapLeavesTheResultUndetermined(t *testing.T) {
 		cap int
 		// validated: a full-length trial passed before Binary's cap (the lower bound is kept)
 		validated bool
+		// multistageCap: Multistage lands within the resolution of the steady DUTs in three trials (from the
+		// forwarding rate of the first), so it gets two there; on the noisy one, six, so that its short
+		// trials run before the cap (the short phase leaves four for full-length trials)
+		multistageCap int
 	}{
-		{name: "noisy, fine resolution", dut: sim.DUT{CapacityFPS: 5e6, Noise: 0.02}, cap: 6},
-		// short trials pass far above what full-length ones hold: validation keeps failing
-		{name: "validation keeps failing", dut: sim.DUT{CapacityFPS: 5e6, BufferFrames: 3_000_000}, cap: 9},
-		{name: "validated, width not reached", dut: sim.DUT{CapacityFPS: 5e6}, cap: 9, validated: true},
+		{name: "noisy, fine resolution", dut: sim.DUT{CapacityFPS: 5e6, Noise: 0.02}, cap: 6, multistageCap: 6},
+		{name: "buffer", dut: sim.DUT{CapacityFPS: 5e6, BufferFrames: 3_000_000}, cap: 9, multistageCap: 2},
+		{name: "validated, width not reached", dut: sim.DUT{CapacityFPS: 5e6}, cap: 9, validated: true, multistageCap: 2},
 	} {
 		for _, a := range algos {
 			t.Run(tc.name+"/"+a.name, func(t *testing.T) {
 				p := params(0.01)
 				p.MaxTrials = tc.cap
 				if a.name == "Multistage" {
-					p.MaxTrials = min(tc.cap, 2)
+					p.MaxTrials = min(tc.cap, tc.multistageCap)
 				}
 				r, err := a.run(context.Background(), p, sim.New(tc.dut).Measure(size))
 				if err != nil {
@@ -266,6 +269,9 @@ func TestTrialCapLeavesTheResultUndetermined(t *testing.T) {
 				}
 				if tc.validated && a.name == "Binary" && !r.Found {
 					t.Errorf("the full-length pass before the cap is lost: %s", rates(r))
+				}
+				if a.name == "Multistage" && tc.multistageCap > 4 && !slices.ContainsFunc(r.History, func(m search.Measurement) bool { return m.Purpose == search.PurposeSearch }) {
+					t.Errorf("no short trial ran before the cap: %s", rates(r))
 				}
 				checkNeverAboveFailure(t, r, 0)
 			})
@@ -384,4 +390,42 @@ func rates(r *search.Result) string {
 		s += fmt.Sprintf(" %.3f%s/%s", m.RatePercent, mark, m.Duration)
 	}
 	return s
+}
+
+// A DUT whose short trials lose a little below what its full-length trials hold (as one whose capacity
+// varies from trial to trial does): under RFC 2544 the full-length trials decide, the answer is bracketed
+// by a full-length pass and a full-length failure within the resolution, and the conflict is named.
+func TestFullLengthTrialsDecideWhereAShortTrialLost(t *testing.T) {
+	const capacity, shortLimit = 40.0, 39.0
+	measure := func(_ context.Context, rate float64, d time.Duration, _ string) (search.Measurement, error) {
+		var loss float64
+		switch {
+		case rate > capacity:
+			loss = (rate - capacity) / rate * 100
+		case d < 60*time.Second && rate > shortLimit:
+			loss = 0.01
+		}
+		return search.Measurement{LossPercent: loss, Duration: d}, nil
+	}
+	p := params(0.5)
+	r, err := search.Multistage(context.Background(), p, measure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Found || r.NDR <= shortLimit || r.NDR > capacity {
+		t.Fatalf("NDR %.3f%%, want above the short trials' %.1f%% and at most %.1f%%: %+v", r.NDR, shortLimit, capacity, r.History)
+	}
+	if r.ShortLoss == nil || r.ShortLoss.RatePercent > r.NDR || r.ShortLoss.Duration >= 60*time.Second {
+		t.Errorf("the short trial that lost at or below the NDR is not named: %+v", r.ShortLoss)
+	}
+	fullFailAbove := false
+	for _, m := range r.History {
+		if m.Duration >= 60*time.Second && !search.Pass(m.LossPercent, 0) && m.RatePercent > r.NDR && m.RatePercent <= r.NDR+p.Resolution+1e-9 {
+			fullFailAbove = true
+		}
+	}
+	if !fullFailAbove {
+		t.Errorf("no full-length failure within the resolution above the NDR %.3f%%: %+v", r.NDR, r.History)
+	}
+	checkNeverAboveFailure(t, r, 0)
 }

@@ -160,13 +160,15 @@ func misleading(res float64, short, long time.Duration, seeds int) {
 			func(c float64, _ time.Duration) float64 { return c }},
 	}
 	fmt.Printf("\nDUT models where short trials mislead (loss tolerance 0, %d seeds each, capacity spread ±5 %% over the seeds;\n"+
-		"error = NDR − truth, %% of line rate; mean |err| is the mean of its size):\n\n", seeds)
+		"error = NDR − truth, %% of line rate; mean |err| is the mean of its size, worst the largest below the\n"+
+		"truth, above the largest above it; undet.: searches that ended undetermined):\n\n", seeds)
 	w := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "model\tBinary s\tmean err\tmean |err|\tworst err\tMultistage s\tmean err\tmean |err|\tworst err\ttime ratio\t")
+	fmt.Fprintln(w, "model\tBinary s\tmean err\tmean |err|\tworst\tabove\tundet.\tMultistage s\tmean err\tmean |err|\tworst\tabove\tundet.\ttime ratio\t")
 	for _, m := range models {
 		line := 10e9 / (float64(m.size+20) * 8)
 		var t [2]time.Duration
-		var sumErr, sumAbs, worst [2]float64
+		var sumErr, sumAbs, worst, above [2]float64
+		var undetermined [2]int
 		for seed := range seeds {
 			c := m.capacity * spread(seed, seeds)
 			truth := 100 * m.truth(c, long) / line
@@ -181,15 +183,16 @@ func misleading(res float64, short, long time.Duration, seeds int) {
 				t[i] += r.TrialTime
 				sumErr[i] += e
 				sumAbs[i] += math.Abs(e)
-				if math.Abs(e) > math.Abs(worst[i]) {
-					worst[i] = e
+				worst[i], above[i] = min(worst[i], e), max(above[i], e)
+				if r.Undetermined != "" {
+					undetermined[i]++
 				}
 			}
 		}
 		n := float64(seeds)
-		fmt.Fprintf(w, "%s\t%.0f\t%+.2f\t%.2f\t%+.2f\t%.0f\t%+.2f\t%.2f\t%+.2f\t%.2f\t\n", m.name,
-			t[0].Seconds()/n, sumErr[0]/n, sumAbs[0]/n, worst[0],
-			t[1].Seconds()/n, sumErr[1]/n, sumAbs[1]/n, worst[1], t[1].Seconds()/t[0].Seconds())
+		fmt.Fprintf(w, "%s\t%.0f\t%+.2f\t%.2f\t%+.2f\t%+.2f\t%d\t%.0f\t%+.2f\t%.2f\t%+.2f\t%+.2f\t%d\t%.2f\t\n", m.name,
+			t[0].Seconds()/n, sumErr[0]/n, sumAbs[0]/n, worst[0], above[0], undetermined[0],
+			t[1].Seconds()/n, sumErr[1]/n, sumAbs[1]/n, worst[1], above[1], undetermined[1], t[1].Seconds()/t[0].Seconds())
 	}
 	if err := w.Flush(); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-search:", err)
