@@ -63,11 +63,13 @@ func contends(tt *v1alpha1.TrafficTest) bool {
 	return !finished(tt.Status.Phase) && !tt.Spec.Suspend && !tt.Spec.Cancel && tt.DeletionTimestamp.IsZero()
 }
 
-// readyToRun says whether a test that waits could start once its testbed is free: its plan is resolved.
-// One that cannot (an invalid spec, a missing ImixProfile or calibration) keeps no place ahead of others,
-// or a test nobody fixes would hold its testbed's queue forever.
+// readyToRun says whether a test that waits could start once its testbed is free: one found unable to (an
+// invalid spec, a missing ImixProfile or calibration, at its current generation) keeps no place ahead of
+// others, or a test nobody fixes would hold its testbed's queue forever. One not looked at yet keeps its
+// place: a suite applied at once is queued in its order, not in the order the operator first sees it.
 func readyToRun(tt *v1alpha1.TrafficTest) bool {
-	return meta.IsStatusConditionTrue(tt.Status.Conditions, v1alpha1.ConditionPlanReady)
+	c := meta.FindStatusCondition(tt.Status.Conditions, v1alpha1.ConditionPlanReady)
+	return c == nil || c.Status != metav1.ConditionFalse || c.ObservedGeneration != tt.Generation
 }
 
 // before is the queue's order: priority, creation time, then namespace and name.
@@ -109,33 +111,44 @@ func (r *TrafficTestReconciler) queueFor(ctx context.Context, tt *v1alpha1.Traff
 	for i := range all.Items {
 		listed[all.Items[i].UID] = true
 	}
-	podsUp := map[types.UID]bool{}
+	// a pod holds the testbed it was made for (its annotation), which its test's spec may no longer name:
+	// edited once the run ended, while the pod still stops
+	podsUp := map[types.UID][]string{}
 	q := &v1alpha1.QueueStatus{Position: 1}
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		ref := metav1.GetControllerOf(p)
-		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || ref == nil {
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue // ended: kept for its logs, sends nothing
 		}
-		podsUp[ref.UID] = true
-		if listed[ref.UID] {
+		made, known := p.Annotations[annotationTestbed]
+		testbed := strings.Split(made, "\n")
+		if ref := metav1.GetControllerOf(p); ref != nil && listed[ref.UID] {
+			podsUp[ref.UID] = append(podsUp[ref.UID], testbed...)
 			continue
 		}
-		if shared := sharedWith(mine, strings.Split(p.Annotations[annotationTestbed], "\n")); len(shared) > 0 {
-			q.WaitingFor = append(q.WaitingFor, fmt.Sprintf("pod %s/%s of deleted test %s still runs on %s", p.Namespace, p.Name, ref.Name, strings.Join(shared, ", ")))
+		// its test is gone (or it was orphaned); one made by an older operator, without the annotation,
+		// sends to a testbed nobody knows: it holds every one until it ends
+		shared := sharedWith(mine, testbed)
+		if !known {
+			shared = []string{"a testbed it does not name (made by an older operator)"}
+		}
+		if len(shared) > 0 {
+			q.WaitingFor = append(q.WaitingFor, fmt.Sprintf("pod %s/%s of deleted test %s still runs on %s",
+				p.Namespace, p.Name, p.Labels[tester.LabelTest], strings.Join(shared, ", ")))
 		}
 	}
 	sort.Slice(all.Items, func(i, j int) bool { return before(&all.Items[i], &all.Items[j]) })
 	for i := range all.Items {
 		o := &all.Items[i]
-		if o.UID == tt.UID || (!contends(o) && !podsUp[o.UID]) {
+		_, up := podsUp[o.UID]
+		if o.UID == tt.UID || (!contends(o) && !up) {
 			continue
 		}
-		shared := sharedWith(mine, testbedOf(o))
+		shared := sharedWith(mine, append(testbedOf(o), podsUp[o.UID]...))
 		if len(shared) == 0 {
 			continue
 		}
-		holds := holdsTestbed(o) || podsUp[o.UID]
+		holds := holdsTestbed(o) || up
 		if !holds && (!before(o, tt) || !readyToRun(o)) {
 			continue
 		}
@@ -156,11 +169,11 @@ func (r *TrafficTestReconciler) queueFor(ctx context.Context, tt *v1alpha1.Traff
 	return q, nil
 }
 
-// sharedWith is what of a testbed is also in mine.
+// sharedWith is what of a testbed is also in mine, each once.
 func sharedWith(mine map[string]bool, testbed []string) []string {
 	var shared []string
 	for _, k := range testbed {
-		if mine[k] {
+		if mine[k] && !slices.Contains(shared, k) {
 			shared = append(shared, k)
 		}
 	}

@@ -23,7 +23,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -129,6 +131,12 @@ func (r *TrafficTestReconciler) reconcile(ctx context.Context, tt *v1alpha1.Traf
 	if st.Phase == "" {
 		st.Phase = v1alpha1.PhasePending
 	}
+	// queued only while this pass finds it waiting for its testbed (wait); any other wait (its plan, pods
+	// still stopping) is Pending
+	wasQueued := st.Phase == v1alpha1.PhaseQueued
+	if wasQueued {
+		st.Phase = v1alpha1.PhasePending
+	}
 
 	if tt.Spec.Cancel {
 		return r.stop(ctx, tt, v1alpha1.ReasonCancelled, "cancelled by spec.cancel")
@@ -179,7 +187,7 @@ func (r *TrafficTestReconciler) reconcile(ctx context.Context, tt *v1alpha1.Traf
 			return ctrl.Result{}, err
 		}
 		if q != nil {
-			return r.wait(tt, q)
+			return r.wait(tt, q, wasQueued)
 		}
 		return r.startPods(ctx, tt, p, hash)
 	}
@@ -187,9 +195,9 @@ func (r *TrafficTestReconciler) reconcile(ctx context.Context, tt *v1alpha1.Traf
 }
 
 // wait keeps a test in the queue for its testbed; it is looked at again when any TrafficTest changes.
-func (r *TrafficTestReconciler) wait(tt *v1alpha1.TrafficTest, q *v1alpha1.QueueStatus) (ctrl.Result, error) {
+func (r *TrafficTestReconciler) wait(tt *v1alpha1.TrafficTest, q *v1alpha1.QueueStatus, wasQueued bool) (ctrl.Result, error) {
 	st := &tt.Status
-	if st.Phase != v1alpha1.PhaseQueued {
+	if !wasQueued {
 		r.event(tt, corev1.EventTypeNormal, v1alpha1.ReasonQueued, "Queue", "Queued at position %d: %s", q.Position, strings.Join(q.WaitingFor, "; "))
 	}
 	st.Phase, st.Queue = v1alpha1.PhaseQueued, q
@@ -979,8 +987,30 @@ func (r *TrafficTestReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&v1alpha1.ImixProfile{}, handler.EnqueueRequestsFromMapFunc(r.testsUsingProfile)).
 		// a queued test is looked at again whenever another one changes or goes (its testbed may be free)
 		Watches(&v1alpha1.TrafficTest{}, handler.EnqueueRequestsFromMapFunc(r.waitingTests)).
+		// and when a tester pod ends or goes: a deleted test's pods hold its testbed until then
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.waitingTests), builder.WithPredicates(testerPodEnded())).
+		// one pass at a time: a test starts only after reading, from the API server, that no other holds its
+		// testbed, and that check is sound only while no other pass starts a test meanwhile
+		WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
 		Named("traffictest").
 		Complete(r)
+}
+
+// testerPodEnded passes the events of a tester pod that stop it from sending: its deletion, or its end.
+func testerPodEnded() predicate.Predicate {
+	tester := func(o client.Object) bool { _, ok := o.GetLabels()[tester.LabelTest]; return ok }
+	ended := func(o client.Object) bool {
+		p, ok := o.(*corev1.Pod)
+		return ok && (p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed)
+	}
+	return predicate.Funcs{
+		CreateFunc: func(event.CreateEvent) bool { return false },
+		DeleteFunc: func(e event.DeleteEvent) bool { return tester(e.Object) },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return tester(e.ObjectNew) && ended(e.ObjectNew) && !ended(e.ObjectOld)
+		},
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
 }
 
 func (r *TrafficTestReconciler) testsUsingProfile(ctx context.Context, obj client.Object) []reconcile.Request {

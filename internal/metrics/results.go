@@ -5,11 +5,11 @@ package metrics
 
 import (
 	"context"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -120,15 +120,20 @@ func collectSchedule(ch chan<- prometheus.Metric, s *v1alpha1.TrafficTestSchedul
 	if st.LastScheduleTime != nil {
 		gauge(scheduleLastRun, float64(st.LastScheduleTime.Unix()))
 	}
+	said := false
 	for _, run := range st.Runs { // newest first
 		if run.Phase != v1alpha1.PhaseSucceeded && run.Phase != v1alpha1.PhaseFailed || run.Cancelled {
 			continue // a replaced run neither passed nor failed, and its partial figures are not the schedule's
 		}
-		passed := run.Phase == v1alpha1.PhaseSucceeded && (run.Verdict == v1alpha1.VerdictPassed || run.Verdict == v1alpha1.VerdictNone)
-		gauge(scheduleLastPassed, boolValue(passed))
+		if !said {
+			passed := run.Phase == v1alpha1.PhaseSucceeded && (run.Verdict == v1alpha1.VerdictPassed || run.Verdict == v1alpha1.VerdictNone)
+			gauge(scheduleLastPassed, boolValue(passed))
+			said = true
+		}
 		if run.Phase != v1alpha1.PhaseSucceeded {
-			return // a run that crashed measured part of its plan: its figures are kept in its status, but a
-			// series that follows the schedule across runs would show the missing part as a loss
+			// a run that crashed measured part of its plan: its figures stay in its status, and the series
+			// that follow the schedule keep the newest run that measured all of it
+			continue
 		}
 		for i := range tests {
 			tt := &tests[i]
