@@ -1,6 +1,7 @@
-/* Analysis of received test frames: per stream, the frames and bytes, the sequence (loss, reordering,
- * duplicates), the size classes and the latency. Called by the worker that received them, frame by frame
- * in the order of its RX burst; only that worker writes these counters (see engine.h). */
+/* Analysis of received test frames: per stream and RX queue (struct lr_rxq), the frames and bytes, the
+ * sequence (loss, reordering, duplicates), the size classes and the latency. Called by the worker of the
+ * RX queue q that received them, frame by frame in the order of its RX burst; only that worker writes these
+ * counters (see engine.h). */
 #ifndef LR_ANALYSIS_H
 #define LR_ANALYSIS_H
 
@@ -19,7 +20,8 @@ struct lr_rx_frame {
  * reordered or duplicated frame, a late one while draining. st is the trial state read after the burst
  * was received; now its arrival time (TSC) and now_ns32 the same in ns modulo 2^32. The reference: every
  * faster path below counts exactly what this would (engine_unit_test checks it). */
-void lr_analyse_one(struct lr_port *p, const struct lr_rx_frame *f, int st, uint32_t now_ns32, uint64_t now);
+void lr_analyse_one(struct lr_port *p, unsigned q, const struct lr_rx_frame *f, int st, uint32_t now_ns32,
+		    uint64_t now);
 
 /* A run: consecutive frames of one stream that arrive in order while it is measured, the common case.
  * Its counters live in this struct, a local of the receiving loop that never escapes, so the compiler
@@ -29,6 +31,7 @@ void lr_analyse_one(struct lr_port *p, const struct lr_rx_frame *f, int st, uint
  * one TX burst, and they go into the histogram together. A run never outlives its RX burst. */
 struct lr_run {
 	struct lr_stream *s; /* NULL: no run */
+	struct lr_rxq *q;    /* the stream's state on the queue the run arrives on */
 	uint32_t tag_head;   /* lr_tag_head(flags, stream) of its frames */
 	/* the stream's constants, copied: a store into the stream (a class count) could alias them */
 	uint32_t flows, cycle_len;
@@ -54,21 +57,21 @@ static inline bool lr_measured(const struct lr_stream *s, const struct lr_port *
 
 /* n frames of one TX timestamp and one latency into the histogram: the first is a jitter sample unless
  * the frame before it carried the same timestamp (a TX burst split across two RX bursts). */
-static inline void lr_add_latency(struct lr_stream *s, uint32_t ts, uint32_t v, uint64_t n)
+static inline void lr_add_latency(struct lr_rxq *q, uint32_t ts, uint32_t v, uint64_t n)
 {
 	if (n == 0)
 		return;
 	if (unlikely(lr.realtime && v > INT32_MAX)) {
-		s->lat_negative += n;
-		s->lat_ts = ts;
+		q->lat_negative += n;
+		q->lat_ts = ts;
 		return;
 	}
-	if (s->lat.count == 0 || ts != s->lat_ts) {
-		lr_hist_add(&s->lat, v);
+	if (q->lat.count == 0 || ts != q->lat_ts) {
+		lr_hist_add(&q->lat, v);
 		n--;
 	}
-	lr_hist_count(&s->lat, v, n);
-	s->lat_ts = ts;
+	lr_hist_count(&q->lat, v, n);
+	q->lat_ts = ts;
 }
 
 /* The frame that continues the run (its sequence number, stream, flags and flow checked). The fewer
@@ -84,13 +87,13 @@ static inline void lr_run_add(struct lr_run *r, uint32_t frame_size, uint32_t ts
 		r->flow = 0;
 	r->bytes += frame_size;
 	if (r->cycle_len > 1) {
-		s->class_rx[s->cycle_class[r->pos]]++;
+		r->q->class_rx[s->cycle_class[r->pos]]++;
 		if (++r->pos == r->cycle_len)
 			r->pos = 0;
 	}
 	uint32_t v = now_ns32 - ts_ns;
 	if (v != r->lat) {
-		lr_add_latency(s, now_ns32 - r->lat, r->lat, seq - r->lat_from);
+		lr_add_latency(r->q, now_ns32 - r->lat, r->lat, seq - r->lat_from);
 		r->lat = v;
 		r->lat_from = seq;
 	}
@@ -113,13 +116,13 @@ static inline bool lr_run_extend(struct lr_run *r, const uint8_t *p, uint32_t le
 
 /* Counts a parsed test frame: it continues the open run, or the run ends and the frame opens another or
  * is counted alone (lr_analyse_one). */
-void lr_analyse_next(struct lr_run *r, struct lr_port *p, const struct lr_rx_frame *f, int st, uint32_t now_ns32,
-		     uint64_t now);
+void lr_analyse_next(struct lr_run *r, struct lr_port *p, unsigned q, const struct lr_rx_frame *f, int st,
+		     uint32_t now_ns32, uint64_t now);
 /* Adds the run's counters to its stream; the end of every RX burst. */
 void lr_run_close(struct lr_run *r, uint32_t now_ns32, uint64_t now);
 
 /* Counts the n frames of one burst, in order: lr_analyse_next on each, then lr_run_close. */
-void lr_analyse_burst(struct lr_port *p, const struct lr_rx_frame *f, unsigned n, int st, uint32_t now_ns32,
-		      uint64_t now);
+void lr_analyse_burst(struct lr_port *p, unsigned q, const struct lr_rx_frame *f, unsigned n, int st,
+		      uint32_t now_ns32, uint64_t now);
 
 #endif

@@ -7,21 +7,9 @@
 #include "control.h"
 #include "engine.h"
 
-static uint64_t class_tx(const struct lr_stream *s, unsigned c, uint64_t n)
+static void put_latency(struct out *o, const struct lr_stream *s, const struct lr_rxq *rx)
 {
-	uint64_t per_cycle = 0, partial = 0, rem = n % s->cycle_len;
-	for (uint32_t i = 0; i < s->cycle_len; i++)
-		if (s->cycle_class[i] == c) {
-			per_cycle++;
-			if (i < rem)
-				partial++;
-		}
-	return n / s->cycle_len * per_cycle + partial;
-}
-
-static void put_latency(struct out *o, const struct lr_stream *s)
-{
-	const struct lr_hist *h = &s->lat;
+	const struct lr_hist *h = &rx->lat;
 	bool local = s->tx_port >= 0 && s->rx_port >= 0;
 	const char *clock = local ? "local" : lr.realtime ? "realtime" : "unsynchronised";
 	if (!local && !lr.realtime) {
@@ -29,9 +17,9 @@ static void put_latency(struct out *o, const struct lr_stream *s)
 		    (unsigned long long)h->count);
 		return;
 	}
-	if (s->lat_negative > 0) {
+	if (rx->lat_negative > 0) {
 		put(o, "\"latency\":{\"valid\":false,\"clock\":\"%s\",\"count\":%llu,\"negative\":%llu}", clock,
-		    (unsigned long long)h->count, (unsigned long long)s->lat_negative);
+		    (unsigned long long)h->count, (unsigned long long)rx->lat_negative);
 		return;
 	}
 	if (h->count == 0) {
@@ -77,44 +65,65 @@ int do_result(struct args *a, struct out *o)
 		/* Offered is judged by frames: a trial of d s at r frames/s must send ceil(d·r) frames. A late
 		 * look at the clock (the OS preempting the worker) stretches the measured interval but does
 		 * not make the tester the bottleneck; frames it could not send do. */
+		struct lr_tx_sum tx;
+		lr_txq_merge(s, &tx);
 		double secs = (double)t->duration_tsc / (double)lr.tsc_hz;
 		if (t->burst)
-			secs = s->tx_last_tsc > s->tx_first_tsc ? (double)(s->tx_last_tsc - s->tx_first_tsc) / (double)lr.tsc_hz : 0;
-		double achieved = secs > 0 ? (double)s->tx_frames / secs : 0;
+			secs = tx.last_tsc > tx.first_tsc ? (double)(tx.last_tsc - tx.first_tsc) / (double)lr.tsc_hz : 0;
+		double achieved = secs > 0 ? (double)tx.tx_frames / secs : 0;
 		uint64_t expected = t->burst ? 0 : (uint64_t)((double)(t->duration_tsc - 1) * s->fps / (double)lr.tsc_hz) + 1;
-		bool saturated = s->tx_port >= 0 && !t->burst && st == LR_DONE && (double)s->tx_frames < (double)expected * 0.995;
+		bool saturated = s->tx_port >= 0 && !t->burst && st == LR_DONE && (double)tx.tx_frames < (double)expected * 0.995;
 		/* Loss is the runner's to compute from these counts (PROTOCOL.md): with a stream's two halves
 		 * on two engines, only it has both. */
-		uint64_t rx = s->win.rx, dup = s->win.dup;
+		/* the stream's RX queues merged (engine.h: why the sums are exact); static: 7 kB of histogram */
+		static struct lr_rxq m;
+		unsigned nq_seen;
+		lr_rxq_merge(s, &m, &nq_seen);
+		uint64_t rx = m.win.rx, dup = m.win.dup;
 		put(o,
 		    "%s{\"id\":%d,\"target_fps\":%.3f,\"achieved_fps\":%.3f,\"saturated\":%s,\"tx_frames\":%llu,"
 		    "\"tx_bytes\":%llu,\"rx_frames\":%llu,\"rx_bytes\":%llu,\"duplicates\":%llu,"
 		    "\"reordered\":%llu,\"early\":%llu,\"late\":%llu,\"beyond_window\":%llu,\"max_late\":%llu,"
 		    "\"max_early\":%llu,"
 		    "\"bad_flow\":%llu,\"corrupted\":%llu,\"tx_max_lag_ns\":%llu,\"scheduled_frames\":%llu,"
-		    "\"tx_peak_fps\":%llu,",
+		    "\"tx_peak_fps\":%llu,\"rx_queues\":%u,",
 		    i ? "," : "", s->id, t->burst ? 0.0 : s->fps, achieved, saturated ? "true" : "false",
-		    (unsigned long long)s->tx_frames, (unsigned long long)s->tx_bytes, (unsigned long long)rx,
-		    (unsigned long long)s->rx_bytes, (unsigned long long)dup,
-		    (unsigned long long)s->win.reordered, (unsigned long long)s->win.early, (unsigned long long)s->late,
-		    (unsigned long long)s->win.beyond, (unsigned long long)s->win.max_late,
-		    (unsigned long long)s->win.max_early,
-		    (unsigned long long)s->bad_flow, (unsigned long long)s->corrupted,
-		    (unsigned long long)(s->fps > 0 && s->max_backlog > 1 ? (double)(s->max_backlog - 1) * 1e9 / s->fps : 0),
+		    (unsigned long long)tx.tx_frames, (unsigned long long)tx.tx_bytes, (unsigned long long)rx,
+		    (unsigned long long)m.rx_bytes, (unsigned long long)dup,
+		    (unsigned long long)m.win.reordered, (unsigned long long)m.win.early, (unsigned long long)m.late,
+		    (unsigned long long)m.win.beyond, (unsigned long long)m.win.max_late,
+		    (unsigned long long)m.win.max_early,
+		    (unsigned long long)m.bad_flow, (unsigned long long)m.corrupted,
+		    (unsigned long long)tx.lag_ns,
 		    (unsigned long long)(s->tx_port < 0 ? 0 : t->burst ? t->burst : expected),
-		    (unsigned long long)(s->peak_win_frames > s->win_frames ? s->peak_win_frames : s->win_frames) * 1000ULL);
-		put_latency(o, s);
+		    (unsigned long long)tx.peak_fps,
+		    nq_seen);
+		put_latency(o, s, &m);
 		put(o, ",\"classes\":[");
 		for (unsigned c = 0; c < s->nclasses; c++) {
-			uint64_t ctx = s->tx_port >= 0 ? class_tx(s, c, s->tx_frames) : 0;
+			uint64_t ctx = s->tx_port >= 0 ? lr_txq_class_tx(s, c) : 0;
 			put(o, "%s{\"size\":%u,\"tx_frames\":%llu,\"rx_frames\":%llu}", c ? "," : "",
-			    s->class_size[c], (unsigned long long)ctx, (unsigned long long)s->class_rx[c]);
+			    s->class_size[c], (unsigned long long)ctx, (unsigned long long)m.class_rx[c]);
 		}
 		put(o, "]}");
 	}
 	put(o, "],\"ports\":[");
 	for (unsigned i = 0; i < lr.nports; i++) {
 		struct lr_port *p = &lr.ports[i];
+		/* each queue's worker counted its own */
+		struct lr_portq c;
+		memset(&c, 0, sizeof(c));
+		for (unsigned q = 0; q < p->nq; q++) {
+			const struct lr_portq *pq = &p->q[q];
+			c.rx_foreign += pq->rx_foreign;
+			c.rx_arp += pq->rx_arp;
+			c.tx_arp += pq->tx_arp;
+			c.rx_stale += pq->rx_stale;
+			c.rx_warmup += pq->rx_warmup;
+			c.tx_alloc_fail += pq->tx_alloc_fail;
+			c.tx_full += pq->tx_full;
+			c.rx_bad_cksum += pq->rx_bad_cksum;
+		}
 		struct rte_eth_stats es;
 		memset(&es, 0, sizeof(es));
 		rte_eth_stats_get(p->id, &es);
@@ -123,11 +132,11 @@ int do_result(struct args *a, struct out *o)
 		    "%s{\"id\":%u,\"rx_foreign\":%llu,\"rx_arp\":%llu,\"tx_arp\":%llu,\"rx_stale\":%llu,"
 		    "\"rx_warmup\":%llu,\"imissed\":%llu,\"ierrors\":%llu,\"oerrors\":%llu,\"rx_nombuf\":%llu,"
 		    "\"tx_alloc_fail\":%llu,\"tx_full\":%llu,\"rx_bad_checksum\":%llu,\"rx_kernel_drops\":%llu}",
-		    i ? "," : "", i, (unsigned long long)p->rx_foreign, (unsigned long long)p->rx_arp,
-		    (unsigned long long)p->tx_arp, (unsigned long long)p->rx_stale, (unsigned long long)p->rx_warmup,
+		    i ? "," : "", i, (unsigned long long)c.rx_foreign, (unsigned long long)c.rx_arp,
+		    (unsigned long long)c.tx_arp, (unsigned long long)c.rx_stale, (unsigned long long)c.rx_warmup,
 		    (unsigned long long)es.imissed, (unsigned long long)es.ierrors, (unsigned long long)es.oerrors,
-		    (unsigned long long)es.rx_nombuf, (unsigned long long)p->tx_alloc_fail,
-		    (unsigned long long)p->tx_full, (unsigned long long)p->rx_bad_cksum,
+		    (unsigned long long)es.rx_nombuf, (unsigned long long)c.tx_alloc_fail,
+		    (unsigned long long)c.tx_full, (unsigned long long)c.rx_bad_cksum,
 		    (unsigned long long)p->rx_kernel_drops);
 	}
 	put(o, "],\"workers\":[");
@@ -136,6 +145,20 @@ int do_result(struct args *a, struct out *o)
 		put(o, "%s{\"lcore\":%u,\"role\":\"txrx\",\"ports\":[", i ? "," : "", w->lcore);
 		for (unsigned k = 0; k < w->nports; k++)
 			put(o, "%s%u", k ? "," : "", w->ports[k]);
+		/* the queue pairs it served, with the frames each RX queue received in the trial and the test
+		 * frames each TX queue sent (the lanes of the streams it sent) */
+		put(o, "],\"queues\":[");
+		for (unsigned k = 0; k < w->nqueues; k++) {
+			unsigned port = w->queues[k].port, q = w->queues[k].queue;
+			uint64_t tx = 0;
+			for (unsigned i = 0; i < t->nstreams; i++) {
+				const struct lr_stream *s = lr.streams[t->streams[i]];
+				if (s->tx_port == (int)port && q < s->lanes)
+					tx += s->txq[q].tx_frames;
+			}
+			put(o, "%s{\"port\":%u,\"queue\":%u,\"rx_frames\":%llu,\"tx_frames\":%llu}", k ? "," : "", port, q,
+			    (unsigned long long)lr.ports[port].q[q].rx_total, (unsigned long long)tx);
+		}
 		put(o, "],\"max_gap_ns\":%llu}", (unsigned long long)((double)w->max_gap_tsc * lr.ns_per_tsc));
 	}
 	put(o, "]}");

@@ -80,23 +80,20 @@ int do_stream(struct args *a, struct out *o)
 		s = aligned_alloc(_Alignof(struct lr_stream), sizeof(*s));
 		if (s)
 			memset(s, 0, sizeof(*s));
-		uint64_t nbits = 1ull << lr.window_bits;
-		if (s)
-			s->win_bits = lr_seqwin_alloc(nbits);
 		if (s)
 			s->tmpl_mem = calloc(LR_MAX_CLASSES, LR_MAX_FRAME);
-		if (!s || !s->win_bits || !s->tmpl_mem) {
-			if (s) {
-				if (s->win_bits)
-					lr_seqwin_free(s->win_bits, nbits);
-				free(s->tmpl_mem);
-				free(s);
-			}
+		if (!s || !s->tmpl_mem) {
+			free(s);
 			return fail(o, "no-memory", "STREAM: cannot allocate stream %llu", (unsigned long long)id);
 		}
-		lr_seqwin_init(&s->win, s->win_bits, nbits);
 		lr.streams[id] = s;
 	}
+	/* RX state for every queue of its RX port (queue 0's at least) and every lane of its sender: the TX
+	 * port's queues, or, sent by another engine, one (a sender split over engines sends on one TX queue:
+	 * a window per possible lane would multiply every receive-only stream's memory by LR_MAX_QUEUES); now
+	 * and not in a trial, and kept for the life of the engine, as the stream is */
+	if (lr_rxq_alloc(s, rx >= 0 ? lr.ports[rx].nq : 1, tx >= 0 ? lr.ports[tx].nq : 1) != 0)
+		return fail(o, "no-memory", "STREAM: cannot allocate stream %llu's receive state", (unsigned long long)id);
 	struct lr_stream n;
 	memset(&n, 0, sizeof(n));
 	int len;

@@ -42,18 +42,11 @@ static void prepare_tx(struct lr_stream *s)
 	}
 }
 
-static void reset_counters(struct lr_stream *s)
+/* burst: the trial's (0 for a paced one), shared out over the stream's lanes */
+static void reset_counters(struct lr_stream *s, uint64_t burst)
 {
-	s->seq = s->tx_frames = s->tx_bytes = s->warm_sent = s->max_backlog = 0;
-	s->pos = s->flow = 0;
-	s->n_pending = s->pending_off = 0;
-	s->tx_first_tsc = s->tx_last_tsc = 0;
-	s->win_start_tsc = s->win_frames = s->peak_win_frames = 0;
-	lr_seqwin_reset(&s->win);
-	s->rx_bytes = s->late = s->bad_flow = s->corrupted = 0;
-	memset(s->class_rx, 0, sizeof(s->class_rx));
-	lr_hist_reset(&s->lat);
-	s->lat_negative = 0;
+	lr_txq_reset(s, s->tx_port >= 0 ? lr.ports[s->tx_port].nq : 0, burst);
+	lr_rxq_reset(s);
 }
 
 int do_trial(struct args *a, struct out *o)
@@ -116,18 +109,19 @@ int do_trial(struct args *a, struct out *o)
 	for (unsigned i = 0; i < ns; i++) {
 		struct lr_stream *s = lr.streams[(int)ids[i]];
 		t->streams[i] = s->id;
-		reset_counters(s);
+		reset_counters(s, burst);
 		if (s->tx_port >= 0)
 			prepare_tx(s);
 		double rate = burst ? 0 : r[i];
 		s->fps = u == 0 ? rate : u == 1 ? rate / (s->mean_frame * 8) : rate / ((s->mean_frame + 20) * 8);
-		s->burst_left = burst;
 		s->in_trial = true;
 	}
 	for (unsigned i = 0; i < lr.nports; i++)
-		lr.ports[i].rx_foreign = lr.ports[i].rx_arp = lr.ports[i].tx_arp = lr.ports[i].rx_stale =
-			lr.ports[i].rx_warmup = lr.ports[i].rx_total = lr.ports[i].tx_alloc_fail = lr.ports[i].tx_full =
-				lr.ports[i].rx_bad_cksum = 0;
+		for (unsigned q = 0; q < LR_MAX_QUEUES; q++) {
+			struct lr_portq *pq = &lr.ports[i].q[q];
+			pq->rx_foreign = pq->rx_arp = pq->tx_arp = pq->rx_stale = pq->rx_warmup = pq->rx_total =
+				pq->tx_alloc_fail = pq->tx_full = pq->rx_bad_cksum = 0;
+		}
 	for (unsigned i = 0; i < lr.nports; i++) {
 		rte_eth_stats_reset(lr.ports[i].id);
 		(void)lr_kernel_rx_drops(lr.ports[i].kernel_ifindex); /* reading resets them */
@@ -171,8 +165,11 @@ static void put_poll(struct out *o)
 	    (unsigned long long)elapsed);
 	for (unsigned i = 0; i < t->nstreams; i++) {
 		struct lr_stream *s = lr.streams[t->streams[i]];
+		uint64_t tx = 0;
+		for (unsigned k = 0; k < s->lanes; k++)
+			tx += s->txq[k].tx_frames;
 		put(o, "%s{\"id\":%d,\"tx_frames\":%llu,\"rx_frames\":%llu}", i ? "," : "", s->id,
-		    (unsigned long long)s->tx_frames, (unsigned long long)s->win.rx);
+		    (unsigned long long)tx, (unsigned long long)lr_rxq_frames(s));
 	}
 	put(o, "]}");
 }

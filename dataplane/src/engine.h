@@ -1,13 +1,31 @@
 /* The engine's shared state: ports, streams and the trial, and who may write what.
  *
  * Threads: the main lcore runs the control socket (control*.c); each worker lcore runs the fast path
- * (worker.c) for the ports it owns: it alone receives on them (analysis, ARP/ND answers) and sends on
- * them, so a stream's TX state is written by the worker of its TX port and its RX state by the worker of
- * its RX port, each on cache lines of their own. Worker 0 leads: the control thread writes port
+ * (worker.c) for the queue pairs it owns. A port has one queue pair or several (lr_port.nq); queue pair q of
+ * a port is owned by one worker, which alone receives on its RX queue (analysis, ARP/ND answers) and sends
+ * on its TX queue. A stream's TX state is kept per lane (struct lr_txq: lane k is sent by TX queue k of its
+ * TX port) and its RX state per RX queue and lane (struct lr_rxq), each written by its queue's worker on
+ * cache lines of its own; control merges them when it reports. Queue 0's worker is the port's owner: it
+ * sends the control frames (ARP/ND requests) control queues for the port. Worker 0 leads: the control thread writes port
  * addressing, stream definitions and the trial set-up only while no trial runs; it starts a trial by
  * publishing state WARMUP (release) and the leader alone moves it on to RUNNING, DRAINING and
  * DONE/ABORTED. Counters are written by their worker only and read by the control thread (aligned 64-bit
  * loads do not tear on the CPUs DPDK supports). No locks.
+ *
+ * Exact analysis across RX queues. RSS (or af_packet's fanout by flow hash) puts every frame of one flow
+ * on one queue: the hash is of the headers, and a stream's frames of one flow have the same. So:
+ *  - a duplicate carries its original's headers and lands on its original's queue: that queue's window
+ *    finds it exactly, and the sum over queues of unique frames is the stream's (loss = sent - that sum);
+ *  - late, corrupted, bytes, size classes and latency are per frame: their sums (and the histograms'
+ *    merge) are the stream's whatever the spread;
+ *  - reordering is counted within each queue's arrival order (and each sender lane's: see lanes below). The order of two frames on two queues is not
+ *    observable (the NIC keeps no order between its queues, nor do two sockets of a fanout), so a frame is
+ *    reordered when it arrives after a later-sent frame of its own queue: the definition holds per queue,
+ *    and one worker serving both queues counts exactly what two workers do;
+ *  - early (a gap before a frame) is per queue too, and a queue's gaps include the frames of the flows
+ *    hashed to the other queues: with frames on several queues (RESULT's rx_queues > 1) it says little.
+ * Except when the receiver is overloaded: af_packet's fanout rolls a frame over to another socket when its
+ * own ring is full (PACKET_FANOUT_FLAG_ROLLOVER), and a duplicate rolled over is then counted as new.
  */
 #ifndef LR_ENGINE_H
 #define LR_ENGINE_H
@@ -32,7 +50,16 @@
 #define LR_MAX_CLASSES 32
 #define LR_MAX_TRIAL_STREAMS 16
 #define LR_BURST 32
-#define LR_MAX_WORKERS LR_MAX_PORTS /* a worker owns one port or more */
+#define LR_MAX_QUEUES 8 /* queue pairs per port */
+#define LR_MAX_WORKERS 16
+
+/* One queue pair of a port: its worker and what that worker counted, on cache lines of their own.
+ * tx_full: test-frame bursts the PMD took only in part (its TX queue was full); rx_bad_cksum: frames the
+ * port found with a bad IPv4 header or UDP checksum. */
+struct lr_portq {
+	uint64_t rx_foreign, rx_arp, tx_arp, rx_stale, rx_warmup, rx_total, tx_alloc_fail, tx_full, rx_bad_cksum;
+	unsigned owner; /* the worker that owns the queue pair (an index into lr.workers) */
+} __rte_cache_aligned;
 
 struct lr_port {
 	/* read-mostly: set up before the first trial, addressed by control between trials */
@@ -55,17 +82,15 @@ struct lr_port {
 	/* next hop MAC: written by the worker when ARP/ND answers (or by control for a static peer) */
 	uint8_t peer_mac[6];
 	atomic_bool peer_known;
-	/* the worker that owns the port's queues (an index into lr.workers) */
-	unsigned owner;
-	/* control frames (ARP/ND requests) the control thread hands to the owner, which owns the TX queue */
+	/* queue pairs (rx_queues = tx_queues = nq), the worker of each, and its counters */
+	unsigned nq;
+	struct lr_portq q[LR_MAX_QUEUES];
+	/* control frames (ARP/ND requests) the control thread hands to queue 0's worker */
 	struct rte_ring *ctl_tx;
 	/* the checksums the port verifies on receipt (RTE_ETH_RX_OFFLOAD_IPV4_CKSUM, _UDP_CKSUM), 0: none */
 	uint64_t rx_cksum;
-	/* the owner's counters, on cache lines of their own; tx_full: test-frame bursts the PMD took only in
-	 * part (its TX queue was full); rx_bad_cksum: frames the port found with a bad IPv4 header or UDP
-	 * checksum */
-	_Alignas(RTE_CACHE_LINE_SIZE) uint64_t rx_foreign, rx_arp, tx_arp, rx_stale, rx_warmup, rx_total, tx_alloc_fail,
-		tx_full, rx_bad_cksum;
+	/* RSS hash functions in use (rte_eth_rss_conf.rss_hf), 0: none (one queue, or the PMD spreads itself) */
+	uint64_t rss_hf;
 	/* the kernel interface of an af_packet port (0: none), and the frames the kernel dropped in this
 	 * trial because the port's ring was full (kernel_drops.c; control thread only) */
 	int kernel_ifindex;
@@ -79,6 +104,47 @@ static inline uint64_t lr_mod(uint64_t a, uint64_t d, const struct rte_reciproca
 		return 0;
 	return a - rte_reciprocal_divide_u64(a, r) * d;
 }
+
+/* What one RX queue's worker counted of one stream in the current trial: its frames' sequence window,
+ * frames and bytes, late and corrupted ones, size classes and latency. Only that worker writes it; control
+ * resets it before a trial and merges the queues' (rxq.c) when it reports. */
+struct lr_rxq {
+	struct lr_seqwin win;
+	uint64_t rx_bytes, late, bad_flow;
+	uint64_t corrupted; /* measured frames with a bad checksum: not counted as received */
+	uint64_t class_rx[LR_MAX_CLASSES];
+	uint64_t last_rx_tsc;
+	uint32_t lat_ts; /* TX timestamp of the last frame in lat: a frame with another one is a jitter sample */
+	/* with --clock realtime: frames received "before" their stamp (the receiver's clock behind the
+	 * sender's by more than the latency); kept out of lat, whose values they would wrap */
+	uint64_t lat_negative;
+	struct lr_hist lat;
+} __rte_cache_aligned;
+
+/* Lanes. A stream whose TX port has several queues is sent by the worker of each, at rate / lanes: lane k
+ * sends the frames the stream's schedule has at positions k, k + L, k + 2L, .. (L lanes), so the lanes
+ * together offer the paced rate exactly, and numbers them k << LR_LANE_SHIFT | 0, 1, 2, ..: each lane's
+ * numbers are a sequence of their own, and the receiver keys its windows by lane (the top bits) without
+ * being told how many lanes the sender has (another engine's, too). Two lanes leave by two TX queues whose
+ * frames interleave as the NIC takes them: their relative order is the tester's, not the DUT's, and is
+ * never counted as reordering. Flows stay seq % flows: every lane sends every flow. */
+#define LR_LANE_SHIFT 44
+#define LR_SEQ_MASK ((1ull << LR_LANE_SHIFT) - 1)
+
+/* One lane's TX state (its TX queue's worker writes it), on cache lines of its own. */
+struct lr_txq {
+	uint64_t seq;	/* the next number it sends: lane << LR_LANE_SHIFT | frames built */
+	uint64_t built; /* frames built in the measurement (sent or pending) */
+	uint64_t tx_frames, tx_bytes, max_backlog;
+	uint32_t pos, flow; /* seq % cycle_len and seq % flows, kept incrementally: no division per frame */
+	uint64_t burst_left;
+	struct rte_mbuf *pending[LR_BURST];
+	unsigned n_pending, pending_off;
+	uint64_t tx_first_tsc, tx_last_tsc;
+	/* burstiness: the most frames sent in any 1 ms window of the measurement (windows start where the
+	 * previous one ended, so a burst is never split over more than two) */
+	uint64_t win_start_tsc, win_frames, peak_win_frames;
+} __rte_cache_aligned;
 
 struct lr_stream {
 	bool defined;
@@ -106,34 +172,27 @@ struct lr_stream {
 	uint8_t *tmpl_mem;
 	uint8_t random_bytes[256];
 
-	/* TX state of the current trial (the TX port's worker), on cache lines of its own */
-	_Alignas(RTE_CACHE_LINE_SIZE) double fps;
-	uint64_t seq, tx_frames, tx_bytes, warm_sent, max_backlog;
-	uint32_t pos, flow; /* seq % cycle_len and seq % flows, kept incrementally: no division per frame */
+	/* TX: set by control before a trial, read by the senders */
+	double fps;
+	unsigned lanes;			   /* the TX port's queues: the stream's senders */
 	uint16_t copy_len[LR_MAX_CLASSES]; /* template bytes to copy per frame */
-	uint64_t burst_left;
-	struct rte_mbuf *pending[LR_BURST];
-	unsigned n_pending, pending_off;
-	uint64_t tx_first_tsc, tx_last_tsc;
-	/* burstiness: the most frames sent in any 1 ms window of the measurement (windows start where the
-	 * previous one ended, so a burst is never split over more than two) */
-	uint64_t win_start_tsc, win_frames, peak_win_frames;
+	/* warm-up frames sent (lane 0's worker alone sends them) */
+	uint64_t warm_sent;
+	struct lr_txq txq[LR_MAX_QUEUES];
 
-	/* RX state of the current trial (the RX port's worker), on cache lines of its own */
-	_Alignas(RTE_CACHE_LINE_SIZE) struct lr_seqwin win;
-	uint64_t *win_bits;
-	uint64_t rx_bytes, late, bad_flow;
-	uint64_t corrupted; /* measured frames with a bad checksum: not counted as received */
-	uint64_t class_rx[LR_MAX_CLASSES];
-	uint64_t last_rx_tsc;
-	struct lr_hist lat;
-	uint32_t lat_ts; /* TX timestamp of the last frame in lat: a frame with another one is a jitter sample */
-	/* with --clock realtime: frames received "before" their stamp (the receiver's clock behind the
-	 * sender's by more than the latency); kept out of lat, whose values they would wrap */
-	uint64_t lat_negative;
+	/* RX state of the current trial, per RX queue of the RX port and lane of the sender (NULL where the
+	 * stream has none; control allocates them when the stream is defined) */
+	struct lr_rxq *rxq[LR_MAX_QUEUES][LR_MAX_QUEUES];
 };
 
-/* One worker lcore: the ports it owns, and what it reports about itself (the longest time between two
+/* The RX state of stream s on RX queue q for a frame numbered seq (its lane's), NULL if it has none. */
+static inline struct lr_rxq *lr_rxq_of(const struct lr_stream *s, unsigned q, uint64_t seq)
+{
+	uint64_t lane = seq >> LR_LANE_SHIFT;
+	return lane < LR_MAX_QUEUES ? s->rxq[q][lane] : NULL;
+}
+
+/* One worker lcore: the queue pairs it owns, and what it reports about itself (the longest time between two
  * passes of its loop while a trial measured or drained: the OS took its CPU, or an interrupt ran; frames
  * waited that long in its ports' rings, and in the latency). Written by its worker only, on cache lines of
  * its own; control reads it between trials. */
@@ -141,8 +200,12 @@ struct lr_worker {
 	uint64_t last_tsc;    /* the previous pass, 0 outside measurement and drain */
 	uint64_t max_gap_tsc; /* reset by control before a trial starts */
 	unsigned lcore;
-	unsigned nports;
+	unsigned nports; /* the ports it serves a queue pair of, each once */
 	uint16_t ports[LR_MAX_PORTS];
+	unsigned nqueues;
+	struct {
+		uint16_t port, queue;
+	} queues[LR_MAX_PORTS * LR_MAX_QUEUES];
 	/* it finished its sending of this trial (catch_up in worker.c), once; the leader ends the drain only
 	 * after every worker has (control clears it per trial) */
 	atomic_bool drained;
@@ -210,5 +273,26 @@ void lr_zero_tx_pool(void);
 void lr_control_serve(const char *addr); /* control.c */
 /* frames the kernel dropped on the af_packet socket(s) of interface ifindex since the last call */
 uint64_t lr_kernel_rx_drops(int ifindex);
+/* rxq.c: a stream's per-queue RX state for each queue of its RX port, allocated once (0, or -1 when out
+ * of memory); reset before a trial; merged over the queues into sum (the queues that received a measured
+ * frame of it in *nq_seen) */
+int lr_rxq_alloc(struct lr_stream *s, unsigned nq, unsigned lanes);
+void lr_rxq_reset(struct lr_stream *s);
+void lr_rxq_merge(const struct lr_stream *s, struct lr_rxq *sum, unsigned *nq_seen);
+/* a stream's measured frames received so far, over its RX queues (control's POLL) */
+uint64_t lr_rxq_frames(const struct lr_stream *s);
+/* txq.c: a stream's lanes set up for a trial (burst: the trial's, 0 for a paced one); their counts summed */
+void lr_txq_reset(struct lr_stream *s, unsigned lanes, uint64_t burst);
+struct lr_tx_sum {
+	uint64_t tx_frames, tx_bytes, first_tsc, last_tsc, lag_ns, peak_fps;
+};
+void lr_txq_merge(const struct lr_stream *s, struct lr_tx_sum *sum);
+/* frames of size class c the lanes sent */
+uint64_t lr_txq_class_tx(const struct lr_stream *s, unsigned c);
+/* frames lane k of L has due when the stream's schedule has n due in all: positions k, k + L, .. below n */
+static inline uint64_t lr_lane_share(uint64_t n, unsigned k, unsigned L)
+{
+	return n > k ? (n - k + L - 1) / L : 0;
+}
 
 #endif

@@ -119,9 +119,9 @@ static inline void lr_copy_head(uint8_t *pkt, const struct lr_tmpl *t, size_t co
  * checksum sum; lr_frame_write_seq then copies copy_len template bytes, writes the sequence number and
  * patches the UDP checksum. The template's tag bytes are not part of its sums, so stamping them is free
  * to repeat. */
-static inline uint64_t lr_tmpl_stamp(struct lr_tmpl *t, const struct lr_tag *tag)
+/* The tag's fields but the sequence number, written at p (a tag's first byte). */
+static inline void lr_tag_put_fixed(uint8_t *p, const struct lr_tag *tag)
 {
-	uint8_t *p = t->data + t->tag_off;
 	uint16_t w0 = lr_bswap16(LR_TAG_MAGIC), w1 = (uint16_t)(tag->flags | (tag->stream << 8));
 	uint32_t ts = __builtin_bswap32(tag->ts_ns);
 	uint16_t flow = lr_bswap16(tag->flow);
@@ -129,11 +129,22 @@ static inline uint64_t lr_tmpl_stamp(struct lr_tmpl *t, const struct lr_tag *tag
 	__builtin_memcpy(p + 2, &w1, 2);
 	__builtin_memcpy(p + 12, &ts, 4);
 	__builtin_memcpy(p + 16, &flow, 2);
+}
+
+/* The checksum sum of template t with the tag's fields but the sequence number (lr_tmpl_stamp's). */
+static inline uint64_t lr_tmpl_tag_sum(const struct lr_tmpl *t, const struct lr_tag *tag)
+{
 	uint64_t sum = (uint64_t)t->fixed_sum + LR_TAG_MAGIC + (uint32_t)((tag->flags << 8) | tag->stream) +
 		       (tag->ts_ns >> 16) + (tag->ts_ns & 0xffff) + tag->flow;
 	while (sum >> 16)
 		sum = (sum & 0xffff) + (sum >> 16);
 	return sum;
+}
+
+static inline uint64_t lr_tmpl_stamp(struct lr_tmpl *t, const struct lr_tag *tag)
+{
+	lr_tag_put_fixed(t->data + t->tag_off, tag);
+	return lr_tmpl_tag_sum(t, tag);
 }
 
 static inline void lr_frame_write_seq(uint8_t *pkt, const struct lr_tmpl *t, uint64_t stamp_sum, uint64_t seq,

@@ -25,8 +25,10 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: linerate-engine <EAL args> -- --control PATH|tcp:HOST:PORT [--window-bits N]\n"
-		"       [--clock local|realtime] [--mbufs N] [--max-frame N] [--idle-sleep-us N]\n"
-		"  --window-bits N  sequence window of 2^N frames per received stream, 10..40 (default 34)\n");
+		"       [--clock local|realtime] [--mbufs N] [--max-frame N] [--idle-sleep-us N] [--queues N]\n"
+		"  --window-bits N  sequence window of 2^N frames per received stream, 10..40 (default 34)\n"
+		"  --queues N       queue pairs per port (default: enough for every worker lcore; a vdev whose\n"
+		"                   queues are set by its own arguments keeps them)\n");
 }
 
 /* The first line of a small kernel file, "" when it cannot be read. */
@@ -152,18 +154,27 @@ static uint16_t wanted_mtu(const struct rte_eth_dev_info *info, unsigned max_fra
 	return want > RTE_ETHER_MTU ? (uint16_t)want : 0;
 }
 
-/* Configures and starts a port with one RX and one TX queue at an MTU (0: the PMD's default). */
+/* Configures and starts a port with its queue pairs at an MTU (0: the PMD's default). With several, RSS
+ * spreads received flows over them by the PMD's default key: no key of ours, because a VF cannot set one
+ * (an 82599 VF's key and redirection table are its PF's), so flows must spread under the hash the port
+ * already has; IP and UDP fields, what the PMD offers of them. */
 static int start_port(uint16_t pid, struct lr_port *p, uint16_t mtu)
 {
 	struct rte_eth_conf conf;
 	memset(&conf, 0, sizeof(conf));
 	conf.rxmode.offloads = p->rx_cksum;
 	conf.rxmode.mtu = mtu;
+	if (p->rss_hf) {
+		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+		conf.rx_adv_conf.rss_conf.rss_key = NULL;
+		conf.rx_adv_conf.rss_conf.rss_hf = p->rss_hf;
+	}
 	int rc = rte_eth_dev_configure(pid, p->rx_queues, p->tx_queues, &conf);
-	if (rc == 0)
-		rc = rte_eth_rx_queue_setup(pid, 0, RX_DESC, rte_eth_dev_socket_id(pid), NULL, lr.pool);
-	if (rc == 0)
-		rc = rte_eth_tx_queue_setup(pid, 0, TX_DESC, rte_eth_dev_socket_id(pid), NULL);
+	for (uint16_t q = 0; rc == 0 && q < p->nq; q++) {
+		rc = rte_eth_rx_queue_setup(pid, q, RX_DESC, rte_eth_dev_socket_id(pid), NULL, lr.pool);
+		if (rc == 0)
+			rc = rte_eth_tx_queue_setup(pid, q, TX_DESC, rte_eth_dev_socket_id(pid), NULL);
+	}
 	if (rc == 0)
 		rc = rte_eth_dev_start(pid);
 	return rc;
@@ -179,13 +190,24 @@ static int setup_port(uint16_t pid, uint16_t idx, unsigned max_frame)
 	snprintf(p->driver, sizeof(p->driver), "%s", info.driver_name);
 	snprintf(p->device, sizeof(p->device), "%s", info.device ? rte_dev_name(info.device) : "");
 	p->numa = rte_eth_dev_socket_id(pid); /* SOCKET_ID_ANY (-1) when the device has no node */
-	p->rx_queues = p->tx_queues = 1;
+	p->rx_queues = p->tx_queues = (uint16_t)p->nq;
+	p->rss_hf = 0;
+	if (p->nq > 1)
+		p->rss_hf = info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP);
 	/* Checksums a NIC verifies on receipt cost the receiver nothing per frame (a flag in the mbuf it reads
 	 * anyway): a frame the DUT corrupted is then counted as corrupted, not as received. What the driver
 	 * offers is taken; a driver that never flags a frame BAD (some virtual ones) tells nothing apart. */
 	p->rx_cksum = info.rx_offload_capa & (RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM);
 	uint16_t mtu = wanted_mtu(&info, max_frame);
 	int rc = start_port(pid, p, mtu);
+	if ((rc == -EINVAL || rc == -ENOTSUP) && p->rss_hf) {
+		/* a PMD that refuses RSS (or these hash fields) still has the queue pairs: every frame then arrives
+		 * on queue 0, its worker analyses it all, and the other workers send on their TX queues */
+		fprintf(stderr, "linerate-engine: port %u (%s): RSS over %u queues refused (%s); received on queue 0 only\n",
+			pid, p->driver, p->nq, rte_strerror(-rc));
+		p->rss_hf = 0;
+		rc = start_port(pid, p, mtu);
+	}
 	if (rc != 0 && mtu) {
 		/* a VF cannot go above its PF's MTU: it carries what it carries, and preflight says so */
 		fprintf(stderr, "linerate-engine: port %u (%s): MTU %u refused (%s); at the default MTU\n", pid, p->driver, mtu,
@@ -215,32 +237,79 @@ static int setup_port(uint16_t pid, uint16_t idx, unsigned max_frame)
 	return p->ctl_tx ? 0 : -1;
 }
 
-/* The worker lcores (every lcore but the main one, which serves control) and the ports each owns: port i
- * to worker i mod W, W = min(worker lcores, ports). A worker owns a port's queues whole, so the two
- * directions of a bidirectional test run on two cores with nothing shared between them; lcores beyond the
- * ports' number stay idle until a port has a queue per worker. */
-static int assign_workers(void)
+/* Drivers whose queue pairs are made by their vdev arguments and all carry frames, configured or not:
+ * af_packet's qpairs sockets join one fanout group (the kernel hashes flows over them), af_xdp's sockets
+ * bind queue_count queues of the NIC and its RSS fills them. Every one must be polled, so the engine takes
+ * them all, however many workers there are. (net_ring's rings carry what their sender puts on them, and
+ * memif's queues what the peer sends on them: configured as any other.) */
+static bool queues_fixed(const char *driver)
+{
+	return !strcmp(driver, "net_af_packet") || !strcmp(driver, "net_af_xdp");
+}
+
+/* The queue pairs of port pid for W worker lcores over P ports: the vdev's own where it fixes them, else
+ * `forced` (--queues, 0: none) or enough for every worker to have one (ceil(W / P)), within what the PMD
+ * has of both RX and TX queues. */
+static unsigned port_queues(uint16_t pid, unsigned W, unsigned P, unsigned forced)
+{
+	struct rte_eth_dev_info info;
+	if (rte_eth_dev_info_get(pid, &info) != 0)
+		return 1;
+	unsigned max = info.max_rx_queues < info.max_tx_queues ? info.max_rx_queues : info.max_tx_queues;
+	if (max > LR_MAX_QUEUES)
+		max = LR_MAX_QUEUES;
+	unsigned want = queues_fixed(info.driver_name) ? max : forced ? forced : (W + P - 1) / P;
+	if (want > max)
+		want = max;
+	return want ? want : 1;
+}
+
+/* The worker lcores (every lcore but the main one, which serves control) and the queue pairs each owns.
+ * Ports get queue pairs (port_queues); the k-th pair over all ports (port by port, queue by queue) goes to
+ * worker k mod W, W = min(worker lcores, pairs). With no more workers than ports, each port has one pair
+ * and port i goes to worker i mod W: the two directions of a bidirectional test run on two cores with
+ * nothing shared between them. With more, a port's queues are shared out, so one port (a 100 GbE one)
+ * is not held to one core. Queue 0's worker is the port's owner (control frames). */
+static int assign_workers(unsigned forced)
 {
 	unsigned lcore, n = 0;
+	unsigned lcores[LR_MAX_WORKERS];
 	RTE_LCORE_FOREACH_WORKER(lcore)
 	{
-		if (n < lr.nports)
-			lr.workers[n].lcore = lcore;
+		if (n < LR_MAX_WORKERS)
+			lcores[n] = lcore;
 		n++;
 	}
 	if (n == 0) {
 		fprintf(stderr, "linerate-engine: need a worker lcore besides the main one (e.g. -l 0,1)\n");
 		return -1;
 	}
-	lr.nworkers = n < lr.nports ? n : lr.nports;
-	if (n > lr.nworkers)
-		printf("linerate-engine: %u worker lcores for %u ports: %u stay idle (a worker owns a port whole)\n", n,
-		       lr.nports, n - lr.nworkers);
-	for (unsigned i = 0; i < lr.nports; i++) {
-		struct lr_worker *w = &lr.workers[i % lr.nworkers];
-		lr.ports[i].owner = i % lr.nworkers;
-		w->ports[w->nports++] = (uint16_t)i;
+	unsigned W = n < LR_MAX_WORKERS ? n : LR_MAX_WORKERS, pairs = 0, P = 0;
+	uint16_t pid;
+	RTE_ETH_FOREACH_DEV(pid)
+	{
+		lr.ports[P].nq = port_queues(pid, W, lr.nports, forced);
+		pairs += lr.ports[P++].nq;
 	}
+	if (pairs == 0)
+		return -1;
+	lr.nworkers = W < pairs ? W : pairs;
+	if (n > lr.nworkers)
+		printf("linerate-engine: %u worker lcores for %u queue pairs of %u ports: %u stay idle\n", n, pairs,
+		       lr.nports, n - lr.nworkers);
+	for (unsigned w = 0; w < lr.nworkers; w++)
+		lr.workers[w].lcore = lcores[w];
+	unsigned k = 0;
+	for (unsigned i = 0; i < lr.nports; i++)
+		for (unsigned q = 0; q < lr.ports[i].nq; q++, k++) {
+			unsigned o = k % lr.nworkers;
+			struct lr_worker *w = &lr.workers[o];
+			lr.ports[i].q[q].owner = o;
+			w->queues[w->nqueues].port = (uint16_t)i;
+			w->queues[w->nqueues++].queue = (uint16_t)q;
+			if (w->nports == 0 || w->ports[w->nports - 1] != i)
+				w->ports[w->nports++] = (uint16_t)i;
+		}
 	return 0;
 }
 
@@ -262,7 +331,8 @@ int main(int argc, char **argv)
 		{"control", required_argument, NULL, 'c'}, {"window-bits", required_argument, NULL, 'w'},
 		{"clock", required_argument, NULL, 'k'},   {"mbufs", required_argument, NULL, 'm'},
 		{"max-frame", required_argument, NULL, 'f'}, {"idle-sleep-us", required_argument, NULL, 'i'},
-		{NULL, 0, NULL, 0}};
+		{"queues", required_argument, NULL, 'q'},    {NULL, 0, NULL, 0}};
+	unsigned queues = 0;
 	unsigned idle_sleep = 0;
 	bool idle_sleep_set = false;
 	int c;
@@ -292,6 +362,10 @@ int main(int argc, char **argv)
 				return 2;
 			idle_sleep_set = true;
 			break;
+		case 'q':
+			if (parse_uint("queues", optarg, 1, LR_MAX_QUEUES, &queues))
+				return 2;
+			break;
 		default:
 			usage();
 			return 2;
@@ -307,7 +381,7 @@ int main(int argc, char **argv)
 			LR_MAX_PORTS);
 		return 1;
 	}
-	if (assign_workers() != 0)
+	if (assign_workers(queues) != 0)
 		return 1;
 	/* a CPU quota below one CPU per spinning lcore (the workers, and control now and then) */
 	double cpus = cgroup_cpus();
@@ -317,6 +391,13 @@ int main(int argc, char **argv)
 		       lr.idle_sleep_us, cpus, lr.nworkers);
 	if (lr_create_pools(mbufs, max_frame) != 0)
 		return 1;
+	/* a NIC's RX queue holds RX_DESC of the pool's mbufs while it waits: more queues need a larger pool */
+	unsigned rx_held = 0;
+	for (unsigned i = 0; i < lr.nports; i++)
+		rx_held += lr.ports[i].nq * RX_DESC;
+	if (rx_held >= mbufs)
+		fprintf(stderr, "linerate-engine: %u RX queues hold up to %u of the %u mbufs: give --mbufs %u or more\n",
+			rx_held / RX_DESC, rx_held, mbufs, 2 * rx_held);
 	uint16_t pid, idx = 0;
 	RTE_ETH_FOREACH_DEV(pid)
 	{

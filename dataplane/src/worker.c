@@ -1,6 +1,7 @@
-/* The fast path: each worker lcore owns some ports; it sends the streams whose TX port it owns at their
- * paced rates, analyses every frame received on its ports, and answers ARP/ND on them at all times.
- * Worker 0 also moves the trial through its phases. */
+/* The fast path: each worker lcore owns some queue pairs of some ports; it sends its lanes of the streams
+ * (engine.h: lane k of a stream goes out by TX queue k of its TX port) at their paced rates, analyses
+ * every frame received on its RX queues, and answers ARP/ND on them (on the TX queue of the same pair) at
+ * all times. Worker 0 also moves the trial through its phases. */
 #include <string.h>
 
 #include <rte_cycles.h>
@@ -23,6 +24,8 @@ static bool in_prefix(const uint8_t *a, const uint8_t *net, unsigned len)
 	return true;
 }
 
+/* The worker of whichever RX queue the answer arrived on learns it: two queues' workers would write the
+ * same gateway's MAC, and control reads it only after peer_known (release). */
 static void learn_peer(struct lr_port *p, const uint8_t *mac)
 {
 	if (p->static_peer || mac == NULL)
@@ -31,27 +34,27 @@ static void learn_peer(struct lr_port *p, const uint8_t *mac)
 	atomic_store_explicit(&p->peer_known, true, memory_order_release);
 }
 
-static void tx_one(struct lr_port *p, const uint8_t *frame, size_t len)
+static void tx_one(struct lr_port *p, unsigned q, const uint8_t *frame, size_t len)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(lr.pool);
 	if (m == NULL) {
-		p->tx_alloc_fail++;
+		p->q[q].tx_alloc_fail++;
 		return;
 	}
 	memcpy(rte_pktmbuf_mtod(m, uint8_t *), frame, len);
 	m->data_len = m->pkt_len = (uint32_t)len;
-	/* the worker that received the request owns the port's TX queue too */
-	if (rte_eth_tx_burst(p->id, 0, &m, 1) == 1)
-		p->tx_arp++;
+	/* the worker that received the request owns the TX queue of the same pair too */
+	if (rte_eth_tx_burst(p->id, (uint16_t)q, &m, 1) == 1)
+		p->q[q].tx_arp++;
 	else
 		rte_pktmbuf_free(m);
 }
 
 /* The tester owns its test subnet: it answers for every address in it except the gateway, so a DUT
  * that forwards to many destination addresses (flows varying dst) finds them all. */
-static void handle_arp(struct lr_port *p, const struct lr_parsed *ps)
+static void handle_arp(struct lr_port *p, unsigned q, const struct lr_parsed *ps)
 {
-	p->rx_arp++;
+	p->q[q].rx_arp++;
 	if (!p->has_ip4)
 		return;
 	if (p->has_gw4 && memcmp(ps->arp_spa, p->gw4, 4) == 0)
@@ -60,14 +63,14 @@ static void handle_arp(struct lr_port *p, const struct lr_parsed *ps)
 	    !(p->has_gw4 && memcmp(ps->arp_tpa, p->gw4, 4) == 0)) {
 		uint8_t buf[128];
 		size_t n = lr_build_arp(buf, p->vlan, 2, p->mac, ps->arp_tpa, ps->arp_sha, ps->arp_spa, ps->arp_sha);
-		tx_one(p, buf, n);
+		tx_one(p, q, buf, n);
 	}
 }
 
-static void handle_nd(struct lr_port *p, const struct lr_parsed *ps)
+static void handle_nd(struct lr_port *p, unsigned q, const struct lr_parsed *ps)
 {
 	static const struct lr_ip unspecified;
-	p->rx_arp++;
+	p->q[q].rx_arp++;
 	if (!p->has_ip6)
 		return;
 	if (ps->kind == LR_KIND_NA) {
@@ -84,12 +87,12 @@ static void handle_nd(struct lr_port *p, const struct lr_parsed *ps)
 		uint8_t buf[128];
 		const uint8_t *dst_mac = ps->nd_lladdr ? ps->nd_lladdr : ps->eth_src;
 		size_t n = lr_build_na(buf, p->vlan, p->mac, dst_mac, &ps->nd_target, &ps->nd_src);
-		tx_one(p, buf, n);
+		tx_one(p, q, buf, n);
 	}
 }
 
-static inline void analyse_tag(struct lr_run *run, struct lr_port *p, const struct lr_tag *tag, const struct rte_mbuf *m,
-			       int st, uint32_t now_ns32, uint64_t now)
+static inline void analyse_tag(struct lr_run *run, struct lr_port *p, unsigned q, const struct lr_tag *tag,
+			       const struct rte_mbuf *m, int st, uint32_t now_ns32, uint64_t now)
 {
 	struct lr_rx_frame f = {.seq = tag->seq,
 				.ts_ns = tag->ts_ns,
@@ -97,7 +100,7 @@ static inline void analyse_tag(struct lr_run *run, struct lr_port *p, const stru
 				.flow = tag->flow,
 				.stream = tag->stream,
 				.flags = tag->flags};
-	lr_analyse_next(run, p, &f, st, now_ns32, now);
+	lr_analyse_next(run, p, q, &f, st, now_ns32, now);
 }
 
 /* Received frames go back to the pool. The common case (one segment, a direct mbuf with no other
@@ -128,9 +131,9 @@ static inline bool rx_cksum_bad(const struct rte_mbuf *m)
 /* A frame the port found corrupted is never counted as received: a measured frame among them is missing
  * from the stream (lost, unless an intact copy of it arrives too) and counted as corrupted, so that the loss
  * has its reason. It still shows that the DUT forwards: no stall. */
-static void count_corrupted(struct lr_port *p, const uint8_t *data, uint32_t len, int st, uint64_t now)
+static void count_corrupted(struct lr_port *p, unsigned q, const uint8_t *data, uint32_t len, int st, uint64_t now)
 {
-	p->rx_bad_cksum++;
+	p->q[q].rx_bad_cksum++;
 	struct lr_tag tag;
 	struct lr_parsed ps;
 	const struct lr_tag *t = NULL;
@@ -142,8 +145,11 @@ static void count_corrupted(struct lr_port *p, const uint8_t *data, uint32_t len
 		return;
 	struct lr_stream *s = lr.streams[t->stream];
 	if (lr_measured(s, p, t->flags, st)) {
-		s->corrupted++;
-		s->last_rx_tsc = now;
+		struct lr_rxq *r = lr_rxq_of(s, q, t->seq);
+		if (r == NULL)
+			r = s->rxq[q][0];
+		r->corrupted++;
+		r->last_rx_tsc = now;
 	}
 }
 
@@ -178,10 +184,10 @@ static inline uint16_t rx_run(struct lr_run *run, struct rte_mbuf **pkts, uint16
 
 /* cache: this lcore's cache of lr.pool, looked up once per worker (rte_lcore_id() is a thread-local
  * variable of the EAL library: a function call per lookup, once per burst otherwise) */
-static unsigned rx_port(struct lr_port *p, bool counting, struct rte_mempool_cache *cache)
+static unsigned rx_queue(struct lr_port *p, unsigned q, bool counting, struct rte_mempool_cache *cache)
 {
 	struct rte_mbuf *pkts[LR_BURST];
-	uint16_t n = rte_eth_rx_burst(p->id, 0, pkts, LR_BURST);
+	uint16_t n = rte_eth_rx_burst(p->id, (uint16_t)q, pkts, LR_BURST);
 	if (n == 0)
 		return 0;
 	/* The state is read only now, after the burst: a frame can only be here after its sender started
@@ -190,7 +196,7 @@ static unsigned rx_port(struct lr_port *p, bool counting, struct rte_mempool_cac
 	int st = counting ? atomic_load_explicit(&lr.trial.state, memory_order_acquire) : LR_IDLE;
 	uint64_t now = rte_rdtsc();
 	uint32_t now_ns32 = (uint32_t)lr_tsc_to_ns(now);
-	p->rx_total += n;
+	p->q[q].rx_total += n;
 	void *done[LR_BURST];
 	unsigned ndone = 0;
 	/* Frames are parsed and analysed in the order they arrived, in one pass: the common one (the next
@@ -211,23 +217,23 @@ static unsigned rx_port(struct lr_port *p, bool counting, struct rte_mempool_cac
 		const uint8_t *data = rte_pktmbuf_mtod(m, const uint8_t *);
 		struct lr_tag tag;
 		if (unlikely(rx_cksum_bad(m))) {
-			count_corrupted(p, data, m->data_len, st, now);
+			count_corrupted(p, q, data, m->data_len, st, now);
 		} else if (lr_parse_tag(data, m->data_len, &tag)) {
-			analyse_tag(&run, p, &tag, m, st, now_ns32, now);
+			analyse_tag(&run, p, q, &tag, m, st, now_ns32, now);
 		} else {
 			switch (lr_parse(data, m->data_len, &ps)) {
 			case LR_KIND_TAGGED:
-				analyse_tag(&run, p, &ps.tag, m, st, now_ns32, now);
+				analyse_tag(&run, p, q, &ps.tag, m, st, now_ns32, now);
 				break;
 			case LR_KIND_ARP:
-				handle_arp(p, &ps);
+				handle_arp(p, q, &ps);
 				break;
 			case LR_KIND_NS:
 			case LR_KIND_NA:
-				handle_nd(p, &ps);
+				handle_nd(p, q, &ps);
 				break;
 			default:
-				p->rx_foreign++;
+				p->q[q].rx_foreign++;
 			}
 		}
 		release(m, done, &ndone);
@@ -238,7 +244,7 @@ static unsigned rx_port(struct lr_port *p, bool counting, struct rte_mempool_cac
 	return n;
 }
 
-/* ARP/ND requests the control thread queued for the port */
+/* ARP/ND requests the control thread queued for the port: queue 0's worker sends them (one consumer) */
 static void send_control_frames(struct lr_port *p)
 {
 	struct rte_mbuf *m[8];
@@ -246,47 +252,48 @@ static void send_control_frames(struct lr_port *p)
 	if (n == 0)
 		return;
 	uint16_t sent = rte_eth_tx_burst(p->id, 0, m, (uint16_t)n);
-	p->tx_arp += sent;
+	p->q[0].tx_arp += sent;
 	for (unsigned i = sent; i < n; i++)
 		rte_pktmbuf_free(m[i]);
 }
 
-static void account(struct lr_stream *s, struct rte_mbuf **m, uint16_t n, uint64_t now)
+static void account(struct lr_txq *x, struct rte_mbuf **m, uint16_t n, uint64_t now)
 {
 	for (uint16_t i = 0; i < n; i++)
-		s->tx_bytes += m[i]->pkt_len + LR_FCS_LEN;
-	if (n && s->tx_frames == 0)
-		s->tx_first_tsc = now;
+		x->tx_bytes += m[i]->pkt_len + LR_FCS_LEN;
+	if (n && x->tx_frames == 0)
+		x->tx_first_tsc = now;
 	if (n)
-		s->tx_last_tsc = now;
-	s->tx_frames += n;
+		x->tx_last_tsc = now;
+	x->tx_frames += n;
 	/* 1 ms windows, each from where the previous one ended: a sender on schedule puts rate/1000 frames
 	 * (plus one burst) in each; one that fell behind and caught up puts its backlog in one */
-	if (now - s->win_start_tsc >= lr.tsc_per_ms) {
-		if (s->win_frames > s->peak_win_frames)
-			s->peak_win_frames = s->win_frames;
-		s->win_start_tsc = s->win_start_tsc && now - s->win_start_tsc < 2 * lr.tsc_per_ms
-					   ? s->win_start_tsc + lr.tsc_per_ms
+	if (now - x->win_start_tsc >= lr.tsc_per_ms) {
+		if (x->win_frames > x->peak_win_frames)
+			x->peak_win_frames = x->win_frames;
+		x->win_start_tsc = x->win_start_tsc && now - x->win_start_tsc < 2 * lr.tsc_per_ms
+					   ? x->win_start_tsc + lr.tsc_per_ms
 					   : now;
-		s->win_frames = 0;
+		x->win_frames = 0;
 	}
-	s->win_frames += n;
+	x->win_frames += n;
 }
 
-static void free_pending(struct lr_stream *s)
+static void free_pending(struct lr_txq *x)
 {
-	if (s->n_pending)
-		rte_pktmbuf_free_bulk(s->pending + s->pending_off, s->n_pending);
-	s->n_pending = s->pending_off = 0;
+	if (x->n_pending)
+		rte_pktmbuf_free_bulk(x->pending + x->pending_off, x->n_pending);
+	x->n_pending = x->pending_off = 0;
 }
 
 /* Test frames come from tx_pool, whose mbufs carry nothing but test frames: with a zero payload only
  * the headers and tag (LR_MAX_HDR_TAG bytes) are rewritten, the zeros behind them stay from the pool's
  * creation. Other payloads are copied whole. */
 
-/* Headers that vary per flow: every frame gets its own addresses, ports and full tag. */
-static void build_varying(struct lr_stream *s, struct rte_mbuf **m, unsigned n, bool warm, uint8_t flags,
-			  uint32_t ts)
+/* Headers that vary per flow: every frame gets its own addresses, ports and full tag. x: the lane's TX
+ * state (warm-up frames are lane 0's, numbered by the stream's warm_sent). */
+static void build_varying(struct lr_stream *s, struct lr_txq *x, struct rte_mbuf **m, unsigned n, bool warm,
+			  uint8_t flags, uint32_t ts)
 {
 	struct lr_flow_fields ff;
 	for (unsigned i = 0; i < n; i++) {
@@ -297,13 +304,13 @@ static void build_varying(struct lr_stream *s, struct rte_mbuf **m, unsigned n, 
 			pos = (uint32_t)(seq % s->cycle_len);
 			flow = (uint32_t)(seq % s->flows);
 		} else {
-			seq = s->seq++;
-			pos = s->pos;
-			flow = s->flow;
-			if (++s->pos == s->cycle_len)
-				s->pos = 0;
-			if (++s->flow == s->flows)
-				s->flow = 0;
+			seq = x->seq++;
+			pos = x->pos;
+			flow = x->flow;
+			if (++x->pos == s->cycle_len)
+				x->pos = 0;
+			if (++x->flow == s->flows)
+				x->flow = 0;
 		}
 		unsigned cls = s->cycle_class[pos];
 		const struct lr_tmpl *t = &s->tmpl[cls];
@@ -316,29 +323,38 @@ static void build_varying(struct lr_stream *s, struct rte_mbuf **m, unsigned n, 
 }
 
 /* Fixed headers (one flow): the burst's constant tag fields go into the templates once, and each frame
- * is a template copy plus its sequence number and checksum. */
-static void build_fixed(struct lr_stream *s, struct rte_mbuf **m, unsigned n, bool warm, uint8_t flags, uint32_t ts)
+ * is a template copy plus its sequence number and checksum. A stream of several lanes has workers copying
+ * its templates at once: none writes them, each frame gets the tag fields itself (a few stores more). */
+static void build_fixed(struct lr_stream *s, struct lr_txq *x, struct rte_mbuf **m, unsigned n, bool warm,
+			uint8_t flags, uint32_t ts)
 {
 	uint64_t sums[LR_MAX_CLASSES];
 	struct lr_tag tag = {.flags = flags, .stream = (uint8_t)s->id, .ts_ns = ts, .flow = 0};
+	bool shared = s->lanes > 1;
 	for (unsigned c = 0; c < s->nclasses; c++)
-		sums[c] = lr_tmpl_stamp(&s->tmpl[c], &tag);
-	uint64_t seq = warm ? s->warm_sent : s->seq;
+		sums[c] = shared ? lr_tmpl_tag_sum(&s->tmpl[c], &tag) : lr_tmpl_stamp(&s->tmpl[c], &tag);
+	uint64_t seq = warm ? s->warm_sent : x->seq;
 	if (s->nclasses == 1) {
 		const struct lr_tmpl *t = &s->tmpl[0];
 		size_t copy_len = s->copy_len[0];
 		for (unsigned i = 0; i < n; i++) {
 			m[i]->data_off = RTE_PKTMBUF_HEADROOM;
-			lr_frame_write_seq(rte_pktmbuf_mtod(m[i], uint8_t *), t, sums[0], seq + i, copy_len);
+			uint8_t *pkt = rte_pktmbuf_mtod(m[i], uint8_t *);
+			lr_frame_write_seq(pkt, t, sums[0], seq + i, copy_len);
+			if (shared)
+				lr_tag_put_fixed(pkt + t->tag_off, &tag);
 			m[i]->data_len = m[i]->pkt_len = t->len;
 		}
 	} else {
-		uint32_t pos = warm ? (uint32_t)(seq % s->cycle_len) : s->pos;
+		uint32_t pos = warm ? (uint32_t)(seq % s->cycle_len) : x->pos;
 		for (unsigned i = 0; i < n; i++) {
 			unsigned cls = s->cycle_class[pos];
 			const struct lr_tmpl *t = &s->tmpl[cls];
 			m[i]->data_off = RTE_PKTMBUF_HEADROOM;
-			lr_frame_write_seq(rte_pktmbuf_mtod(m[i], uint8_t *), t, sums[cls], seq + i, s->copy_len[cls]);
+			uint8_t *pkt = rte_pktmbuf_mtod(m[i], uint8_t *);
+			lr_frame_write_seq(pkt, t, sums[cls], seq + i, s->copy_len[cls]);
+			if (shared)
+				lr_tag_put_fixed(pkt + t->tag_off, &tag);
 			m[i]->data_len = m[i]->pkt_len = t->len;
 			if (++pos == s->cycle_len)
 				pos = 0;
@@ -347,21 +363,21 @@ static void build_fixed(struct lr_stream *s, struct rte_mbuf **m, unsigned n, bo
 	if (warm) {
 		s->warm_sent += n;
 	} else {
-		s->seq += n;
-		s->pos = (uint32_t)((s->pos + n) % s->cycle_len);
+		x->seq += n;
+		x->pos = (uint32_t)((x->pos + n) % s->cycle_len);
 	}
 }
 
-static void build(struct lr_stream *s, struct rte_mbuf **m, unsigned n, bool warm)
+static void build(struct lr_stream *s, struct lr_txq *x, struct rte_mbuf **m, unsigned n, bool warm)
 {
 	uint8_t flags = LR_TRIAL_BITS(lr.trial.id) | (warm ? LR_FLAG_WARMUP : 0);
 	/* one timestamp per burst, read here and not at the top of the loop: the frames leave together in
 	 * this burst's tx_burst call, after whatever the loop did for other streams and ports */
 	uint32_t ts = (uint32_t)lr_tsc_to_ns(rte_rdtsc());
 	if (s->vary)
-		build_varying(s, m, n, warm, flags, ts);
+		build_varying(s, x, m, n, warm, flags, ts);
 	else
-		build_fixed(s, m, n, warm, flags, ts);
+		build_fixed(s, x, m, n, warm, flags, ts);
 }
 
 static void restamp(const struct lr_stream *s, struct rte_mbuf **m, unsigned n)
@@ -373,28 +389,32 @@ static void restamp(const struct lr_stream *s, struct rte_mbuf **m, unsigned n)
 		lr_frame_restamp(rte_pktmbuf_mtod(m[i], uint8_t *), l4, tag, ts);
 }
 
-/* Sends what is due of stream s; returns how many frames it handed to the PMD. */
-static unsigned tx_stream(struct lr_stream *s, int st, uint64_t now)
+/* Sends what is due of lane k of stream s (by TX queue k of its port); returns how many frames it handed
+ * to the PMD. */
+static unsigned tx_stream(struct lr_stream *s, unsigned k, int st, uint64_t now)
 {
 	struct lr_port *p = &lr.ports[s->tx_port];
-	if (s->n_pending) {
+	struct lr_txq *x = &s->txq[k];
+	if (x->n_pending) {
 		/* the frames the ring handed back leave now, not when they were built: their stamp says so, or
 		 * their wait in the tester would count as the DUT's latency */
 		if (st == LR_RUNNING)
-			restamp(s, s->pending + s->pending_off, s->n_pending);
-		uint16_t k = rte_eth_tx_burst(p->id, 0, s->pending + s->pending_off, (uint16_t)s->n_pending);
+			restamp(s, x->pending + x->pending_off, x->n_pending);
+		uint16_t n = rte_eth_tx_burst(p->id, (uint16_t)k, x->pending + x->pending_off, (uint16_t)x->n_pending);
 		if (st == LR_RUNNING)
-			account(s, s->pending + s->pending_off, k, now);
-		s->pending_off += k;
-		s->n_pending -= k;
-		if (s->n_pending)
-			return k;
-		s->pending_off = 0;
+			account(x, x->pending + x->pending_off, n, now);
+		x->pending_off += n;
+		x->n_pending -= n;
+		if (x->n_pending)
+			return n;
+		x->pending_off = 0;
 	}
 	uint64_t want;
 	bool warm = st == LR_WARMUP;
 	if (warm) {
-		/* one frame of every flow, at the trial's rate, so the DUT learns them before we count */
+		/* one frame of every flow, at the trial's rate, so the DUT learns them before we count; lane 0's */
+		if (k != 0)
+			return 0;
 		uint64_t since = now > lr.trial.start_tsc ? now - lr.trial.start_tsc : 0;
 		uint64_t due = (uint64_t)((double)since * s->fps / (double)lr.tsc_hz) + 1;
 		uint64_t cap = s->flows < 65536 ? s->flows : 65536;
@@ -402,50 +422,54 @@ static unsigned tx_stream(struct lr_stream *s, int st, uint64_t now)
 			due = cap;
 		want = due > s->warm_sent ? due - s->warm_sent : 0;
 	} else if (lr.trial.burst) {
-		want = s->burst_left;
+		want = x->burst_left;
 	} else {
-		/* frame k leaves at k / fps; frames due in [0, duration) only, so a trial of d seconds at r
-		 * frames/s offers exactly ceil(d * r) frames however late in the loop we look at the clock */
+		/* frame g of the stream leaves at g / fps; frames due in [0, duration) only, so a trial of d seconds
+		 * at r frames/s offers exactly ceil(d * r) frames however late in the loop we look at the clock;
+		 * this lane sends those at positions k, k + lanes, .. */
 		/* another worker's clock can be read a moment before the leader's that started the measurement */
 		uint64_t elapsed = now > lr.trial.meas_start_tsc ? now - lr.trial.meas_start_tsc : 0;
 		if (elapsed >= lr.trial.duration_tsc)
 			elapsed = lr.trial.duration_tsc - 1;
-		uint64_t due = (uint64_t)((double)elapsed * s->fps / (double)lr.tsc_hz) + 1;
-		want = due > s->seq ? due - s->seq : 0;
-		/* how far behind its schedule the stream fell: a preempted worker sends late, in a burst */
-		if (want > s->max_backlog)
-			s->max_backlog = want;
+		uint64_t due = lr_lane_share((uint64_t)((double)elapsed * s->fps / (double)lr.tsc_hz) + 1, k, s->lanes);
+		want = due > x->built ? due - x->built : 0;
+		/* how far behind its schedule the lane fell: a preempted worker sends late, in a burst */
+		if (want > x->max_backlog)
+			x->max_backlog = want;
 	}
 	if (want == 0)
 		return 0;
 	unsigned n = want < LR_BURST ? (unsigned)want : LR_BURST;
-	struct rte_mbuf **m = s->pending;
+	struct rte_mbuf **m = x->pending;
 	/* raw: a pooled mbuf already has next = NULL and nb_segs = 1 (rte_mbuf_raw_alloc); build() sets the
 	 * only other fields a test frame needs (data_off, data_len, pkt_len; no offload flags are used) */
 	if (rte_mempool_get_bulk(lr.tx_pool, (void **)m, n) != 0) {
-		p->tx_alloc_fail++;
+		p->q[k].tx_alloc_fail++;
 		return 0;
 	}
-	build(s, m, n, warm);
-	if (!warm && lr.trial.burst)
-		s->burst_left -= n;
-	uint16_t k = rte_eth_tx_burst(p->id, 0, m, (uint16_t)n);
-	if (!warm)
-		account(s, m, k, now);
-	if (k < n) {
-		p->tx_full++;
-		s->pending_off = k;
-		s->n_pending = n - k;
-		if (warm) /* warm-up frames are best effort */
-			free_pending(s);
+	build(s, x, m, n, warm);
+	if (!warm) {
+		x->built += n;
+		if (lr.trial.burst)
+			x->burst_left -= n;
 	}
-	return k;
+	uint16_t sent = rte_eth_tx_burst(p->id, (uint16_t)k, m, (uint16_t)n);
+	if (!warm)
+		account(x, m, sent, now);
+	if (sent < n) {
+		p->q[k].tx_full++;
+		x->pending_off = sent;
+		x->n_pending = n - sent;
+		if (warm) /* warm-up frames are best effort */
+			free_pending(x);
+	}
+	return sent;
 }
 
-/* Whether stream s is sent by worker w (it owns the stream's TX port). */
-static inline bool sends(const struct lr_stream *s, unsigned w)
+/* Whether lane k of stream s is sent by worker w (it owns TX queue k of the stream's TX port). */
+static inline bool sends(const struct lr_stream *s, unsigned k, unsigned w)
 {
-	return s->tx_port >= 0 && lr.ports[s->tx_port].owner == w;
+	return s->tx_port >= 0 && k < s->lanes && lr.ports[s->tx_port].q[k].owner == w;
 }
 
 /* The other workers must be done with this trial's counters and sending before the leader publishes the
@@ -472,9 +496,10 @@ static void resume_others(void)
 static void finish(struct lr_trial *t, int state, const char *reason, uint64_t now)
 {
 	quiesce_others();
-	/* every other worker is parked: their streams' pending frames are the leader's to free */
+	/* every other worker is parked: their lanes' pending frames are the leader's to free */
 	for (unsigned i = 0; i < t->nstreams; i++)
-		free_pending(lr.streams[t->streams[i]]);
+		for (unsigned k = 0; k < LR_MAX_QUEUES; k++)
+			free_pending(&lr.streams[t->streams[i]]->txq[k]);
 	if (reason)
 		snprintf(t->reason, sizeof(t->reason), "%s", reason);
 	if (!t->meas_end_tsc)
@@ -491,17 +516,20 @@ static void finish(struct lr_trial *t, int state, const char *reason, uint64_t n
 static void catch_up(struct lr_trial *t, unsigned w, uint64_t now)
 {
 	uint64_t until = now + lr.tsc_hz / 100;
-	for (unsigned i = 0; i < t->nstreams; i++) {
-		struct lr_stream *s = lr.streams[t->streams[i]];
-		if (!sends(s, w))
+	for (unsigned i = 0; i < t->nstreams * LR_MAX_QUEUES; i++) {
+		struct lr_stream *s = lr.streams[t->streams[i / LR_MAX_QUEUES]];
+		unsigned k = i % LR_MAX_QUEUES;
+		if (!sends(s, k, w))
 			continue;
+		struct lr_txq *x = &s->txq[k];
 		if (!t->burst) {
 			uint64_t total = (uint64_t)((double)(t->duration_tsc - 1) * s->fps / (double)lr.tsc_hz) + 1;
-			for (uint64_t t_now = rte_rdtsc(); (s->seq < total || s->n_pending) && t_now < until;
+			total = lr_lane_share(total, k, s->lanes);
+			for (uint64_t t_now = rte_rdtsc(); (x->built < total || x->n_pending) && t_now < until;
 			     t_now = rte_rdtsc())
-				tx_stream(s, LR_RUNNING, t_now);
+				tx_stream(s, k, LR_RUNNING, t_now);
 		}
-		free_pending(s);
+		free_pending(x);
 	}
 	atomic_store_explicit(&lr.workers[w].drained, true, memory_order_release);
 }
@@ -561,11 +589,22 @@ static int advance(uint64_t *nowp)
 				struct lr_stream *s = lr.streams[t->streams[i]];
 				if (s->rx_port < 0)
 					continue;
-				/* a stream's last receipt is its RX worker's to write, by a clock read after this one
-				 * perhaps: signed; before any receipt, the start counts. A stall is the DUT's only if that
-				 * worker has polled since (a receiver that paused has the frames waiting in its ring). */
-				uint64_t last = s->last_rx_tsc > t->meas_start_tsc ? s->last_rx_tsc : t->meas_start_tsc;
-				uint64_t polled = lr.workers[lr.ports[s->rx_port].owner].last_tsc;
+				/* a stream's last receipt is its RX workers' to write, by a clock read after this one
+				 * perhaps: signed; before any receipt, the start counts. A stall is the DUT's only if every
+				 * worker of the port's RX queues has polled since (a receiver that paused has the frames
+				 * waiting in its ring). */
+				const struct lr_port *rp = &lr.ports[s->rx_port];
+				uint64_t last = t->meas_start_tsc, polled = UINT64_MAX;
+				for (unsigned q = 0; q < rp->nq; q++) {
+					uint64_t pw = lr.workers[rp->q[q].owner].last_tsc;
+					for (unsigned k = 0; k < LR_MAX_QUEUES; k++) {
+						uint64_t l = s->rxq[q][k] ? s->rxq[q][k]->last_rx_tsc : 0;
+						if ((int64_t)(l - last) > 0)
+							last = l;
+					}
+					if (polled == UINT64_MAX || (int64_t)(pw - polled) < 0)
+						polled = pw;
+				}
 				if ((int64_t)(now - last) > (int64_t)t->stall_tsc && (int64_t)(polled - last) > (int64_t)t->stall_tsc) {
 					finish(t, LR_ABORTED, "dut-stalled", now);
 					return LR_ABORTED;
@@ -612,8 +651,9 @@ static bool bursts_sent(unsigned w)
 {
 	for (unsigned i = 0; i < lr.trial.nstreams; i++) {
 		const struct lr_stream *s = lr.streams[lr.trial.streams[i]];
-		if (sends(s, w) && (s->burst_left || s->n_pending))
-			return false;
+		for (unsigned k = 0; k < LR_MAX_QUEUES; k++)
+			if (sends(s, k, w) && (s->txq[k].burst_left || s->txq[k].n_pending))
+				return false;
 	}
 	return true;
 }
@@ -639,10 +679,12 @@ int lr_worker_main(void *arg)
 		if (st == LR_DRAINING && !atomic_load_explicit(&me->drained, memory_order_relaxed))
 			catch_up(&lr.trial, w, now);
 		unsigned work = 0, sent = 0;
-		for (unsigned i = 0; i < me->nports; i++) {
-			struct lr_port *p = &lr.ports[me->ports[i]];
-			work += rx_port(p, counting, cache);
-			send_control_frames(p);
+		for (unsigned i = 0; i < me->nqueues; i++) {
+			struct lr_port *p = &lr.ports[me->queues[i].port];
+			unsigned q = me->queues[i].queue;
+			work += rx_queue(p, q, counting, cache);
+			if (q == 0)
+				send_control_frames(p);
 		}
 		if (st == LR_WARMUP || st == LR_RUNNING) {
 			/* receiving took time: the clock read at the top is stale for pacing; read again only if
@@ -650,13 +692,15 @@ int lr_worker_main(void *arg)
 			bool fresh = work == 0;
 			for (unsigned i = 0; i < lr.trial.nstreams; i++) {
 				struct lr_stream *s = lr.streams[lr.trial.streams[i]];
-				if (!sends(s, w))
-					continue;
-				if (!fresh) {
-					now = rte_rdtsc();
-					fresh = true;
+				for (unsigned k = 0; k < s->lanes; k++) {
+					if (!sends(s, k, w))
+						continue;
+					if (!fresh) {
+						now = rte_rdtsc();
+						fresh = true;
+					}
+					sent += tx_stream(s, k, st, now);
 				}
-				sent += tx_stream(s, st, now);
 			}
 			if (st == LR_RUNNING && lr.trial.burst && bursts_sent(w))
 				atomic_store_explicit(&me->burst_sent, true, memory_order_release);

@@ -92,7 +92,7 @@ static void pass_one(struct lr_port *p, uint16_t tag_off, uint64_t *seq)
 			}
 			struct lr_rx_frame f;
 			if (parse(i, &f))
-				lr_analyse_next(&run, p, &f, LR_RUNNING, 5000 + b, 1000);
+				lr_analyse_next(&run, p, 0, &f, LR_RUNNING, 5000 + b, 1000);
 		}
 		lr_run_close(&run, 5000 + b, 1000);
 	}
@@ -100,8 +100,8 @@ static void pass_one(struct lr_port *p, uint16_t tag_off, uint64_t *seq)
 
 static double ns_per_frame(struct lr_port *p, struct lr_stream *s, uint16_t tag_off, enum mode mode)
 {
-	lr_seqwin_reset(&s->win);
-	lr_hist_reset(&s->lat);
+	lr_seqwin_reset(&s->rxq[0][0]->win);
+	lr_hist_reset(&s->rxq[0][0]->lat);
 	uint64_t seq = 0;
 	double t0 = now_s();
 	for (int r = 0; r < ROUNDS; r++)
@@ -110,8 +110,8 @@ static double ns_per_frame(struct lr_port *p, struct lr_stream *s, uint16_t tag_
 		else
 			pass_one(p, tag_off, &seq);
 	double ns = (now_s() - t0) * 1e9 / ((double)FRAMES * ROUNDS);
-	if (mode != PARSE && s->win.rx != seq) {
-		fprintf(stderr, "bench_analysis: counted %" PRIu64 " of %" PRIu64 " frames\n", s->win.rx, seq);
+	if (mode != PARSE && s->rxq[0][0]->win.rx != seq) {
+		fprintf(stderr, "bench_analysis: counted %" PRIu64 " of %" PRIu64 " frames\n", s->rxq[0][0]->win.rx, seq);
 		exit(1);
 	}
 	return ns;
@@ -140,8 +140,9 @@ int main(void)
 	s->flows_div = s->cycle_div = rte_reciprocal_value_u64(1);
 	s->nclasses = 1;
 	uint64_t nbits = 1ull << 34;
-	s->win_bits = lr_seqwin_alloc(nbits);
-	lr_seqwin_init(&s->win, s->win_bits, nbits);
+	static struct lr_rxq rxq;
+	lr_seqwin_init(&rxq.win, lr_seqwin_alloc(nbits), nbits);
+	s->rxq[0][0] = &rxq;
 	lr.streams[0] = s;
 	lr.trial.id = 1;
 	struct lr_port p = {.id = 0};
@@ -160,7 +161,7 @@ int main(void)
 	printf("  write seq + the receiver's parse and analysis:      %6.2f ns  (sequence, class, latency)\n",
 	       best[ONE_PASS]);
 	printf("  share of a 64 B frame's time at 10 GbE line rate (67.2 ns): %.1f %%\n", 100 * best[ONE_PASS] / 67.2);
-	lr_seqwin_free(s->win_bits, nbits);
+	lr_seqwin_free(rxq.win.bits, nbits);
 	free(s);
 	return 0;
 }

@@ -53,6 +53,28 @@ static const uint32_t test_flows[NSTREAMS] = {1, 7, 1, 1};
 static const uint32_t test_cycle[NSTREAMS] = {1, 5, 1, 2};
 static const uint64_t test_nbits[NSTREAMS] = {256, 256, 64, 256};
 
+/* RX state for queue q of s (lane 0), its window nbits long */
+static void add_rxq(struct lr_stream *s, unsigned q, uint64_t nbits)
+{
+	struct lr_rxq *r = aligned_alloc(_Alignof(struct lr_rxq), sizeof(*r));
+	memset(r, 0, sizeof(*r));
+	lr_seqwin_init(&r->win, calloc(nbits / 64, sizeof(uint64_t)), nbits);
+	lr_hist_reset(&r->lat);
+	s->rxq[q][0] = r;
+}
+
+static void free_stream(struct lr_stream *s)
+{
+	for (unsigned i = 0; i < LR_MAX_QUEUES * LR_MAX_QUEUES; i++) {
+		struct lr_rxq *r = s->rxq[i / LR_MAX_QUEUES][i % LR_MAX_QUEUES];
+		if (r) {
+			free(r->win.bits);
+			free(r);
+		}
+	}
+	free(s);
+}
+
 static struct lr_stream *new_stream(int id)
 {
 	struct lr_stream *s = aligned_alloc(_Alignof(struct lr_stream), sizeof(*s));
@@ -70,14 +92,13 @@ static struct lr_stream *new_stream(int id)
 	for (uint32_t i = 0; i < s->cycle_len; i++)
 		s->cycle_class[i] = s->cycle_len == 5 ? classes[i] : 0;
 	s->nclasses = s->cycle_len == 5 ? 3 : 1;
-	s->win_bits = calloc(test_nbits[id] / 64, sizeof(uint64_t));
-	lr_seqwin_init(&s->win, s->win_bits, test_nbits[id]);
-	lr_hist_reset(&s->lat);
+	add_rxq(s, 0, test_nbits[id]);
 	return s;
 }
 
-static int same_stream(const struct lr_stream *a, const struct lr_stream *b, unsigned burst)
+static int same_stream(const struct lr_stream *sa, const struct lr_stream *sb, unsigned burst)
 {
+	const struct lr_rxq *a = sa->rxq[0][0], *b = sb->rxq[0][0];
 	const struct lr_seqwin *x = &a->win, *y = &b->win;
 	const char *what = x->next != y->next		     ? "next"
 			   : x->rx != y->rx		     ? "rx"
@@ -98,7 +119,7 @@ static int same_stream(const struct lr_stream *a, const struct lr_stream *b, uns
 										   : NULL;
 	if (what)
 		fprintf(stderr, "burst analysis: stream %d differs in %s after burst %u (rx %" PRIu64 " vs %" PRIu64 ")\n",
-			a->id, what, burst, y->rx, x->rx);
+			sa->id, what, burst, y->rx, x->rx);
 	return what != NULL;
 }
 
@@ -235,10 +256,10 @@ static int test_burst_analysis(void)
 			parsed[np] = (struct lr_rx_frame){.seq = ps.tag.seq, .ts_ns = ps.tag.ts_ns,
 							  .frame_size = ps.frame_size, .flow = ps.tag.flow,
 							  .stream = ps.tag.stream, .flags = ps.tag.flags};
-			lr_analyse_one(&p_one, &parsed[np++], st, now_ns32, now);
+			lr_analyse_one(&p_one, 0, &parsed[np++], st, now_ns32, now);
 		}
 		use_streams(burst);
-		lr_analyse_burst(&p_burst, parsed, np, st, now_ns32, now);
+		lr_analyse_burst(&p_burst, 0, parsed, np, st, now_ns32, now);
 		/* the worker's path */
 		use_streams(raw);
 		struct lr_run run = {.s = NULL};
@@ -256,29 +277,29 @@ static int test_burst_analysis(void)
 			}
 			struct lr_rx_frame fr = {.seq = tag.seq, .ts_ns = tag.ts_ns, .frame_size = len[i] + LR_FCS_LEN,
 						 .flow = tag.flow, .stream = tag.stream, .flags = tag.flags};
-			lr_analyse_next(&run, &p_raw, &fr, st, now_ns32, now);
+			lr_analyse_next(&run, &p_raw, 0, &fr, st, now_ns32, now);
 		}
 		lr_run_close(&run, now_ns32, now);
 		for (int i = 0; i < NSTREAMS && !bad; i++)
 			bad = same_stream(burst[i], one[i], b) || same_stream(raw[i], one[i], b);
-		if (!bad && (p_one.rx_warmup != p_burst.rx_warmup || p_one.rx_stale != p_burst.rx_stale ||
-			     p_one.rx_warmup != p_raw.rx_warmup || p_one.rx_stale != p_raw.rx_stale)) {
+		if (!bad && (p_one.q[0].rx_warmup != p_burst.q[0].rx_warmup || p_one.q[0].rx_stale != p_burst.q[0].rx_stale ||
+			     p_one.q[0].rx_warmup != p_raw.q[0].rx_warmup || p_one.q[0].rx_stale != p_raw.q[0].rx_stale)) {
 			fprintf(stderr, "burst analysis: port counters differ after burst %u\n", b);
 			bad = 1;
 		}
 	}
 	uint64_t dup = 0, reord = 0, beyond = 0, bad_flow = 0, late = 0, counted = 0;
 	for (int i = 0; i < NSTREAMS; i++) {
-		counted += one[i]->win.rx;
-		dup += one[i]->win.dup;
-		reord += one[i]->win.reordered;
-		beyond += one[i]->win.beyond;
-		bad_flow += one[i]->bad_flow;
-		late += one[i]->late;
+		counted += one[i]->rxq[0][0]->win.rx;
+		dup += one[i]->rxq[0][0]->win.dup;
+		reord += one[i]->rxq[0][0]->win.reordered;
+		beyond += one[i]->rxq[0][0]->win.beyond;
+		bad_flow += one[i]->rxq[0][0]->bad_flow;
+		late += one[i]->rxq[0][0]->late;
 	}
 	/* the cases must all have happened, and most counted frames taken the fast path, or the comparison
 	 * proves little */
-	if (!bad && (!dup || !reord || !beyond || !bad_flow || !late || !p_one.rx_warmup || !p_one.rx_stale ||
+	if (!bad && (!dup || !reord || !beyond || !bad_flow || !late || !p_one.q[0].rx_warmup || !p_one.q[0].rx_stale ||
 		     !foreign || fast < counted / 2)) {
 		fprintf(stderr, "burst analysis: a case never happened (dup %" PRIu64 " reordered %" PRIu64
 				" beyond %" PRIu64 " bad_flow %" PRIu64 " late %" PRIu64 " foreign %" PRIu64
@@ -292,13 +313,11 @@ static int test_burst_analysis(void)
 		       " duplicates, %" PRIu64 " reordered, %" PRIu64 " beyond the window, %" PRIu64 " wrong flow, %" PRIu64
 		       " late, %" PRIu64 " warm-up, %" PRIu64 " stale, %" PRIu64 " foreign)\n",
 		       frames, counted, fast, dup, reord, beyond, bad_flow, late,
-		       p_one.rx_warmup, p_one.rx_stale, foreign);
+		       p_one.q[0].rx_warmup, p_one.q[0].rx_stale, foreign);
 	for (int i = 0; i < NSTREAMS; i++) {
 		struct lr_stream *all[3] = {one[i], burst[i], raw[i]};
-		for (int k = 0; k < 3; k++) {
-			free(all[k]->win_bits);
-			free(all[k]);
-		}
+		for (int k = 0; k < 3; k++)
+			free_stream(all[k]);
 	}
 	return bad;
 }
@@ -321,25 +340,196 @@ static int test_jitter_per_tx_burst(void)
 						    .flags = LR_TRIAL_BITS(9)};
 		/* received in two bursts, cut at a different place every time */
 		unsigned cut = 1 + tx % 31;
-		lr_analyse_burst(&p, f, cut, LR_RUNNING, ts + lat, 1);
-		lr_analyse_burst(&p, f + cut, 32 - cut, LR_RUNNING, ts + lat, 2);
+		lr_analyse_burst(&p, 0, f, cut, LR_RUNNING, ts + lat, 1);
+		lr_analyse_burst(&p, 0, f + cut, 32 - cut, LR_RUNNING, ts + lat, 2);
 	}
-	uint64_t j = s->lat.j16 / 16;
-	int bad = j < 950 || j > 1000 || s->lat.count != seq;
+	const struct lr_hist *h = &s->rxq[0][0]->lat;
+	uint64_t j = h->j16 / 16;
+	int bad = j < 950 || j > 1000 || h->count != seq;
 	if (bad)
 		fprintf(stderr, "jitter per TX burst: %" PRIu64 " ns for alternating 1000/2000 ns (count %" PRIu64 ")\n",
-			j, s->lat.count);
+			j, h->count);
 	else
 		printf("engine unit tests: jitter of TX bursts of alternating latency %" PRIu64 " ns (step 1000)\n", j);
-	free(s->win_bits);
-	free(s);
+	free_stream(s);
 	lr.streams[0] = NULL;
+	return bad;
+}
+
+/* One stream of 8 flows over two RX queues, each flow on one queue as RSS puts it (by a hash of its headers),
+ * with losses, duplicates (which carry their original's headers: its queue), frames held back behind later
+ * ones of their own flow, and late ones: the queues' counts merged (lr_rxq_merge) are the counts of one queue
+ * that received everything. */
+static int test_queue_merge(void)
+{
+	struct lr_stream *one = new_stream(1), *two = new_stream(1);
+	add_rxq(two, 1, test_nbits[1]);
+	struct lr_port p1 = {.id = 0}, p2 = {.id = 0};
+	lr.trial.id = 9;
+	uint64_t x = 0x8badf00dull, seq = 0;
+	uint64_t held[4], sent[16] = {0};
+	unsigned nheld = 0, nsent = 0;
+	for (unsigned b = 0; b < 2000; b++) {
+		struct lr_rx_frame f[LR_BURST];
+		unsigned n = 0;
+		int st = b < 1900 ? LR_RUNNING : LR_DRAINING;
+		uint32_t now_ns32 = 100000 + b * 1000;
+		while (n < LR_BURST) {
+			uint64_t e = xorshift(&x) % 100, s_ = seq;
+			if (e < 3) { /* lost */
+				seq++;
+				continue;
+			}
+			if (e < 6 && seq > 0) {
+				s_ = sent[xorshift(&x) % 16]; /* a duplicate of a recent one */
+			} else if (e < 9 && nheld < 4) {
+				held[nheld++] = seq++; /* held back: it arrives after the next frame of its own flow */
+				continue;
+			} else {
+				seq++;
+			}
+			sent[nsent++ % 16] = s_;
+			f[n++] = (struct lr_rx_frame){.seq = s_, .ts_ns = now_ns32 - 500 - (uint32_t)(s_ % 5), .frame_size = 64 + (uint32_t)(s_ % 3),
+						      .flow = (uint16_t)(s_ % test_flows[1]), .stream = 1, .flags = LR_TRIAL_BITS(9)};
+			/* a held frame follows the first later frame of its flow */
+			for (unsigned h = 0; h < nheld && n < LR_BURST; h++)
+				if (s_ > held[h] && s_ % test_flows[1] == held[h] % test_flows[1]) {
+					f[n++] = (struct lr_rx_frame){.seq = held[h], .ts_ns = now_ns32 - 700, .frame_size = 64,
+								      .flow = (uint16_t)(held[h] % test_flows[1]), .stream = 1,
+								      .flags = LR_TRIAL_BITS(9)};
+					held[h--] = held[--nheld];
+				}
+		}
+		lr.streams[1] = one;
+		lr_analyse_burst(&p1, 0, f, n, st, now_ns32, 1000 + b);
+		/* queue of a flow: a fixed function of it, as a hash of its headers is */
+		struct lr_rx_frame q[2][LR_BURST];
+		unsigned nq[2] = {0, 0};
+		for (unsigned i = 0; i < n; i++) {
+			unsigned k = (f[i].flow * 5u + 1u) % 3u == 0;
+			q[k][nq[k]++] = f[i];
+		}
+		lr.streams[1] = two;
+		lr_analyse_burst(&p2, 0, q[0], nq[0], st, now_ns32, 1000 + b);
+		lr_analyse_burst(&p2, 1, q[1], nq[1], st, now_ns32, 1000 + b);
+	}
+	lr.streams[1] = NULL;
+	static struct lr_rxq m;
+	unsigned seen;
+	lr_rxq_merge(two, &m, &seen);
+	const struct lr_rxq *r = one->rxq[0][0];
+	const char *what = seen != 2				     ? "queues seen"
+			   : m.win.rx != r->win.rx		     ? "rx"
+			   : m.win.dup != r->win.dup		     ? "duplicates"
+			   : m.win.reordered != r->win.reordered     ? "reordered"
+			   : m.win.beyond != r->win.beyond	     ? "beyond"
+			   : m.rx_bytes != r->rx_bytes		     ? "rx_bytes"
+			   : m.late != r->late			     ? "late"
+			   : m.last_rx_tsc != r->last_rx_tsc	     ? "last_rx_tsc"
+			   : memcmp(m.class_rx, r->class_rx, sizeof(m.class_rx)) ? "class_rx"
+			   : memcmp(m.lat.b, r->lat.b, sizeof(m.lat.b))	   ? "latency histogram"
+			   : m.lat.count != r->lat.count || m.lat.sum != r->lat.sum ? "latency count"
+			   : !r->win.dup || !r->win.reordered || !r->late ? "a case that never happened"
+									   : NULL;
+	if (what)
+		fprintf(stderr, "queue merge: two queues merged differ from one in %s (rx %" PRIu64 " vs %" PRIu64 ")\n", what,
+			m.win.rx, r->win.rx);
+	else
+		printf("engine unit tests: a stream over two RX queues merged = one queue (%" PRIu64 " frames, %" PRIu64
+		       " duplicates, %" PRIu64 " reordered, %" PRIu64 " late; queue 1 had %" PRIu64 ")\n",
+		       r->win.rx, r->win.dup, r->win.reordered, r->late, two->rxq[1][0]->win.rx);
+	free_stream(one);
+	free_stream(two);
+	return what != NULL;
+}
+
+/* Two senders (lanes) of one stream, each in order, their frames interleaved as two TX queues' are on the
+ * wire: no reordering, whatever the interleaving; duplicates and losses in either lane counted exactly, on
+ * the fast path as frame by frame. And the lanes' shares of a schedule add up to it. */
+static int test_lanes(void)
+{
+	int bad = 0;
+	for (uint64_t n = 0; n < 200 && !bad; n++)
+		for (unsigned L = 1; L <= LR_MAX_QUEUES && !bad; L++) {
+			uint64_t sum = 0;
+			for (unsigned k = 0; k < L; k++)
+				sum += lr_lane_share(n, k, L);
+			if (sum != n) {
+				fprintf(stderr, "lanes: shares of %" PRIu64 " over %u lanes add up to %" PRIu64 "\n", n, L, sum);
+				bad = 1;
+			}
+		}
+	struct lr_stream *s = new_stream(1);
+	s->rxq[0][1] = NULL;
+	struct lr_rxq *r1 = aligned_alloc(_Alignof(struct lr_rxq), sizeof(*r1));
+	memset(r1, 0, sizeof(*r1));
+	lr_seqwin_init(&r1->win, calloc(256 / 64, sizeof(uint64_t)), 256);
+	lr_hist_reset(&r1->lat);
+	s->rxq[0][1] = r1;
+	lr.streams[1] = s;
+	lr.trial.id = 9;
+	struct lr_port p = {.id = 0};
+	uint64_t x = 0x1234567ull, next[2] = {0, 0}, lost = 0, frames = 0;
+	static uint8_t bytes[LR_BURST][600];
+	for (unsigned b = 0; b < 3000; b++) {
+		struct lr_rx_frame f[LR_BURST];
+		for (unsigned i = 0; i < LR_BURST; i++) {
+			unsigned k = (unsigned)(xorshift(&x) % 2); /* either sender's next frame */
+			uint64_t e = xorshift(&x) % 100;
+			if (e < 2) {
+				next[k]++;
+				lost++;
+			}
+			uint64_t j = e >= 2 && e < 4 && next[k] ? next[k] - 1 : next[k]++;
+			uint64_t seq = (uint64_t)k << LR_LANE_SHIFT | j;
+			f[i] = (struct lr_rx_frame){.seq = seq, .ts_ns = 1000, .frame_size = 64,
+						    .flow = (uint16_t)(seq % test_flows[1]), .stream = 1, .flags = LR_TRIAL_BITS(9)};
+		}
+		/* the worker's path: the open run extended straight from the bytes where it can */
+		struct lr_run run = {.s = NULL};
+		for (unsigned i = 0; i < LR_BURST; i++) {
+			uint32_t len = build_frame(bytes[i], &f[i], &x);
+			struct lr_tag tag;
+			struct lr_parsed ps;
+			frames++;
+			if (lr_run_extend(&run, bytes[i], len, len + LR_FCS_LEN, 2000))
+				continue;
+			if (!lr_parse_tag(bytes[i], len, &tag)) {
+				if (lr_parse(bytes[i], len, &ps) != LR_KIND_TAGGED)
+					continue;
+				tag = ps.tag;
+			}
+			struct lr_rx_frame fr = {.seq = tag.seq, .ts_ns = tag.ts_ns, .frame_size = len + LR_FCS_LEN,
+						 .flow = tag.flow, .stream = tag.stream, .flags = tag.flags};
+			lr_analyse_next(&run, &p, 0, &fr, LR_RUNNING, 2000, 1);
+		}
+		lr_run_close(&run, 2000, 1);
+	}
+	static struct lr_rxq m;
+	unsigned seen;
+	lr_rxq_merge(s, &m, &seen);
+	/* build_frame changes a bit of a few frames (never the number): they are lost, foreign or of a bad
+	 * flow, which adds no reordering */
+	if (m.win.reordered || m.win.early < 1 || m.win.dup == 0 || m.win.rx < frames * 9 / 10 || seen != 1) {
+		fprintf(stderr, "lanes: two in-order senders interleaved: %" PRIu64 " reordered, %" PRIu64
+				" duplicates, %" PRIu64 " bad flow of %" PRIu64 " frames\n",
+			m.win.reordered, m.win.dup, m.bad_flow, m.win.rx);
+		bad = 1;
+	} else {
+		printf("engine unit tests: two senders' lanes interleaved, each in order: %" PRIu64 " frames, 0 reordered, %" PRIu64
+		       " duplicates, %" PRIu64 " early (lost %" PRIu64 ")\n",
+		       m.win.rx, m.win.dup, m.win.early, lost);
+	}
+	free_stream(s);
+	lr.streams[1] = NULL;
 	return bad;
 }
 
 int main(void)
 {
 	int bad = test_mod();
+	bad |= test_lanes();
+	bad |= test_queue_merge();
 	bad |= test_jitter_per_tx_burst();
 	bad |= test_burst_analysis();
 	if (!bad)

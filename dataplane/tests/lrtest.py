@@ -72,14 +72,18 @@ class Engine:
     """linerate-engine in a namespace, on af_packet ports over the given interfaces; lcores as EAL's -l
     takes them, or with @ as --lcores does (lcore@cpu: more lcores than this machine's 2 CPUs)."""
 
-    def __init__(self, ns, ifaces, tag="e", lcores="0,1", extra=()):
+    def __init__(self, ns, ifaces, tag="e", lcores="0,1", extra=(), qpairs=1):
         self.dir = tempfile.mkdtemp(prefix="lrt-engine-")
         self.sock_path = os.path.join(self.dir, "ctl.sock")
         args = ["ip", "netns", "exec", ns, ENGINE, "--no-pci", "--no-huge", "-m", "256", "--no-shconf",
                 "--file-prefix", "lrt%d%s" % (os.getpid(), tag), "--lcores" if "@" in lcores else "-l", lcores,
                 "--log-level", "lib.eal:error"]
         for i, ifname in enumerate(ifaces):
-            args += ["--vdev", "net_af_packet%d,iface=%s,qpairs=1,blocksz=4096,framesz=2048,framecnt=512" % (i, ifname)]
+            # qpairs > 1: the kernel fans the interface's frames out over that many sockets by flow hash
+            # (an int for every port, or one per port)
+            n = qpairs[i] if isinstance(qpairs, (list, tuple)) else qpairs
+            args += ["--vdev", "net_af_packet%d,iface=%s,qpairs=%d,blocksz=4096,framesz=2048,framecnt=512" %
+                     (i, ifname, n)]
         args += ["--", "--control", self.sock_path, "--mbufs", "8191"] + list(extra)
         self.log = open(os.path.join(self.dir, "engine.log"), "w+")
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)

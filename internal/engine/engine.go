@@ -160,13 +160,27 @@ type TrialResult struct {
 // WorkerHealth is what one worker lcore reports about itself for a trial.
 type WorkerHealth struct {
 	Lcore int `json:"lcore"`
-	// Role is txrx: the worker sends and receives on the ports it owns.
+	// Role is txrx: the worker sends and receives on the queue pairs it owns.
 	Role string `json:"role"`
-	// Ports are the ports whose queues the worker owns.
+	// Ports are the ports the worker serves a queue pair of, each once.
 	Ports []int `json:"ports"`
+	// Queues are the queue pairs the worker served, with the frames each RX queue received: how the
+	// port's RSS (or af_packet's flow-hash fanout) spread the traffic.
+	Queues []WorkerQueue `json:"queues,omitempty"`
 	// MaxGapNs is the longest time between two passes of the worker's loop while the trial measured or
 	// drained: frames waited that long in a ring, and their latency grew by as much.
 	MaxGapNs int64 `json:"max_gap_ns"`
+}
+
+// WorkerQueue is one queue pair (an RX and a TX queue of a port) a worker served in a trial.
+type WorkerQueue struct {
+	Port  int `json:"port"`
+	Queue int `json:"queue"`
+	// RxFrames are all frames the RX queue received in the trial (test frames, ARP, foreign ones).
+	RxFrames int64 `json:"rx_frames"`
+	// TxFrames are the test frames the TX queue sent: the lanes of the trial's streams it carried (a
+	// stream whose TX port has several queues is sent by each, at its share of the rate).
+	TxFrames int64 `json:"tx_frames"`
 }
 
 // Aborted says whether the trial was cut short.
@@ -209,9 +223,14 @@ type StreamResult struct {
 	ScheduledFrames int64 `json:"scheduled_frames"`
 	// TxPeakFPS is the highest rate over any 1 ms window of the measurement (the most frames sent in a
 	// window × 1000): a stream on schedule stays within one TX burst of its target.
-	TxPeakFPS int64         `json:"tx_peak_fps"`
-	Latency   *Latency      `json:"latency,omitempty"`
-	Classes   []ClassResult `json:"classes,omitempty"`
+	TxPeakFPS int64 `json:"tx_peak_fps"`
+	// RxQueues is how many RX queues the stream's measured frames arrived on. Counts are merged exactly
+	// over queues (a flow, and so a duplicate, stays on one queue); reordering is counted within each
+	// queue and sender lane, and Early overstates when this is above 1 (a queue's gaps include the other
+	// queues' flows).
+	RxQueues int           `json:"rx_queues"`
+	Latency  *Latency      `json:"latency,omitempty"`
+	Classes  []ClassResult `json:"classes,omitempty"`
 }
 
 // Lost counts the frames sent that never arrived intact: tx − (rx − duplicates), never negative. This is

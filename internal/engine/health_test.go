@@ -1,6 +1,8 @@
 package engine_test
 
 import (
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -62,5 +64,34 @@ func TestWorkerPauses(t *testing.T) {
 	}
 	if got := r.WorkerPauses(engine.Limits{MaxWorkerGap: 2 * time.Millisecond}); len(got) != 0 {
 		t.Errorf("pauses under a 2 ms limit: %q", got)
+	}
+}
+
+// A worker's record names the queue pairs it served and what each RX queue received; a stream says how
+// many RX queues its frames arrived on. An engine before queue pairs sent neither: both decode empty.
+func TestWorkerQueuesDecode(t *testing.T) {
+	var r engine.TrialResult
+	line := `{"ok":true,"trial":1,"state":"done","streams":[{"id":0,"rx_queues":2}],"workers":[` +
+		`{"lcore":1,"role":"txrx","ports":[0,1],"queues":[{"port":0,"queue":0,"rx_frames":3,"tx_frames":5000},` +
+		`{"port":1,"queue":0,"rx_frames":5111}],"max_gap_ns":7},` +
+		`{"lcore":2,"role":"txrx","ports":[1],"queues":[{"port":1,"queue":1,"rx_frames":5391}],"max_gap_ns":9}]}`
+	if err := json.Unmarshal([]byte(line), &r); err != nil {
+		t.Fatal(err)
+	}
+	want := []engine.WorkerQueue{{Port: 0, Queue: 0, RxFrames: 3, TxFrames: 5000}, {Port: 1, Queue: 0, RxFrames: 5111}}
+	if len(r.Workers) != 2 || !reflect.DeepEqual(r.Workers[0].Queues, want) ||
+		!reflect.DeepEqual(r.Workers[1].Queues, []engine.WorkerQueue{{Port: 1, Queue: 1, RxFrames: 5391}}) ||
+		!reflect.DeepEqual(r.Workers[1].Ports, []int{1}) {
+		t.Errorf("workers %+v", r.Workers)
+	}
+	if s := r.Stream(0); s == nil || s.RxQueues != 2 {
+		t.Errorf("stream %+v, want rx_queues 2", s)
+	}
+	var old engine.TrialResult
+	if err := json.Unmarshal([]byte(`{"ok":true,"streams":[{"id":0}],"workers":[{"lcore":1,"role":"txrx","ports":[0]}]}`), &old); err != nil {
+		t.Fatal(err)
+	}
+	if old.Workers[0].Queues != nil || old.Stream(0).RxQueues != 0 {
+		t.Errorf("an older engine's record decoded as %+v", old)
 	}
 }

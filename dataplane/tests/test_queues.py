@@ -1,0 +1,200 @@
+"""Ports with several queue pairs: the analysis of a stream whose frames arrive on two RX queues (and two
+workers) is exact, and one worker serving both queues counts what two workers do.
+
+The ports are af_packet with qpairs=2: the kernel fans an interface's frames out over two sockets by its flow
+hash (PACKET_FANOUT_HASH), as RSS spreads them over a NIC's queues, so a stream of many flows lands on both.
+Run as root: python3 tests/test_queues.py -v
+"""
+import os
+import subprocess
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lrtest import Engine, missing  # noqa: E402
+import test_engine  # noqa: E402
+import test_more  # noqa: E402
+
+RATE = 10000
+FLOWS = 64
+ONE, TWO = "0,1", "0@0,1@1,2@0"  # one worker lcore; two (control shares CPU 0 with the second)
+
+
+def queues(r):
+    """Per worker, the (port, queue) pairs it served."""
+    return [[(q["port"], q["queue"]) for q in w["queues"]] for w in r["workers"]]
+
+
+def per_queue(r, port, field):
+    """A counter of each queue pair of port in the trial (rx_frames, tx_frames), by queue."""
+    got = {}
+    for w in r["workers"]:
+        for q in w["queues"]:
+            if q["port"] == port:
+                got[q["queue"]] = q[field]
+    return [got[k] for k in sorted(got)]
+
+
+def rx_per_queue(r, port):
+    """Frames each RX queue of port received in the trial, by queue."""
+    return per_queue(r, port, "rx_frames")
+
+
+class QueuesBase(test_engine.Base):
+    """A routed engine on af_packet ports of a given number of queue pairs, and trials through nft RULES."""
+
+    RULES = ""
+
+    def exact(self, e, streams, rates, **kw):
+        """As Base.exact, with the rules loaded anew before every trial: numgen counts from zero again, so
+        every trial the test keeps saw the same truth (a repeated trial would start at another phase)."""
+        for _ in range(3):
+            self.nft(self.RULES)
+            r = e.trial(streams, rates, **kw)
+            if not any(s["saturated"] or s["tx_max_lag_ns"] > test_engine.MAX_LAG_NS for s in r["streams"]):
+                return r
+        self.skipTest("the OS kept preempting the engine's worker: this machine is too loaded to pace traffic")
+
+    def queued_engine(self, lcores, qpairs=(1, 2)):
+        self.engine = Engine(self.tns, ["t0", "t1"], tag=self._testMethodName[5:9], lcores=lcores, qpairs=qpairs)
+        e = self.engine
+        for i, n in enumerate(qpairs):
+            p = e.cmd("PORT id=%d ip4=198.%d.1.2/24 gw4=198.%d.1.1" % (i, 18 + i, 18 + i))
+            self.assertEqual((p["rx_queues"], p["tx_queues"]), (n, n), p)
+        e.cmd("RESOLVE id=0 timeout_ms=3000")
+        e.cmd("RESOLVE id=1 timeout_ms=3000")
+        return e
+
+
+class RouterQueues(QueuesBase):
+    """Through a router that drops exactly 1 in 50 frames and duplicates 1 in 7 of half the flows: the
+    DUT's own counters are the truth, on one worker serving both queues of each port and on two."""
+
+    RULES = """table ip lrt
+delete table ip lrt
+table ip lrt {
+  counter dropped {}
+  counter duped {}
+  chain lrfwd { type filter hook forward priority 0; policy accept;
+    ip daddr 198.19.1.0/24 numgen inc mod 50 == 0 counter name "dropped" drop
+    ip daddr 198.19.1.0/24 udp sport 1024-1055 numgen inc mod 7 == 0 counter name "duped" dup to 198.19.1.2 device "r1"
+  }
+}"""
+
+    def test_one_and_two_workers_on_two_queues_count_the_same_truth(self):
+        self.router()
+        self.engine.close()
+        seen = {}
+        # the sending port has one queue, so the DUT sees the frames in the same order with one worker and two
+        # and its truth is the same; the receiving port has two, one per worker with two
+        for lcores, layout in ((ONE, [[(0, 0), (1, 0), (1, 1)]]), (TWO, [[(0, 0), (1, 1)], [(1, 0)]])):
+            e = self.queued_engine(lcores)
+            e.cmd("STREAM id=0 tx=0 rx=1 src=198.18.1.2 dst=198.19.1.2 flows=%d vary=sport sizes=64" % FLOWS)
+            r = self.exact(e, [0], [RATE], duration_ms=1000, drain_ms=500)
+            s = r["streams"][0]
+            self.assertEqual(queues(r), layout, r["workers"])
+            self.assertEqual([w["ports"] for w in r["workers"]], [sorted({p for p, _ in q}) for q in layout])
+            per_queue = rx_per_queue(r, 1)
+            # the proof needs a stream whose frames arrive on both queues
+            self.assertTrue(len(per_queue) == 2 and min(per_queue) > RATE // 10, per_queue)
+            self.assertEqual(s["rx_queues"], 2, s)
+            dropped, duped = self.nft_counter("dropped", "ip"), self.nft_counter("duped", "ip")
+            self.assertEqual(s["tx_frames"], RATE)
+            # the DUT's counters may hold the stream's one warm-up frame, which the engine does not measure
+            self.assertIn(dropped - missing(s), (0, 1), s)
+            self.assertIn(duped - s["duplicates"], (0, 1), s)
+            self.assertGreater(s["duplicates"], 0)
+            self.assertEqual(s["rx_frames"] - s["duplicates"] + missing(s), RATE)
+            self.assertEqual(s["latency"]["count"], s["rx_frames"] - s["duplicates"])
+            print("\n%s: rx per queue %s, counts %s" % (lcores, per_queue, (missing(s), s["duplicates"], s["reordered"])), file=sys.stderr)
+            # not late: whether the last frames in flight arrive before the measurement ends is timing, not
+            # analysis
+            seen[lcores] = (missing(s), s["duplicates"], s["reordered"], s["beyond_window"], s["rx_frames"])
+            e.close()
+            self.engine = None
+        self.assertEqual(len(set(seen.values())), 1, "one worker and two counted differently: %s" % seen)
+
+
+def tx_per_queue(r, port):
+    """Test frames each TX queue of port sent in the trial, by queue."""
+    return per_queue(r, port, "tx_frames")
+
+
+class SplitSender(QueuesBase):
+    """A stream whose TX port has two queues is sent by both (two lanes, half the rate each), by one worker
+    or two. The DUT drops exactly 1 in 50 and duplicates 1 in 10 of the rest whatever the order the two
+    lanes interleave in, so its counters are the truth of both; the receiver keys its windows by lane, so
+    the interleaving of the two senders is no reordering."""
+
+    RULES = """table ip lrt
+delete table ip lrt
+table ip lrt {
+  counter dropped {}
+  counter duped {}
+  chain lrfwd { type filter hook forward priority 0; policy accept;
+    ip daddr 198.19.1.0/24 numgen inc mod 50 == 0 counter name "dropped" drop
+    ip daddr 198.19.1.0/24 numgen inc mod 10 == 0 counter name "duped" dup to 198.19.1.2 device "r1"
+  }
+}"""
+
+    def test_two_lanes_one_and_two_workers_count_the_same_truth(self):
+        self.router()
+        self.engine.close()
+        seen = {}
+        for lcores, layout in ((ONE, [[(0, 0), (0, 1), (1, 0), (1, 1)]]), (TWO, [[(0, 0), (1, 0)], [(0, 1), (1, 1)]])):
+            e = self.queued_engine(lcores, qpairs=(2, 2))
+            e.cmd("STREAM id=0 tx=0 rx=1 src=198.18.1.2 dst=198.19.1.2 flows=%d vary=sport sizes=64,1518,570" % FLOWS)
+            r = self.exact(e, [0], [RATE], duration_ms=1000, drain_ms=500)
+            s = r["streams"][0]
+            self.assertEqual(queues(r), layout, r["workers"])
+            per_tx, per_rx = tx_per_queue(r, 0), rx_per_queue(r, 1)
+            print("\n%s: tx per queue %s, rx per queue %s" % (lcores, per_tx, per_rx), file=sys.stderr)
+            self.assertEqual(per_tx, [RATE // 2, RATE // 2], "each lane sends half the schedule")
+            self.assertTrue(min(per_rx) > RATE // 10, per_rx)
+            dropped, duped = self.nft_counter("dropped", "ip"), self.nft_counter("duped", "ip")
+            self.assertEqual((s["tx_frames"], missing(s), s["duplicates"]), (RATE, RATE // 50, (RATE - RATE // 50) // 10), s)
+            self.assertEqual((dropped, duped), (missing(s), s["duplicates"]))
+            self.assertEqual((s["reordered"], s["beyond_window"], s["bad_flow"]), (0, 0, 0), s)
+            self.assertEqual(sum(c["tx_frames"] for c in s["classes"]), RATE)
+            for c in s["classes"]:
+                self.assertLessEqual(c["rx_frames"], c["tx_frames"], c)
+            seen[lcores] = (missing(s), s["duplicates"], s["reordered"], s["rx_frames"])
+            e.close()
+            self.engine = None
+        self.assertEqual(len(set(seen.values())), 1, "one worker and two counted differently: %s" % seen)
+
+
+class ReorderingLineQueues(test_more.Line):
+    """A line that holds every fourth frame 14 ms longer than the others, frames 10 ms apart: each held frame
+    is overtaken by the next (4 ms sooner out of the line) and by no other (6 ms later still), of other flows. Reordering is counted within each RX queue's arrival order
+    (the order between two queues is not observable): the held frames whose successor landed on the same
+    queue. One worker serving both queues counts what two do: which frames the line holds is the same in
+    every trial (each sends a multiple of four frames), and the flows and so the queues of the frames too."""
+
+    FPS = 100
+
+    def test_one_and_two_workers_on_two_queues_count_the_same_reordering(self):
+        self.start_line(2000, 14000, 4)
+        counts = {}
+        for lcores in (ONE, TWO):
+            e = Engine(self.tns, ["t0", "t1"], tag="dq", lcores=lcores, extra=("--idle-sleep-us", "50"), qpairs=(1, 2))
+            self.engines.append(e)
+            e.cmd("PORT id=0 ip4=198.18.1.2/24 peer_mac=%s" % self.net.mac("t1", self.tns))
+            e.cmd("PORT id=1 ip4=198.19.1.2/24 peer_mac=%s" % self.net.mac("t0", self.tns))
+            e.cmd("STREAM id=0 tx=0 rx=1 src=198.18.1.2 dst=198.19.1.2 flows=%d vary=sport sizes=128" % FLOWS)
+            r, _, _ = self.clean_trial(e, 2000000, max_gap_ns=None)
+            s = r["streams"][0]
+            self.assertEqual(len(r["workers"]), 1 if lcores == ONE else 2)
+            self.assertTrue(min(rx_per_queue(r, 1)) > 0, rx_per_queue(r, 1))
+            self.assertEqual((s["tx_frames"], s["rx_frames"], missing(s), s["duplicates"]), (2 * self.FPS, 2 * self.FPS, 0, 0), s)
+            # some held frames were overtaken on their own queue, none but held ones
+            self.assertTrue(0 < s["reordered"] <= 2 * self.FPS // 4 + 1, s)
+            print("\n%s: rx per queue %s, reordered %d" % (lcores, rx_per_queue(r, 1), s["reordered"]), file=sys.stderr)
+            counts[lcores] = (s["reordered"], s["max_late"])
+            e.close()
+            self.engines.remove(e)
+        self.assertEqual(len(set(counts.values())), 1, "one worker and two counted differently: %s" % counts)
+
+
+if __name__ == "__main__":
+    unittest.main()
