@@ -135,10 +135,22 @@ func namespace(t *testing.T) string {
 	}
 	// envtest runs no namespace controller and no garbage collector: the test's TrafficTests and their
 	// tester pods go with it, so that a later test's are not queued behind them for the testbed they share
+	// (a pod whose test is gone holds its testbed until it is, as in a cluster while the collector deletes
+	// it: the pods go until none is left, including one a pass under way made as its test went)
 	t.Cleanup(func() {
-		_ = k8sClient.DeleteAllOf(context.Background(), &v1alpha1.TrafficTestSchedule{}, client.InNamespace(name))
-		_ = k8sClient.DeleteAllOf(context.Background(), &v1alpha1.TrafficTest{}, client.InNamespace(name))
-		_ = k8sClient.DeleteAllOf(context.Background(), &corev1.Pod{}, client.InNamespace(name))
+		ctx := context.Background()
+		_ = k8sClient.DeleteAllOf(ctx, &v1alpha1.TrafficTestSchedule{}, client.InNamespace(name))
+		_ = k8sClient.DeleteAllOf(ctx, &v1alpha1.TrafficTest{}, client.InNamespace(name))
+		for quiet, tries := 0, 0; quiet < 3 && tries < 50; tries++ {
+			_ = k8sClient.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(name))
+			time.Sleep(100 * time.Millisecond)
+			var left corev1.PodList
+			if err := k8sClient.List(ctx, &left, client.InNamespace(name)); err == nil && len(left.Items) == 0 {
+				quiet++
+			} else {
+				quiet = 0
+			}
+		}
 	})
 	return name
 }

@@ -64,12 +64,16 @@ func contends(tt *v1alpha1.TrafficTest) bool {
 }
 
 // readyToRun says whether a test that waits could start once its testbed is free: one found unable to (an
-// invalid spec, a missing ImixProfile or calibration, at its current generation) keeps no place ahead of
+// invalid spec, a missing ImixProfile or calibration, refused pods, at its current generation) keeps no place ahead of
 // others, or a test nobody fixes would hold its testbed's queue forever. One not looked at yet keeps its
 // place: a suite applied at once is queued in its order, not in the order the operator first sees it.
 func readyToRun(tt *v1alpha1.TrafficTest) bool {
-	c := meta.FindStatusCondition(tt.Status.Conditions, v1alpha1.ConditionPlanReady)
-	return c == nil || c.Status != metav1.ConditionFalse || c.ObservedGeneration != tt.Generation
+	failed := func(typ, reason string) bool {
+		c := meta.FindStatusCondition(tt.Status.Conditions, typ)
+		return c != nil && c.Status == metav1.ConditionFalse && c.ObservedGeneration == tt.Generation && (reason == "" || c.Reason == reason)
+	}
+	// nor one whose tester pods the API server refused (it retries, and starts when its testbed is free)
+	return !failed(v1alpha1.ConditionPlanReady, "") && !failed(v1alpha1.ConditionTesterReady, v1alpha1.ReasonPodsRefused)
 }
 
 // before is the queue's order: priority, creation time, then namespace and name.

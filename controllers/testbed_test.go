@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -145,4 +146,55 @@ func TestRecoverStartFromThePods(t *testing.T) {
 	if recoverStart(tt, pods) || !tt.Status.StartTime.Equal(&later) || len(tt.Status.TesterPods) != 1 {
 		t.Errorf("overwrote %+v", tt.Status)
 	}
+}
+
+// A test whose tester pods the API server refuses (here a quota) keeps no place ahead of others and says
+// why; once the refusal is lifted it queues and runs in turn.
+func TestRefusedPodsDoNotHoldTheQueue(t *testing.T) {
+	startManager(t)
+	ctx := context.Background()
+	quotaNS, ns := namespace(t), namespace(t)
+	// an admission policy in the API server itself refuses pods in that namespace (as a quota or a pod
+	// security level would, which need controllers envtest does not run)
+	policy := &admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: "no-pods-" + quotaNS},
+		Spec: admissionv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr(admissionv1.Fail),
+			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionv1.RuleWithOperations{Operations: []admissionv1.OperationType{admissionv1.Create},
+					Rule: admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}}}}}},
+			Validations: []admissionv1.Validation{{Expression: "object.metadata.namespace != '" + quotaNS + "'", Message: "no pods here"}},
+		}}
+	binding := &admissionv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: "no-pods-" + quotaNS},
+		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: policy.Name, ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny}}}
+	for _, o := range []client.Object{policy, binding} {
+		if err := k8sClient.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { _ = k8sClient.Delete(ctx, binding); _ = k8sClient.Delete(ctx, policy) })
+	eventually(t, "the policy in force", func() (bool, string) {
+		probe := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: quotaNS, Name: "probe"},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "x"}}}}
+		err := k8sClient.Create(ctx, probe, client.DryRunAll)
+		return err != nil, fmt.Sprint(err)
+	})
+	newTest(t, quotaNS, "refused", sriovTest())
+	waitTest(t, quotaNS, "refused", "pods refused", func(tt *v1alpha1.TrafficTest) bool {
+		c := condition(tt, v1alpha1.ConditionTesterReady)
+		return c != nil && c.Reason == v1alpha1.ReasonPodsRefused && strings.Contains(c.Message, "refused the tester pods")
+	})
+	time.Sleep(1100 * time.Millisecond) // created after it
+	newTest(t, ns, "next", sriovTest())
+	waitPod(t, ns, "next-tester")
+	if got := sendingTests(t, quotaNS); len(got) != 0 {
+		t.Fatalf("pods of the refused test: %v", got)
+	}
+	if err := k8sClient.Delete(ctx, binding); err != nil {
+		t.Fatal(err)
+	}
+	waitTest(t, quotaNS, "refused", "refused queued behind next", func(tt *v1alpha1.TrafficTest) bool {
+		return tt.Status.Phase == v1alpha1.PhaseQueued && strings.Contains(strings.Join(tt.Status.Queue.WaitingFor, ";"), ns+"/next runs on")
+	})
+	finishRun(t, ns, "next", 1)
+	waitPod(t, quotaNS, "refused-tester")
 }

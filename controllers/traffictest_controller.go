@@ -446,7 +446,7 @@ func (r *TrafficTestReconciler) startPods(ctx context.Context, tt *v1alpha1.Traf
 			metav1.SetMetaDataAnnotation(&pod.ObjectMeta, annotationTestbed, strings.Join(tb, "\n"))
 		}
 		if err := r.createOwned(ctx, tt, pod); err != nil {
-			return ctrl.Result{}, err
+			return r.podsRefused(ctx, tt, names, err)
 		}
 		names = append(names, pod.Name)
 	}
@@ -463,6 +463,21 @@ func (r *TrafficTestReconciler) startPods(ctx context.Context, tt *v1alpha1.Traf
 		"created tester pod(s) "+strings.Join(names, ", "))
 	r.event(tt, corev1.EventTypeNormal, v1alpha1.ReasonPodsCreated, "Start", "Created tester pod(s) %s", strings.Join(names, ", "))
 	return ctrl.Result{RequeueAfter: runningRequeue}, nil
+}
+
+// podsRefused undoes a start the API server refused part of (admission, a quota): the pods made stop, so
+// neither half a tester runs nor its testbed is held, and the condition says why; the pass is redone with
+// back-off (the error), and the test keeps no place ahead of others meanwhile (readyToRun).
+func (r *TrafficTestReconciler) podsRefused(ctx context.Context, tt *v1alpha1.TrafficTest, made []string, err error) (ctrl.Result, error) {
+	for _, name := range made {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: tt.Namespace, Name: name}}
+		if derr := r.Delete(ctx, pod); derr != nil && !apierrors.IsNotFound(derr) {
+			err = errors.Join(err, derr)
+		}
+	}
+	r.setCondition(tt, v1alpha1.ConditionTesterReady, metav1.ConditionFalse, v1alpha1.ReasonPodsRefused,
+		"the API server refused the tester pods: "+err.Error())
+	return ctrl.Result{}, err
 }
 
 // apiReader reads from the API server itself (the cache when none is set).

@@ -59,6 +59,9 @@ const (
 	ReasonPodsCreated        = "PodsCreated"
 	ReasonPodsRunning        = "PodsRunning"
 	ReasonPodsPending        = "PodsPending"
+	// ReasonPodsRefused: the API server refused the tester pods (admission, a quota); the pass is redone
+	// with back-off, and the test keeps no place ahead of others in its testbed's queue meanwhile.
+	ReasonPodsRefused        = "PodsRefused"
 	ReasonAllTestsDone       = "AllTestsDone"
 	ReasonTesterFailed       = "TesterFailed"
 	ReasonTesterPodLost      = "TesterPodLost"
