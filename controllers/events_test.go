@@ -20,9 +20,9 @@ import (
 	"linerate.dev/linerate/api/v1alpha1"
 )
 
-// An event says what the status says: it is recorded after the status write that holds it, and not at
-// all when that write fails (the pass is redone and says it then).
-func TestEventsFollowTheStatusTheyDescribe(t *testing.T) {
+// testScheme knows Kubernetes' kinds and linerate's, for a fake client.
+func testScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
@@ -30,6 +30,13 @@ func TestEventsFollowTheStatusTheyDescribe(t *testing.T) {
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
+	return scheme
+}
+
+// An event says what the status says: it is recorded after the status write that holds it, and not at
+// all when that write fails (the pass is redone and says it then).
+func TestEventsFollowTheStatusTheyDescribe(t *testing.T) {
+	scheme := testScheme(t)
 	tt := sriovTest(func(tt *v1alpha1.TrafficTest) { tt.Spec.Suspend = true })
 	tt.Namespace, tt.Name, tt.UID, tt.Generation = "lab", "held", "uid-1", 1
 	refuse := true
@@ -69,13 +76,7 @@ func TestEventsFollowTheStatusTheyDescribe(t *testing.T) {
 // A schedule says it started a run after the status that records the start; when that write is refused,
 // the next pass finds the run made and records the start then, once (it was lost before).
 func TestScheduleEventsFollowTheStatusTheyDescribe(t *testing.T) {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
+	scheme := testScheme(t)
 	s := nightly("lab", "nightly")
 	s.UID, s.Generation = "uid-s", 1
 	created := time.Date(2026, 11, 25, 1, 0, 0, 0, time.UTC)
