@@ -4,8 +4,10 @@ latency truth (netem is not in this kernel).
 
 Run in the DUT's namespace: python3 delayline.py IN OUT DELAY_US EXTRA_US EVERY
 Prints "ready" once both sockets are open; runs until killed. A line "stats" on stdin is answered with
-"late_max_ns=N frames=M": how much later than due the line sent its latest frame since the last "stats"
-(a Python process is scheduled by the OS too: the truth it delivers is the delay plus that lateness).
+"late_max_ns=N frames=M overtaken=K": how much later than due the line sent its latest frame since the last
+"stats" (a Python process is scheduled by the OS too: the truth it delivers is the delay plus that
+lateness), how many frames it sent, and how many of them it sent after a frame that arrived later than
+they did (the reordering it caused, counted as a receiver counts it: below the highest already seen).
 """
 import heapq
 import select
@@ -29,6 +31,7 @@ def main():
     tx.bind((out, 0))
     print("ready", flush=True)
     due, n, late_max, sent = [], 0, 0.0, 0
+    highest_sent, overtaken = -1, 0
     watched = [rx, sys.stdin]
     while True:
         timeout = max(0.0, due[0][0] - time.time()) if due else 1.0
@@ -38,8 +41,8 @@ def main():
             if not line:
                 watched = [rx]  # nobody will ask again
             elif line.strip() == "stats":
-                print("late_max_ns=%d frames=%d" % (late_max * 1e9, sent), flush=True)
-                late_max, sent = 0.0, 0
+                print("late_max_ns=%d frames=%d overtaken=%d" % (late_max * 1e9, sent, overtaken), flush=True)
+                late_max, sent, overtaken = 0.0, 0, 0
         if rx in ready:
             data, anc, _, addr = rx.recvmsg(65536, 64)
             if addr[2] == socket.PACKET_OUTGOING:
@@ -55,8 +58,11 @@ def main():
         while due and due[0][0] - time.time() < 0.0002:
             while time.time() < due[0][0]:
                 pass
-            when, _, data = heapq.heappop(due)
+            when, k, data = heapq.heappop(due)
             tx.send(data)
+            if k < highest_sent:
+                overtaken += 1
+            highest_sent = max(highest_sent, k)
             late_max, sent = max(late_max, time.time() - when), sent + 1
 
 

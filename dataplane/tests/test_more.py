@@ -412,13 +412,12 @@ class Line(Base):
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.assertEqual(self.line.stdout.readline().strip(), "ready")
 
-    def line_lateness(self):
-        """How much later than due the line sent its latest frame since it was last asked, and how many
-        frames it sent."""
+    def line_stats(self):
+        """What the line did since it was last asked: late_max_ns (how much later than due it sent its
+        latest frame), frames (how many it sent), overtaken (how many it sent after a later one)."""
         self.line.stdin.write("stats\n")
         self.line.stdin.flush()
-        fields = dict(kv.split("=") for kv in self.line.stdout.readline().split())
-        return int(fields["late_max_ns"]), int(fields["frames"])
+        return dict(kv.split("=") for kv in self.line.stdout.readline().split())
 
     def engine_through_line(self, lcores="0,1", extra=()):
         e = Engine(self.tns, ["t0", "t1"], tag="dl", lcores=lcores, extra=extra)
@@ -433,12 +432,15 @@ class Line(Base):
         """A trial the tester paced (and, for latency, whose workers did not pause: max_gap_ns) and the line
         sent on time (else repeated, as a runner repeats a trial the tester spoiled); the line's lateness is
         returned with it."""
-        self.line_lateness()
+        self.line_stats()
         for _ in range(3):
             r = e.trial([0], [self.FPS], duration_ms=2000, drain_ms=1000)
             s = r["streams"][0]
             lag, gap = s["tx_max_lag_ns"], max(w["max_gap_ns"] for w in r["workers"])
-            late, forwarded = self.line_lateness()
+            line = self.line_stats()
+            late, forwarded = int(line["late_max_ns"]), int(line["frames"])
+            # what the line reordered in this trial (frames it sent after a later one)
+            self.reordered_by_line = int(line["overtaken"])
             if lag < 2000000 and (max_gap_ns is None or gap < max_gap_ns) and late < max_late_ns:
                 return r, late, forwarded
         self.skipTest("the OS kept preempting the engine or the line (engine lag %d ns, worker pause %d ns, "
@@ -491,30 +493,27 @@ class DelayLine(Line):
 
 class ReorderingLine(Line):
     """Reordering against truth: the line holds every fourth frame 8 ms longer than the others, and frames
-    leave the tester 5 ms apart, so each held frame is overtaken by exactly the one after it. A stream's
-    frames are analysed by the worker of its RX port, alone: one worker or two (TX and RX ports on two
-    cores) count the same reordering, and it is the line's."""
+    leave the tester 5 ms apart, so each held frame is overtaken by the one after it, unless the OS delayed
+    that one by 3 ms on its way (the tester's TX, the line's own lateness). The line counts the frames it
+    sent after a later one, as a receiver counts them: that count is the truth, and the engine must match it
+    exactly. A stream's frames are analysed by the worker of its RX port, alone: one worker or two (TX and
+    RX ports on two cores) each match the line."""
 
     def test_one_and_two_workers_count_the_reordering_exactly(self):
         self.start_line(2000, 8000, 4)
-        counts = {}
         for lcores, owners in (("0,1", [[0, 1]]), ("0@0,1@1,2@0", [[0], [1]])):
             # two polling workers would take both of this machine's CPUs from the line: idle, they sleep
             e = self.engine_through_line(lcores, extra=("--idle-sleep-us", "50"))
-            # a held frame is overtaken by the next (5 ms later, 3 ms sooner out of the line) and by no other
-            # (10 ms later, 2 ms after it) while the line is less than 2 ms late and the tester paces them;
-            # a receiving worker that paused keeps their order (its ring does), so pauses do not matter here
-            r, late, forwarded = self.clean_trial(e, 2000000, max_gap_ns=None)
+            r, _, forwarded = self.clean_trial(e, 2000000, max_gap_ns=None)
             s = r["streams"][0]
             self.assertEqual([w["ports"] for w in r["workers"]], owners, r["workers"])
             self.assertEqual((s["tx_frames"], s["rx_frames"], missing(s), s["duplicates"]), (2 * self.FPS, 2 * self.FPS, 0, 0), s)
-            # the line counts every frame it forwarded, warm-up frames too: of the measured ones, one in four
-            # was held (give or take the one the warm-up shifted)
-            self.assertLessEqual(abs(s["reordered"] - 2 * self.FPS // 4), 1, s)
-            counts[lcores] = s["reordered"]
+            self.assertEqual(forwarded, 2 * self.FPS, "the line forwarded other frames too")
+            self.assertEqual(s["reordered"], self.reordered_by_line, (lcores, s))
+            # the line did reorder: most of the 100 held frames were overtaken (the test is not vacuous)
+            self.assertGreater(self.reordered_by_line, 2 * self.FPS // 4 * 9 // 10, s)
             e.close()
             self.engines.remove(e)
-        self.assertEqual(len(set(counts.values())), 1, "one worker and two counted differently: %s" % counts)
 
 
 class Control(Base):
