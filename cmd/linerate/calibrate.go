@@ -35,6 +35,9 @@ tester-limited instead of reporting it as the DUT's.`,
 			if o.Repetitions < 1 || o.Repetitions > 20 {
 				return usageError{fmt.Errorf("--repetitions %d: want 1 to 20", o.Repetitions)}
 			}
+			if o.CPUs < 0 {
+				return usageError{fmt.Errorf("--cpus %d: want at least 1 (or 0: all)", o.CPUs)}
+			}
 			var err error
 			if o.Ports, err = portFlags(ports); err != nil {
 				return err
@@ -50,6 +53,7 @@ tester-limited instead of reporting it as the DUT's.`,
 	f.StringArrayVar(&ports, "port", nil, "NAME=DPDK devargs of a port, e.g. west=net_af_packet0,iface=eth1 or west=0000:3b:02.0 (repeatable)")
 	f.StringVar(&o.Engine, "engine", "", "path of linerate-engine (default $LINERATE_ENGINE, /usr/local/bin, $PATH)")
 	f.StringVar(&o.HugeDir, "huge-dir", "", "hugetlbfs mount for the engine (default: ordinary memory)")
+	f.IntVar(&o.CPUs, "cpus", 0, "CPUs the engine takes, control included (default: all of this process's cpuset, as its CPU quota allows); those beyond a worker per port become queue pairs")
 	f.StringVar(&o.Out, "out", "calibration.json", "the calibration file to write")
 	f.IntVar(&o.Repetitions, "repetitions", 3, "throughput searches per frame size: their spread is the tester's own, and rows within it of the ceiling are the tester's")
 	_ = c.MarkFlagFilename("file", "yaml", "yml")

@@ -38,6 +38,9 @@ the report hold the trials it finished, marked incomplete.`,
 			if o.Output != "table" && o.Output != "json" {
 				return usageError{fmt.Errorf("-o %s: want table or json", o.Output)}
 			}
+			if o.CPUs < 0 {
+				return usageError{fmt.Errorf("--cpus %d: want at least 1 (or 0: all)", o.CPUs)}
+			}
 			if o.CeilingMargin < 0 || o.CeilingMargin >= 100 {
 				return usageError{fmt.Errorf("--ceiling-margin %g: want a percent of the ceiling below 100", o.CeilingMargin)}
 			}
@@ -60,6 +63,7 @@ the report hold the trials it finished, marked incomplete.`,
 	f.StringVarP(&o.Output, "output", "o", "table", "output format: table or json")
 	f.StringVar(&o.Report, "report", "", "write an HTML report with plots into this directory")
 	f.StringVar(&o.HugeDir, "huge-dir", "", "hugetlbfs mount for the engine (default: ordinary memory)")
+	f.IntVar(&o.CPUs, "cpus", 0, "CPUs the engine takes, control included (default: all of this process's cpuset, as its CPU quota allows); those beyond a worker per port become queue pairs")
 	f.StringVar(&o.Baseline, "baseline", "", "results of a baseline run (-o json output or results.json): report the throughput penalty against it")
 	f.StringVar(&o.Calibration, "calibration", "", "the tester's calibration (linerate calibrate): state each row's margin to its ceiling")
 	f.Float64Var(&o.CeilingMargin, "ceiling-margin", 0, fmt.Sprintf("a row whose NDR is within this percent of the calibrated ceiling is tester-limited (default: spec.tester.calibration.ceilingMargin, else %g)", calibration.DefaultMarginPercent))

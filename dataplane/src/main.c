@@ -20,6 +20,8 @@
 
 #define RX_DESC 1024
 #define TX_DESC 1024
+/* the pools are sized from RX_DESC for both directions' rings (main) */
+_Static_assert(RX_DESC >= TX_DESC, "size the TX pool from TX_DESC");
 
 static void usage(void)
 {
@@ -324,6 +326,7 @@ int main(int argc, char **argv)
 	argv += ret;
 	const char *control = NULL, *clock = "local";
 	unsigned mbufs = 16383, max_frame = 2048;
+	bool mbufs_set = false;
 	/* 2^34 sequence numbers: 600 s at 10 GbE line rate (14.88 Mpps at 64 B) in a 2 GiB mapping per
 	 * stream, of which only the pages of frames that arrive become resident (seqwin.h) */
 	lr.window_bits = 34;
@@ -352,6 +355,7 @@ int main(int argc, char **argv)
 		case 'm':
 			if (parse_uint("mbufs", optarg, 512, UINT32_MAX, &mbufs))
 				return 2;
+			mbufs_set = true;
 			break;
 		case 'f':
 			if (parse_uint("max-frame", optarg, 64, LR_MAX_FRAME, &max_frame))
@@ -389,15 +393,21 @@ int main(int argc, char **argv)
 	if (lr.idle_sleep_us)
 		printf("linerate-engine: the workers sleep %u us when idle (cgroup CPU quota %.2f, %u workers)\n",
 		       lr.idle_sleep_us, cpus, lr.nworkers);
+	/* a NIC's RX queue holds RX_DESC of the RX pool's mbufs while it waits, and a TX queue TX_DESC of the
+	 * TX pool's until the NIC has sent them (both pools have `mbufs`): more queues need larger pools, or
+	 * the rings would starve the frames in flight. Unless told, each pool is at least twice what its rings
+	 * can hold (a power of two less one, as the mempool wants). */
+	unsigned ring_held = 0;
+	for (unsigned i = 0; i < lr.nports; i++)
+		ring_held += lr.ports[i].nq * RX_DESC;
+	if (!mbufs_set)
+		while (mbufs < 2 * ring_held && mbufs < UINT32_MAX / 2)
+			mbufs = 2 * mbufs + 1;
+	else if (ring_held >= mbufs)
+		fprintf(stderr, "linerate-engine: %u queue pairs' rings hold up to %u of the %u mbufs: give --mbufs %u or more\n",
+			ring_held / RX_DESC, ring_held, mbufs, 2 * ring_held);
 	if (lr_create_pools(mbufs, max_frame) != 0)
 		return 1;
-	/* a NIC's RX queue holds RX_DESC of the pool's mbufs while it waits: more queues need a larger pool */
-	unsigned rx_held = 0;
-	for (unsigned i = 0; i < lr.nports; i++)
-		rx_held += lr.ports[i].nq * RX_DESC;
-	if (rx_held >= mbufs)
-		fprintf(stderr, "linerate-engine: %u RX queues hold up to %u of the %u mbufs: give --mbufs %u or more\n",
-			rx_held / RX_DESC, rx_held, mbufs, 2 * rx_held);
 	uint16_t pid, idx = 0;
 	RTE_ETH_FOREACH_DEV(pid)
 	{

@@ -87,10 +87,14 @@ type Trial struct {
 	Duplicates     int64   `json:"dup,omitempty"`
 	Reordered      int64   `json:"reord,omitempty"`
 	// Early frames arrived with a gap before them; MaxLate and MaxEarly are the longest distances (in
-	// sequence numbers) a frame arrived behind or ahead of its place.
+	// sequence numbers) a frame arrived behind or ahead of its place. Reordering is counted within each RX
+	// queue (the order between queues is not observable); Early and MaxEarly are left out when the
+	// stream arrived on several queues (RxQueues), whose gaps include the other queues' flows.
 	Early    int64 `json:"early,omitempty"`
 	MaxLate  int64 `json:"maxLate,omitempty"`
 	MaxEarly int64 `json:"maxEarly,omitempty"`
+	// RxQueues is how many RX queues the stream's frames arrived on, when more than one.
+	RxQueues int `json:"rxQueues,omitempty"`
 	// Corrupted frames arrived with a bad IPv4 header or UDP checksum and were not counted as received
 	// (each is in Lost unless an intact copy of it arrived too).
 	Corrupted   int64   `json:"corrupt,omitempty"`

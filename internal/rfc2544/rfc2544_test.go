@@ -369,3 +369,27 @@ func TestCorruptedFramesAreLostAndNamed(t *testing.T) {
 		t.Errorf("the notes must say the receiving port does not verify checksums: %q", res.Notes)
 	}
 }
+
+// A stream whose flows arrived on several RX queues: a queue's gaps are the other queues' frames, so the
+// records leave early out and say over how many queues the stream came; one queue keeps it.
+func TestEarlyIsLeftOutWhenAStreamCameOnSeveralQueues(t *testing.T) {
+	for _, queues := range []int{1, 2} {
+		p := planFor(t, v1alpha1.TestThroughput)
+		p.FrameSizes = []int{64}
+		_, rec, _, err := run(t, p, sim.DUT{CapacityFPS: 2.5e6, DropEvery: 1000, RxQueues: queues})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rec.trials) == 0 {
+			t.Fatal("no trial recorded")
+		}
+		for _, tr := range rec.trials {
+			if queues > 1 && (tr.Early != 0 || tr.MaxEarly != 0 || tr.RxQueues != queues) {
+				t.Fatalf("%d queues: trial %d early %d, max early %d, rxQueues %d: want no early, %d queues", queues, tr.Seq, tr.Early, tr.MaxEarly, tr.RxQueues, queues)
+			}
+			if queues == 1 && tr.RxQueues != 0 {
+				t.Fatalf("one queue: trial %d says rxQueues %d", tr.Seq, tr.RxQueues)
+			}
+		}
+	}
+}

@@ -83,6 +83,8 @@ type LocalOptions struct {
 	Baseline string
 	HugeDir  string
 	RunDir   string
+	// CPUs the engine may take, control included (0: every one of the cpuset, as the CPU quota allows).
+	CPUs int
 	// Calibration is a file `linerate calibrate` wrote: rows within CeilingMargin percent of the tester's
 	// ceiling are marked tester-limited (0: spec.tester.calibration.ceilingMargin, else the default).
 	Calibration   string
@@ -172,7 +174,7 @@ func runPlan(ctx context.Context, o LocalOptions, name string, p *plan.Plan, rop
 	defer func() { _ = logf.Close() }() // the engine's log: the run's result does not depend on it
 	fmt.Fprintf(o.Stderr, "linerate: %s: %d test(s), ports %s; engine log %s\n", name, len(p.Tests), describe(p, devs), logf.Name())
 	proc, err := Start(ctx, StartOptions{Binary: bin, Devices: devs, RunDir: o.RunDir, HugeDir: o.HugeDir, Log: logf,
-		Plan: p})
+		Plan: p, CPUs: o.CPUs})
 	if err != nil {
 		return nil, err
 	}

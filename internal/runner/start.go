@@ -40,22 +40,26 @@ func EngineBinary(flag string) (string, error) {
 }
 
 // Lcores picks the engine's lcores from the CPUs this process may run on (the container's cpuset, e.g. the
-// exclusive cores of a Guaranteed pod under the static CPU manager): the main lcore (control) and a worker
-// per port, as many as there are CPUs for beside the main one and as its CPU quota allows (each worker
-// spins: more than the quota carries would have the kernel stop the tester mid-trial). A worker owns its
-// ports whole: more would idle. With a single CPU, control and one worker share it — the control thread
-// sleeps almost always.
-func Lcores(ports int) []string {
+// exclusive cores of a Guaranteed pod under the static CPU manager): the main lcore (control) and workers
+// on the rest, as many as its CPU quota allows (each worker spins: more than the quota carries would have
+// the kernel stop the tester mid-trial) and limit (the CPUs asked for, 0: all), laid out over the ports
+// by engine.WorkerLayout. With a single CPU, control and one worker share it — the control thread sleeps
+// almost always.
+func Lcores(ports, limit int, oneQueue bool) []string {
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
 		return []string{"-l", "0,1"}
 	}
-	workers := max(1, ports)
+	usable := set.Count()
 	if q := cgroupCPUQuota(); q > 0 {
-		workers = max(1, min(workers, int(q)-1))
+		usable = min(usable, max(1, int(q)))
 	}
+	if limit > 0 {
+		usable = min(usable, limit)
+	}
+	workers, _ := engine.WorkerLayout(usable, ports, oneQueue)
 	var cpus []string
-	for i := 0; i < 1024 && len(cpus) < 1+workers; i++ {
+	for i := 0; i < 1024 && len(cpus) < min(1+workers, usable); i++ {
 		if set.IsSet(i) {
 			cpus = append(cpus, strconv.Itoa(i))
 		}
@@ -81,6 +85,12 @@ type StartOptions struct {
 	Extra      []string // engine args after --
 	// Plan sizes the engine's sequence window (plan.SeqWindow); nil keeps the engine's default.
 	Plan *plan.Plan
+	// CPUs is how many CPUs the engine may take, control included (0: every one the cpuset and CPU quota
+	// give); those beyond a worker per port become queue pairs (engine.WorkerLayout).
+	CPUs int
+	// OneQueue keeps a worker per port and one queue pair each: the streams this engine sends are received
+	// by another engine, which reads one sender lane.
+	OneQueue bool
 }
 
 // defaultEngineMaxFrame is the largest frame linerate-engine buffers without --max-frame.
@@ -119,8 +129,11 @@ func processConfig(o StartOptions) engine.ProcessConfig {
 			args = append(args, "--max-frame", strconv.Itoa(f))
 		}
 	}
+	if o.OneQueue {
+		args = append(args, "--queues", "1")
+	}
 	cfg := engine.ProcessConfig{Binary: o.Binary, Devices: o.Devices, Control: o.Control, FilePrefix: o.FilePrefix,
-		EAL: append(Lcores(len(o.Devices)), "--log-level", "lib.eal:notice"), Args: args, Stdout: o.Log, Stderr: o.Log}
+		EAL: append(Lcores(len(o.Devices), o.CPUs, o.OneQueue), "--log-level", "lib.eal:notice"), Args: args, Stdout: o.Log, Stderr: o.Log}
 	if o.HugeDir != "" && hasHugepages(o.HugeDir) {
 		cfg.HugeDir = o.HugeDir
 		// no hugepage files left behind in the pod's small HugePages emptyDir

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"linerate.dev/linerate/internal/engine"
 	"linerate.dev/linerate/internal/plan"
 )
 
@@ -53,23 +54,44 @@ func TestEngineBuffersTheLargestPlannedFrame(t *testing.T) {
 	}
 }
 
-// A worker per port, no more than the CPUs this process may use (one stays for control).
-func TestLcoresAWorkerPerPort(t *testing.T) {
+// The CPUs this process may use, control's included, within the quota and the limit, laid out by
+// engine.WorkerLayout (its table test has the cases): here, whatever this machine has.
+func TestLcoresTakeTheCPUsTheyMay(t *testing.T) {
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
 		t.Skip(err)
 	}
-	if q := cgroupCPUQuota(); q > 0 && q < 3 {
-		t.Skipf("a CPU quota of %.2f CPUs", q)
+	usable := set.Count()
+	if q := cgroupCPUQuota(); q > 0 {
+		usable = min(usable, max(1, int(q)))
 	}
-	n, got := set.Count(), Lcores(2)
-	if n == 1 {
-		if got[0] != "--lcores" {
-			t.Errorf("lcores %v with one CPU, want control and one worker sharing it", got)
+	for _, c := range []struct {
+		ports, limit int
+		oneQueue     bool
+	}{{2, 0, false}, {2, 2, false}, {1, 0, false}, {2, 0, true}, {2, 1, false}} {
+		got := Lcores(c.ports, c.limit, c.oneQueue)
+		lim := usable
+		if c.limit > 0 {
+			lim = min(lim, c.limit)
 		}
-		return
+		workers, _ := engine.WorkerLayout(lim, c.ports, c.oneQueue)
+		if lim == 1 || usable == 1 {
+			if got[0] != "--lcores" {
+				t.Errorf("%+v: lcores %v with one CPU, want control and one worker sharing it", c, got)
+			}
+			continue
+		}
+		if got[0] != "-l" || len(strings.Split(got[1], ",")) != 1+workers {
+			t.Errorf("%+v: lcores %v with %d usable CPUs, want control and %d workers", c, got, lim, workers)
+		}
 	}
-	if got[0] != "-l" || len(strings.Split(got[1], ",")) != min(n, 3) {
-		t.Errorf("lcores %v with %d CPUs, want control and min(2 ports, %d) workers", got, n, n-1)
+}
+
+func TestOneQueueSenderSaysSo(t *testing.T) {
+	cfg := processConfig(StartOptions{Binary: "/x", Control: "/run/e.sock", OneQueue: true})
+	args := cfg.EALArgs()
+	tail := strings.Join(args[slices.Index(args, "--"):], " ")
+	if !strings.Contains(tail, "--queues 1") {
+		t.Errorf("a sender for another engine must keep one queue pair per port: %q", tail)
 	}
 }

@@ -123,17 +123,20 @@ func Pods(tt *v1alpha1.TrafficTest, p *plan.Plan, planHash string, opt Options) 
 }
 
 // windowMemory is what the sequence windows of the streams a pod receives can hold resident: a bit per
-// frame of the longest trial at line rate (plan.SeqWindow), rounded up to MiB. The engine maps more
-// (a power of two) but only the pages of frames that arrive become resident.
-func windowMemory(p *plan.Plan, ports []int) resource.Quantity {
+// frame of the longest trial at line rate (plan.SeqWindow), rounded up to MiB, for each RX queue of a
+// port (engine.WorkerLayout for the pod's CPUs: a queue's window spans the stream's sequence numbers
+// whatever share of its flows the queue gets). The engine maps more (a power of two) but only the pages
+// of frames that arrive become resident.
+func windowMemory(p *plan.Plan, ports []int, cpus int) resource.Quantity {
 	_, frames := p.SeqWindow()
+	_, queues := engine.WorkerLayout(cpus, len(ports), SplitAcrossNodes(p))
 	streams := 0
 	for _, d := range p.Directions() {
 		if slices.Contains(ports, d.RX) {
 			streams++
 		}
 	}
-	mib := (int64(streams)*((frames+7)/8) + 1<<20 - 1) >> 20
+	mib := (int64(streams*queues)*((frames+7)/8) + 1<<20 - 1) >> 20
 	return *resource.NewQuantity(mib<<20, resource.BinarySI)
 }
 
@@ -154,7 +157,7 @@ func pod(tt *v1alpha1.TrafficTest, p *plan.Plan, planHash string, opt Options, r
 	if memory.IsZero() {
 		memory = resource.MustParse(defaultMemory)
 	}
-	memory.Add(windowMemory(p, ports))
+	memory.Add(windowMemory(p, ports, int(cpus)))
 	huge := ts.HugePages
 	if huge.IsZero() {
 		huge = resource.MustParse(defaultHuge)

@@ -52,6 +52,10 @@ type DUT struct {
 	// CorruptEvery corrupts every Nth forwarded frame (its checksum no longer matches): the tester
 	// counts it as corrupted and lost.
 	CorruptEvery int64
+	// RxQueues spreads each stream's flows over this many RX queues (RSS; 0: one). The engine then counts
+	// reordering within each queue, and a queue's gaps are the other queues' frames: every frame after one
+	// of another queue's counts as early.
+	RxQueues int
 	// RareLossPerFrame loses each forwarded frame with this probability whatever the rate (a DUT that
 	// drops a frame now and then: interrupts, housekeeping), drawn from the seeded generator.
 	RareLossPerFrame float64
@@ -361,6 +365,11 @@ func (e *Engine) RunTrial(ctx context.Context, t engine.TrialConfig, progress fu
 			sr.Latency = &engine.Latency{Valid: false, Reason: "no frame received"}
 		}
 		sr.Classes = classes(l.s.Sizes, tx, lost)
+		if d.RxQueues > 1 {
+			sr.RxQueues, sr.Early, sr.MaxEarly = d.RxQueues, rx*int64(d.RxQueues-1)/int64(d.RxQueues), int64(d.RxQueues)
+		} else if rx > 0 {
+			sr.RxQueues = 1
+		}
 		res.Streams = append(res.Streams, sr)
 	}
 	res.DurationNs = int64(dur * 1e9)
