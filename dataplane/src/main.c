@@ -20,8 +20,9 @@
 
 #define RX_DESC 1024
 #define TX_DESC 1024
-/* the pools are sized from RX_DESC for both directions' rings (main) */
+/* the pools are sized from RX_DESC for both directions' rings (main), with room for this many more */
 _Static_assert(RX_DESC >= TX_DESC, "size the TX pool from TX_DESC");
+#define MBUFS_IN_FLIGHT 4096
 
 static void usage(void)
 {
@@ -30,7 +31,9 @@ static void usage(void)
 		"       [--clock local|realtime] [--mbufs N] [--max-frame N] [--idle-sleep-us N] [--queues N]\n"
 		"  --window-bits N  sequence window of 2^N frames per received stream, 10..40 (default 34)\n"
 		"  --queues N       queue pairs per port (default: enough for every worker lcore; a vdev whose\n"
-		"                   queues are set by its own arguments keeps them)\n");
+		"                   queues are set by its own arguments keeps them)\n"
+		"  --mbufs N        mbufs in each of the RX and TX pools (default: 16383, or twice what the\n"
+		"                   queues' rings hold when that is more)\n");
 }
 
 /* The first line of a small kernel file, "" when it cannot be read. */
@@ -395,17 +398,18 @@ int main(int argc, char **argv)
 		       lr.idle_sleep_us, cpus, lr.nworkers);
 	/* a NIC's RX queue holds RX_DESC of the RX pool's mbufs while it waits, and a TX queue TX_DESC of the
 	 * TX pool's until the NIC has sent them (both pools have `mbufs`): more queues need larger pools, or
-	 * the rings would starve the frames in flight. Unless told, each pool is at least twice what its rings
-	 * can hold (a power of two less one, as the mempool wants). */
-	unsigned ring_held = 0;
+	 * the rings would leave too few for the frames in flight (the workers' bursts, the lcores' caches).
+	 * Unless told, each pool holds what its rings can and MBUFS_IN_FLIGHT more (a power of two less one,
+	 * as the mempool wants). */
+	unsigned need = MBUFS_IN_FLIGHT;
 	for (unsigned i = 0; i < lr.nports; i++)
-		ring_held += lr.ports[i].nq * RX_DESC;
+		need += lr.ports[i].nq * RX_DESC;
 	if (!mbufs_set)
-		while (mbufs < 2 * ring_held && mbufs < UINT32_MAX / 2)
+		while (mbufs < need && mbufs < UINT32_MAX / 2)
 			mbufs = 2 * mbufs + 1;
-	else if (ring_held >= mbufs)
+	else if (need > mbufs)
 		fprintf(stderr, "linerate-engine: %u queue pairs' rings hold up to %u of the %u mbufs: give --mbufs %u or more\n",
-			ring_held / RX_DESC, ring_held, mbufs, 2 * ring_held);
+			(need - MBUFS_IN_FLIGHT) / RX_DESC, need - MBUFS_IN_FLIGHT, mbufs, need);
 	if (lr_create_pools(mbufs, max_frame) != 0)
 		return 1;
 	uint16_t pid, idx = 0;

@@ -4,6 +4,7 @@ Prints figures and ratios; asserts nothing (speed is not a test). Both run with 
 may have no hugepages reserved) on lcores 0,1: one forwarding/worker lcore each.
 """
 import atexit
+import math
 import os
 import re
 import subprocess
@@ -151,8 +152,9 @@ def main():
         got = r["rx_frames"] / (SECONDS * 1e6)
         print("%-8s %10.2f %14.2f %8d" % ("%d B" % size, got, got / maxima[size], missing(r)))
     rx.close()
-    scaling()
+    per_worker = scaling()
     scaling_one_port()
+    sizing(per_worker)
 
 
 def scaling():
@@ -164,7 +166,7 @@ def scaling():
           " rounds" % ROUNDS)
     print("%-8s %10s %10s %8s" % ("frame", "1 worker", "2 workers", "ratio"))
     configs = (("1", ["-l", "0,1"]), ("2", ["--lcores", "0@0,1@1,2@0"]))
-    tops = {}
+    tops, per_worker = {}, {}
     for size in (64, 1518):
         got = {name: [] for name, _ in configs}
         for rnd in range(ROUNDS):
@@ -180,6 +182,7 @@ def scaling():
         print("%-8s %10.2f %10.2f %8.2f   rounds %s" % ("%d B" % size, one, two, two / one,
               " ".join("%.1f/%.1f" % (a, b) for a, b in zip(got["1"], got["2"]))))
         tops[size] = two / 2
+        per_worker[size] = one
     # each worker paces its own stream: the error of the two together, at shares of what each reached, and
     # how far the streams fell behind their schedules (the count is exact by construction when the worker
     # caught up; the lag says how bursty it was getting there)
@@ -207,6 +210,7 @@ def scaling():
         print("%-8s %s" % ("%d B" % size, "  ".join(cells)))
     e.close()
     print("worst paced-rate error with 2 workers: %.4f%% (target <= 0.1%%), largest lag %.0f us" % (worst * 100, lag / 1e3))
+    return per_worker
 
 
 def scaling_one_port():
@@ -260,8 +264,46 @@ def scaling_one_port():
           (worst * 100, lag / 1e3))
 
 
+# RFC 2544's line rates in frames/s: the frame, its preamble and start delimiter (8 B) and the gap (12 B)
+def line_mpps(gbps, frame):
+    return gbps * 1e3 / ((frame + 20) * 8)
+
+
+SIMPLE_IMIX = ((64, 7), (570, 4), (1518, 1))  # config/samples/imix-simple.yaml
+
+
+def sizing(per_worker):
+    """Cores a tester pod needs, from what one worker did above: every frame built, sent, received and
+    analysed (TX + RX with full analysis) on one core, per frame size. A frame of another size costs what
+    the line between the two measured sizes gives; an IMIX frame the mean over its mix. The figures are
+    the engine's own work on net_ring, which moves pointers: a NIC's PMD adds its per-frame cost on both
+    sides (descriptor writes and reads), so these are the least cores; `linerate calibrate` on the
+    hardware measures the ceiling the cores actually give."""
+    ns = {size: 1e3 / mpps for size, mpps in per_worker.items()}
+
+    def cost(frame):  # ns of one core per frame sent and received
+        lo, hi = min(ns), max(ns)
+        return ns[lo] + (ns[hi] - ns[lo]) * (frame - lo) / (hi - lo)
+    weight = sum(w for _, w in SIMPLE_IMIX)
+    imix_frame = sum(f * w for f, w in SIMPLE_IMIX) / weight
+    imix_cost = sum(cost(f) * w for f, w in SIMPLE_IMIX) / weight
+    print("\nSizing from the 1-worker figures above (%s): cores for the workers at line rate, plus one for"
+          " control; every frame sent and received by the tester" % ", ".join(
+              "%d B %.1f ns/frame" % (size, v) for size, v in sorted(ns.items())))
+    print("%-34s %10s %8s %14s %8s" % ("ports and traffic", "64 B Mpps", "cores", "IMIX Mpps", "cores"))
+    for name, gbps, ports in (("2 x 10 GbE, both directions", 10, 2), ("2 x 25 GbE, both directions", 25, 2),
+                              ("100 GbE, one direction", 100, 1), ("2 x 100 GbE, both directions", 100, 2)):
+        small, imix = ports * line_mpps(gbps, 64), ports * line_mpps(gbps, imix_frame)
+        print("%-34s %10.1f %8d %14.1f %8d" % (name, small, 1 + math.ceil(small * cost(64) / 1e3),
+                                              imix, 1 + math.ceil(imix * imix_cost / 1e3)))
+    print("(simple IMIX 7:4:1 of 64/570/1518 B, mean %.1f B; a NIC's PMD adds its own ns per frame on both"
+          " sides: calibrate on the hardware)" % imix_frame)
+
+
 if __name__ == "__main__":
     if sys.argv[1:] == ["one-port"]:
         scaling_one_port()
+    elif sys.argv[1:] == ["sizing"]:
+        sizing(scaling())
     else:
         main()

@@ -5,9 +5,12 @@ The ports are af_packet with qpairs=2: the kernel fans an interface's frames out
 hash (PACKET_FANOUT_HASH), as RSS spreads them over a NIC's queues, so a stream of many flows lands on both.
 Run as root: python3 tests/test_queues.py -v
 """
+import json
 import os
+import socket
 import subprocess
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -194,6 +197,69 @@ class ReorderingLineQueues(test_more.Line):
             e.close()
             self.engines.remove(e)
         self.assertEqual(len(set(counts.values())), 1, "one worker and two counted differently: %s" % counts)
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+class PoolsGrowWithQueues(unittest.TestCase):
+    """Each queue pair's rings hold 1024 mbufs of the RX and of the TX pool while they wait: 16 pairs (two
+    net_ring ports of 8) hold all 16383 of the default pools. Unless told --mbufs, the engine makes its pools
+    hold what the rings do and 4096 more, and a trial on every queue counts exactly; told too few, it says so."""
+
+    def start(self, extra):
+        tag = "pg%d" % len(extra)
+        sock = "/tmp/lrt-%d-%s.sock" % (os.getpid(), tag)
+        log = "/tmp/lrt-%d-%s.log" % (os.getpid(), tag)
+        self.addCleanup(lambda: [os.path.exists(f) and os.unlink(f) for f in (sock, log)])
+        args = [test_more.ENGINE, "--no-pci", "--no-huge", "-m", "512", "--no-shconf", "--file-prefix",
+                "lrt%d%s" % (os.getpid(), tag), "--lcores", TWO, "--log-level", "lib.eal:error",
+                "--vdev", "net_ring0", "--vdev", "net_ring1", "--", "--control", sock, "--queues", "8"] + extra
+        with open(log, "w") as out:
+            proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT)
+        self.addCleanup(proc.wait)
+        self.addCleanup(proc.kill)
+        deadline = time.time() + 30
+        while not os.path.exists(sock):
+            self.assertIsNone(proc.poll(), read(log))
+            self.assertLess(time.time(), deadline, "engine did not start")
+            time.sleep(0.05)
+        conn = socket.socket(socket.AF_UNIX)
+        conn.connect(sock)
+        self.addCleanup(conn.close)
+        rfile = conn.makefile("r")
+
+        def cmd(line):
+            conn.sendall((line + "\n").encode())
+            r = json.loads(rfile.readline())
+            self.assertTrue(r["ok"], r)
+            return r
+        return cmd, log
+
+    def test_default_pools_hold_sixteen_queue_pairs(self):
+        cmd, log = self.start([])
+        for port in (0, 1):
+            cmd("PORT id=%d ip4=198.18.%d.2/24 peer_mac=02:00:00:00:00:0%d" % (port, port + 1, port + 1))
+            # net_ring: TX queue k lands on RX queue k, so each worker's lane comes back to its own queue
+            cmd("STREAM id=%d tx=%d rx=%d src=198.18.%d.2 dst=198.19.1.2 sizes=64 flows=16" % (port, port, port, port + 1))
+        cmd("TRIAL streams=0,1 rates=100000,100000 unit=fps duration_ms=500 drain_ms=100")
+        cmd("WAIT timeout_ms=60000")
+        r = cmd("RESULT")
+        for s in r["streams"]:
+            self.assertEqual((s["tx_frames"], s["rx_frames"], missing(s), s["duplicates"], s["rx_queues"]),
+                             (50000, 50000, 0, 0, 8), s)
+        for p in r["ports"]:
+            self.assertEqual(p["rx_nombuf"], 0, p)
+        self.assertEqual(sum(len(w["queues"]) for w in r["workers"]), 16, r["workers"])
+        self.assertNotIn("give --mbufs", read(log))
+        cmd("QUIT")
+
+    def test_too_few_mbufs_given_are_said(self):
+        cmd, log = self.start(["--mbufs", "8191"])
+        self.assertIn("16 queue pairs' rings hold up to 16384 of the 8191 mbufs: give --mbufs 20480 or more", read(log))
+        cmd("QUIT")
 
 
 if __name__ == "__main__":
