@@ -13,10 +13,11 @@
 //     failure (or the ceiling).
 //
 // Under the RFC 2544 goal (the default) only full-length trials bound the answer, as in the plain search:
-// the reported rate is a full-length pass below every full-length trial that lost. Short trials only
-// steer: counting their losses too would take the least of many noisy draws near the answer, and a DUT
-// whose capacity varies from trial to trial would be reported lower the more the search looked there (a
-// note names a short trial that lost at or below the answer). Under an RFC 9971 goal (goal.go) every trial
+// the reported rate is a full-length pass below every full-length trial that lost, and "no rate passed"
+// takes a full-length trial that lost at the lowest rate tried (the resolution). Short trials only steer:
+// counting their losses too would take the least of many noisy draws near the answer, and a DUT whose
+// capacity varies from trial to trial would be reported lower the more the search looked there (a note
+// names a short trial that lost at or below the answer). Under an RFC 9971 goal (goal.go) every trial
 // counts as the goal says.
 //
 // Rates are in percent of line rate (L1). Trials the tester could not offer (saturated) are kept in the
@@ -543,7 +544,10 @@ func (s *state) multistage(ctx context.Context, tol float64) (float64, *Measurem
 	expand := 0 // consecutive passes above the lower bound: the step above it doubles
 	lastLo := -2.0
 	down := 0 // consecutive guesses below the lowest failure without a pass: the step down doubles
+	// fullLengthBounds: only full-length trials bound the answer (RFC 2544); short ones steer
+	fullLengthBounds := s.goal(tol).FullLengthBounds
 	// Phase 1: short trials until the bounds are one resolution apart.
+shortPhase:
 	for s.r.Trials < s.p.MaxTrials-reserve {
 		if s.ceiling < res/2 {
 			return 0, nil, nil // the tester spoiled every rate it could be asked for
@@ -577,7 +581,12 @@ func (s *state) multistage(ctx context.Context, tol float64) (float64, *Measurem
 				rate = hiEff / 2
 			}
 			if hiEff <= res+eps {
-				return 0, nil, nil
+				if !fullLengthBounds {
+					return 0, nil, nil
+				}
+				// short trials lost down to the lowest rate the search tries, which under RFC 2544 shows
+				// nothing: "no rate passed" needs a full-length trial there that lost (phase 2 runs it)
+				break shortPhase
 			}
 		default:
 			down = 0
@@ -622,6 +631,11 @@ func (s *state) multistage(ctx context.Context, tol float64) (float64, *Measurem
 			// bisect between the lower bound and the lowest rate above it that lost (or the ceiling); when
 			// they are a resolution apart that rate is only a candidate upper bound: its trials decide it
 			top := math.Min(s.candidateAbove(loV, tol), s.ceiling+eps)
+			if fullLengthBounds && loS < 0 {
+				// no short trial passed, yet a full-length one did: the short trials misled at every rate
+				// they tried, and bisecting up to each rate one lost at would take longer than Binary
+				top = math.Min(hiG, s.ceiling+eps)
+			}
 			rate = (loV + top) / 2
 			switch {
 			case top-loV <= res+eps:
@@ -645,12 +659,25 @@ func (s *state) multistage(ctx context.Context, tol float64) (float64, *Measurem
 			// the top lost at full length: validate the short-trial candidate, or lower when the top's
 			// forwarding rate says so
 			rate = math.Min(s.belowForwarding(lastFail, res, loS), s.ceiling)
+		case fullLengthBounds && loS < 0 && misses == 0 && hi < math.Min(hiG, s.ceiling+eps):
+			// no short trial passed, and their losses bound nothing: a full-length trial at the lowest of them
+			// decides whether the DUT loses there too (then the search steps down from it, or at the lowest
+			// rate it tries finds no rate) or the short trials misled (then it climbs from that pass)
+			rate = hi
 		default:
 			step := res
 			if misses >= 2 {
 				step = res * math.Pow(2, float64(misses-1))
 			}
 			top := math.Min(hi, s.ceiling)
+			if fullLengthBounds {
+				// only a full-length failure is an upper bound: a short one below it steered the trials so far
+				// and decides nothing, least of all that no rate passed
+				top = math.Min(hiG, s.ceiling)
+				if hiG <= res+eps {
+					return 0, nil, nil // a full-length trial at the lowest rate the search tries lost
+				}
+			}
 			if loS >= 0 {
 				top = math.Min(top, loS+res)
 			}
