@@ -36,6 +36,7 @@ import (
 	"linerate.dev/linerate/internal/expectations"
 	"linerate.dev/linerate/internal/plan"
 	"linerate.dev/linerate/internal/results"
+	"linerate.dev/linerate/internal/rfc2544"
 	"linerate.dev/linerate/internal/tester"
 	"linerate.dev/linerate/internal/units"
 )
@@ -179,6 +180,7 @@ func (r *TrafficTestReconciler) reconcile(ctx context.Context, tt *v1alpha1.Traf
 			return r.finish(ctx, tt, v1alpha1.PhaseFailed, v1alpha1.ReasonTesterPodLost,
 				fmt.Sprintf("tester pod(s) %s disappeared while the test was running", strings.Join(st.TesterPods, ", ")))
 		}
+		statePlannedCost(tt, p)
 		q, err := r.queueFor(ctx, tt, r.Client)
 		if err == nil && q == nil {
 			q, err = r.queueFor(ctx, tt, r.apiReader())
@@ -283,8 +285,8 @@ func (r *TrafficTestReconciler) attachCalibration(ctx context.Context, tt *v1alp
 		}
 	}
 	tc := tt.Spec.Tester.Calibration
-	if tc == nil {
-		return true, nil
+	if tc == nil || tc.Measure {
+		return true, nil // none, or this run makes it
 	}
 	// the manager caches only the ConfigMaps it labels; the user's is read from the API server
 	cm := &corev1.ConfigMap{}
@@ -440,6 +442,7 @@ func (r *TrafficTestReconciler) startPods(ctx context.Context, tt *v1alpha1.Traf
 	if err := r.forgetEndedRunner(ctx, tt); err != nil {
 		return ctrl.Result{}, err
 	}
+	statePlannedCost(tt, p) // until the runner says more
 	var names []string
 	for _, pod := range pods {
 		if tb := testbedOf(tt); len(tb) > 0 {
@@ -463,6 +466,17 @@ func (r *TrafficTestReconciler) startPods(ctx context.Context, tt *v1alpha1.Traf
 		"created tester pod(s) "+strings.Join(names, ", "))
 	r.event(tt, corev1.EventTypeNormal, v1alpha1.ReasonPodsCreated, "Start", "Created tester pod(s) %s", strings.Join(names, ", "))
 	return ctrl.Result{RequeueAfter: runningRequeue}, nil
+}
+
+// statePlannedCost puts the plan's estimate into the status of a run not yet started, so that a test
+// waiting for its testbed or its pods says what it will cost. The runner's progress, from the same model,
+// replaces it once it runs; a resumed run (started before) waits for the runner's, which knows what is left.
+func statePlannedCost(tt *v1alpha1.TrafficTest, p *plan.Plan) {
+	if tt.Status.StartTime != nil {
+		return
+	}
+	pg := rfc2544.PlannedProgress(p)
+	tt.Status.Progress = &pg
 }
 
 // podsRefused undoes a start the API server refused part of (admission, a quota): the pods made stop, so
@@ -557,6 +571,9 @@ func (r *TrafficTestReconciler) follow(ctx context.Context, tt *v1alpha1.Traffic
 		}
 	}
 	if main != nil && main.Status.Phase == corev1.PodSucceeded {
+		if state != nil && state.State == results.StateSucceeded && measuresCalibration(tt) {
+			return r.finishCalibration(ctx, tt)
+		}
 		if state != nil && state.State == results.StateSucceeded {
 			return r.finish(ctx, tt, v1alpha1.PhaseSucceeded, v1alpha1.ReasonAllTestsDone, "every test ran to the end")
 		}

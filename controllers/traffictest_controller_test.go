@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"linerate.dev/linerate/internal/calibration"
 	"linerate.dev/linerate/internal/plan"
 	"linerate.dev/linerate/internal/results"
+	"linerate.dev/linerate/internal/rfc2544"
 	"linerate.dev/linerate/internal/tester"
 )
 
@@ -1045,5 +1047,30 @@ func checkNetworkStatusFile(t *testing.T, pod *corev1.Pod) {
 	}
 	if statusFile == "" || !strings.Contains(strings.Join(c.Args, " "), "--network-status "+statusFile) {
 		t.Errorf("network-status file %q, args %v", statusFile, c.Args)
+	}
+}
+
+// A test states what its run will cost before it starts: queued behind another on its DUT, its status
+// already carries the plan's estimate, from the model the runner goes on to update as trials complete.
+func TestQueuedTestStatesItsEstimate(t *testing.T) {
+	startManager(t)
+	ns := namespace(t)
+	newTest(t, ns, "holder", sriovTest())
+	time.Sleep(1100 * time.Millisecond) // creation order is by the second
+	waiting := newTest(t, ns, "waiting", sriovTest(func(tt *v1alpha1.TrafficTest) {
+		tt.Spec.Tests = []v1alpha1.TestKind{v1alpha1.TestThroughput, v1alpha1.TestLatency}
+	}))
+	waitPod(t, ns, "holder-tester")
+	p, err := plan.Resolve(waiting, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := int64(math.Ceil(rfc2544.New(p, nil, nil, rfc2544.Options{}).Estimate().Total.Seconds()))
+	tt := waitTest(t, ns, "waiting", "queued with an estimate", func(tt *v1alpha1.TrafficTest) bool {
+		return tt.Status.Phase == v1alpha1.PhaseQueued && tt.Status.Progress != nil && tt.Status.Progress.EstimatedTotalSeconds > 0
+	})
+	pg := tt.Status.Progress
+	if pg.EstimatedTotalSeconds != want || pg.EstimatedSecondsLeft != want || !strings.Contains(pg.Summary, "expected to take") {
+		t.Errorf("progress %+v, want an estimate of %d s", pg, want)
 	}
 }

@@ -61,8 +61,11 @@ const (
 	ReasonPodsPending        = "PodsPending"
 	// ReasonPodsRefused: the API server refused the tester pods (admission, a quota); the pass is redone
 	// with back-off, and the test keeps no place ahead of others in its testbed's queue meanwhile.
-	ReasonPodsRefused        = "PodsRefused"
-	ReasonAllTestsDone       = "AllTestsDone"
+	ReasonPodsRefused  = "PodsRefused"
+	ReasonAllTestsDone = "AllTestsDone"
+	// ReasonCalibrated: a calibration run (spec.tester.calibration.measure) ended and its calibration is
+	// in the ConfigMap spec.tester.calibration names.
+	ReasonCalibrated         = "Calibrated"
 	ReasonTesterFailed       = "TesterFailed"
 	ReasonTesterPodLost      = "TesterPodLost"
 	ReasonDUTStalled         = "DUTStalled"

@@ -87,6 +87,7 @@ type Percent string
 // +kubebuilder:validation:XValidation:rule="!has(self.ipPacketSizes) || !has(self.dut.maxFrameSize) || self.ipPacketSizes.all(s, s + 18 + (has(self.traffic.vlan) ? 4 : 0) <= self.dut.maxFrameSize)",message="ipPacketSizes: every size plus Ethernet header and FCS (18 B, 22 B with VLAN) must be at most dut.maxFrameSize"
 // +kubebuilder:validation:XValidation:rule="!has(self.imix) || !has(self.imix.entries) || !has(self.dut.maxFrameSize) || self.imix.entries.all(e, e.frameSize <= self.dut.maxFrameSize)",message="imix.entries: every frameSize must be at most dut.maxFrameSize"
 // +kubebuilder:validation:XValidation:rule="self.ports[0].name != self.ports[1].name",message="ports: the two ports need distinct names"
+// +kubebuilder:validation:XValidation:rule="!has(self.tester) || !has(self.tester.calibration) || !has(self.tester.calibration.measure) || !self.tester.calibration.measure || !(has(self.expectations) || has(self.baseline) || has(self.previousRun))",message="tester.calibration.measure: a calibration run measures the tester with its ports joined, not a DUT: remove expectations, baseline and previousRun",fieldPath=".tester.calibration.measure"
 // +kubebuilder:validation:XValidation:rule="self.ports.all(p, !has(p.address) || !isCIDR(p.address) || cidr(p.address).ip().family() == (has(self.traffic.ipVersion) ? self.traffic.ipVersion : 4))",message="ports[].address: every address must be of traffic.ipVersion (4 unless set)",fieldPath=".ports"
 // +kubebuilder:validation:XValidation:rule="self.ports.all(p, !has(p.gateway) || !isIP(p.gateway) || ip(p.gateway).family() == (has(self.traffic.ipVersion) ? self.traffic.ipVersion : 4))",message="ports[].gateway: every gateway must be of traffic.ipVersion (4 unless set)",fieldPath=".ports"
 // +kubebuilder:validation:XValidation:rule="!has(self.frameSizes) || !(has(self.traffic.ipVersion) && self.traffic.ipVersion == 6) || self.frameSizes.all(s, s >= 84 + (has(self.traffic.vlan) ? 4 : 0))",message="frameSizes: IPv6/UDP frames with linerate's 18 B tag need at least 84 B (88 B with VLAN)"
@@ -595,6 +596,21 @@ type TesterCalibration struct {
 	// +kubebuilder:default="3"
 	// +optional
 	CeilingMargin Percent `json:"ceilingMargin,omitempty"`
+	// measure makes this TrafficTest the calibration run that writes the ConfigMap, as `linerate
+	// calibrate` does on a node: its ports must be joined to each other with no DUT between them (two VFs
+	// of one PF through the NIC's switch, a cable, a bridge; each port sends to the other's MAC, gateways
+	// are not used). It runs the throughput searches of its spec, repetitions times, and a latency floor,
+	// and, once it succeeds, writes calibration.json into configMapName (created, or replaced). Tests
+	// that name the ConfigMap wait for it: apply them with this one and it runs first.
+	// +optional
+	Measure bool `json:"measure,omitempty"`
+	// repetitions of each throughput search of a calibration run: their spread is the tester's own, and
+	// a row within it of the ceiling is the tester's.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=20
+	// +kubebuilder:default=3
+	// +optional
+	Repetitions int32 `json:"repetitions,omitempty"`
 }
 
 // TrialValidity are the limits of the tester's own health in a trial.

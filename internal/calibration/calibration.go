@@ -178,11 +178,17 @@ func FromResults(test string, res *v1alpha1.Results, shape Shape, resolutionPerc
 
 // Write stores c as indented JSON.
 func (c *Calibration) Write(file string) error {
-	raw, err := json.MarshalIndent(c, "", "  ")
+	raw, err := c.Marshal()
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(file, append(raw, '\n'), 0o644)
+	return os.WriteFile(file, raw, 0o644)
+}
+
+// Marshal is the file Write stores: indented JSON, as a ConfigMap's calibration.json holds it too.
+func (c *Calibration) Marshal() ([]byte, error) {
+	raw, err := json.MarshalIndent(c, "", "  ")
+	return append(raw, '\n'), err
 }
 
 // ConfigMapKey is the key of a ConfigMap (spec.tester.calibration) that holds a calibration.

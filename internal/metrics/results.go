@@ -202,6 +202,9 @@ func collectTest(ch chan<- prometheus.Metric, tt *v1alpha1.TrafficTest) {
 	if r == nil {
 		return
 	}
+	if tc := tt.Spec.Tester.Calibration; tc != nil && tc.Measure {
+		return // a calibration run's rows are the tester's own ceiling and floor, never a DUT's figures
+	}
 	for _, t := range r.Throughput {
 		l := row(t.FrameSize, t.Direction)
 		if t.TesterLimited {

@@ -69,6 +69,10 @@ type Plan struct {
 	// are the tester's, not the DUT's.
 	Calibration          *calibration.Calibration `json:"calibration,omitempty"`
 	CeilingMarginPercent float64                  `json:"ceilingMarginPercent,omitempty"`
+	// CalibrationRepetitions, when set, makes the run the tester's calibration (spec.tester.calibration.
+	// measure): its ports joined, each throughput search this many times, the file written for
+	// spec.tester.calibration.configMapName.
+	CalibrationRepetitions int `json:"calibrationRepetitions,omitempty"`
 }
 
 // Imix is a mix expanded into the frame schedule the engine sends: frame n has size Cycle[n % len].
@@ -450,6 +454,9 @@ func Resolve(tt *v1alpha1.TrafficTest, profile *v1alpha1.ImixProfile) (*Plan, er
 		}
 		if p.CeilingMarginPercent <= 0 || p.CeilingMarginPercent >= 100 {
 			return nil, fmt.Errorf("spec.tester.calibration.ceilingMargin: must be more than 0 and less than 100")
+		}
+		if c.Measure {
+			p.CalibrationRepetitions = int(orDefault(c.Repetitions, 3))
 		}
 	}
 	v := &s.Tester.Validity

@@ -80,6 +80,7 @@ func (r *Runner) backToBack(ctx context.Context, size int) error {
 			}
 			saturated = saturated || n >= b.MaxFrames
 			lengths = append(lengths, n)
+			r.bursts[key{size, lane[0]}] = lengths
 		}
 		if len(lengths) > 0 {
 			r.backToBackRows(size, lane, lengths, limited, saturated)

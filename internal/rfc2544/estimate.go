@@ -3,10 +3,12 @@ package rfc2544
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
 	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/plan"
 )
 
 // A run's cost should never surprise the user: before it starts the plan states how long it is expected to
@@ -83,6 +85,17 @@ func (r *Runner) Estimate() Estimate {
 	return e
 }
 
+// PlannedProgress is the progress of a run not yet started: the plan's estimate, before anything of the
+// DUT is known. The operator states it while a test waits for its testbed or its pods; the runner then
+// reports its own, from the same model, and updates it as trials complete.
+func PlannedProgress(p *plan.Plan) v1alpha1.Progress {
+	r := New(p, nil, nil, Options{})
+	total := r.Estimate().Total
+	secs := int64(math.Ceil(total.Seconds()))
+	return v1alpha1.Progress{StepsTotal: int32(r.countSteps()), EstimatedTotalSeconds: secs, EstimatedSecondsLeft: secs,
+		Summary: fmt.Sprintf("not started; expected to take about %s", roundDuration(total))}
+}
+
 // trialCost is the wall time of one trial of traffic time d.
 func (r *Runner) trialCost(d time.Duration) time.Duration {
 	ds := r.plan.Durations
@@ -150,17 +163,64 @@ func (r *Runner) estimateStep(t v1alpha1.TestKind, size int) StepEstimate {
 	case v1alpha1.TestBackToBack:
 		b := p.BackToBack
 		res := max(int64(1), b.Resolution)
-		blind := 1 + int(math.Ceil(math.Log2(math.Max(2, float64(b.MaxFrames)/float64(res)))))
+		// the first search: maxFrames, then a bisection of [0, maxFrames]
+		blind := 1 + bisections(b.MaxFrames, res)
 		for _, lane := range r.lanes() {
 			if r.atLineRate(size, lane) != "" {
 				continue
 			}
-			// the first search from maxFrames; the others from the bracket of the earlier answers: its two
-			// ends and a bisection inside it
-			burst(blind + (max(1, b.Repetitions)-1)*3)
+			burst(blind + (max(1, b.Repetitions)-1)*laterBurstTrials(r.burstScatter(size, lane[0]), res))
 		}
 	}
 	return s
+}
+
+// assumedBurstScatter is the range of the back-to-back answers over the repetitions, in resolutions, that
+// the estimate assumes before any is known: a DUT whose answers agree takes 3 trials a repetition, one
+// whose answers scatter over tens of resolutions 8 to 10; this sits between, so the estimate is within a
+// factor of two of either.
+const assumedBurstScatter = 8
+
+// burstScatter is the range of a lane's back-to-back answers at a size, as far as the run knows it: the
+// answers there once two are in, else the widest scatter at another size in resolutions, else the
+// assumption.
+func (r *Runner) burstScatter(size, dir int) int64 {
+	res := max(int64(1), r.plan.BackToBack.Resolution)
+	if known := r.bursts[key{size, dir}]; len(known) > 1 {
+		return answerRange(known)
+	}
+	widest, seen := int64(0), false
+	for _, known := range r.bursts {
+		if len(known) > 1 {
+			widest, seen = max(widest, answerRange(known)), true
+		}
+	}
+	if seen {
+		return widest
+	}
+	return assumedBurstScatter * res
+}
+
+func answerRange(v []int64) int64 {
+	return slices.Max(v) - slices.Min(v)
+}
+
+// laterBurstTrials is what searchBurst takes in a repetition after the first, when the earlier answers
+// range over scatter frames and this one's lies in their bracket: a trial at each end (the shorter passes,
+// the longer fails), then a bisection of the bracket, the range and a margin either side. An answer
+// outside the bracket takes more: the DUT decides that, and the model does not guess it.
+func laterBurstTrials(scatter, res int64) int {
+	margin := max(res, scatter/2)
+	return 2 + bisections(scatter+2*margin, res)
+}
+
+// bisections is how many halvings take a bracket of width frames to res or less.
+func bisections(width, res int64) int {
+	n := 0
+	for ; width > res; n++ {
+		width = (width + 1) / 2
+	}
+	return n
 }
 
 // lowestNDR is the lowest NDR measured at a size over the directions (false when none is known yet).

@@ -94,3 +94,59 @@ func TestTheRunStatesItsCostBeforehand(t *testing.T) {
 		})
 	}
 }
+
+// The back-to-back estimate counts the trials the searches take: a blind search from maxFrames, then
+// for every later repetition the two ends of the bracket the earlier answers place and the bisection
+// inside it, which widens as the answers scatter. Before the run the scatter is unknown, so the estimate
+// holds to within a factor of two of a steady DUT's and a scattered one's; once the answers are in, it
+// rests on their scatter and comes within a quarter.
+func TestBackToBackEstimateCountsTheSearchTrials(t *testing.T) {
+	scattered := sim.DUT{CapacityFPS: 3e6, BufferFrames: 40000, Noise: 0.05, Seed: 5}
+	for _, tc := range []struct {
+		name       string
+		dut        sim.DUT
+		resolution int64
+	}{
+		{name: "steady burst", dut: sim.DUT{CapacityFPS: 3e6, BufferFrames: 4000}, resolution: 100},
+		{name: "scattered burst", dut: scattered, resolution: 100},
+		{name: "scattered, fine resolution", dut: scattered, resolution: 16},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := planFor(t, v1alpha1.TestBackToBack)
+			p.FrameSizes = []int{64}
+			p.BackToBack.Repetitions = 20
+			p.BackToBack.Resolution = tc.resolution
+			e := sim.New(tc.dut)
+			r := rfc2544.New(p, e, nil, rfc2544.Options{Sleep: e.Sleep})
+			before := backToBackTrials(r.Estimate())
+			res, err := r.Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			after := backToBackTrials(r.Estimate())
+			took := 0
+			for _, tr := range e.Log {
+				if tr.Burst > 0 {
+					took++
+				}
+			}
+			t.Logf("estimated %d trials before, %d after; took %d; bursts %+v", before, after, took, res.BackToBack[0].Spread)
+			if ratio := float64(before) / float64(took); ratio < 0.5 || ratio > 2 {
+				t.Errorf("estimated %d back-to-back trials before the run, it took %d", before, took)
+			}
+			if ratio := float64(after) / float64(took); ratio < 0.8 || ratio > 1.25 {
+				t.Errorf("estimated %d back-to-back trials from the answers, the run took %d", after, took)
+			}
+		})
+	}
+}
+
+func backToBackTrials(e rfc2544.Estimate) int {
+	n := 0
+	for _, s := range e.Steps {
+		if s.Test == v1alpha1.TestBackToBack {
+			n += s.Trials
+		}
+	}
+	return n
+}

@@ -96,6 +96,9 @@ type Runner struct {
 	progress   v1alpha1.Progress
 	streams    [2]streamDef
 	ndr        map[key]ndrInfo
+	// bursts are the back-to-back answers so far, by size and the lane's first direction: the estimate
+	// of the repetitions left rests on their scatter
+	bursts     map[key][]int64
 	trials     []results.Trial
 	faultNoted bool
 	// skipSteps are the steps still to pass over because a checkpoint says they are done; resumes counts
@@ -151,7 +154,7 @@ func New(p *plan.Plan, e engine.Engine, sink Sink, opt Options) *Runner {
 	if opt.ResolveTimeout == 0 {
 		opt.ResolveTimeout = 3 * time.Second
 	}
-	r := &Runner{plan: p, eng: e, sink: sink, opt: opt, ndr: map[key]ndrInfo{}}
+	r := &Runner{plan: p, eng: e, sink: sink, opt: opt, ndr: map[key]ndrInfo{}, bursts: map[key][]int64{}}
 	dut := p.DUT
 	r.res = &v1alpha1.Results{DUT: &dut, LineRateBitsPerSecond: p.Traffic.LineRateBps}
 	r.res.Notes = append(r.res.Notes, opt.Notes...)

@@ -238,17 +238,7 @@ func (r *Runner) throughput(ctx context.Context, size int) error {
 	reps := max(1, r.plan.Throughput.Repetitions)
 	lanes := r.lanes()
 	dirs := r.plan.Directions()
-	type acc struct {
-		best     *search.Result // the repetition with the lowest NDR
-		ndrFPS   []float64
-		trials   int
-		seconds  float64
-		limited  bool
-		notFound bool
-		// undetermined: why a repetition's search did not determine the NDR
-		undetermined string
-	}
-	accs := make([]acc, len(dirs))
+	accs := make([]repetitionsAcc, len(dirs))
 	var runErr error
 	for rep := 1; rep <= reps; rep++ {
 		res, err := r.searchLanes(ctx, v1alpha1.TestThroughput, size, rep)
@@ -261,23 +251,7 @@ func (r *Runner) throughput(ctx context.Context, size int) error {
 				r.note(fmt.Sprintf("throughput %d B %s: %s", size, laneName(dirs, lanes[l]), n))
 			}
 			for _, d := range lanes[l] {
-				a := &accs[d]
-				a.trials += sr.Trials
-				a.seconds += sr.TrialTime.Seconds()
-				a.limited = a.limited || sr.TesterLimited
-				if sr.Undetermined != "" && a.undetermined == "" {
-					a.undetermined = sr.Undetermined
-					if reps > 1 {
-						a.undetermined = fmt.Sprintf("repetition %d: %s", rep, sr.Undetermined)
-					}
-				}
-				if !sr.Found {
-					a.notFound = true
-				}
-				if a.best == nil || !sr.Found || (a.best.Found && sr.NDR < a.best.NDR) {
-					a.best = sr
-				}
-				a.ndrFPS = append(a.ndrFPS, sr.NDR/100*r.lineFPS(float64(size)))
+				accs[d].add(sr, rep, reps, r.lineFPS(float64(size)))
 			}
 		}
 		if err != nil {
@@ -318,8 +292,7 @@ func (r *Runner) throughput(ctx context.Context, size int) error {
 			tr.PDR = &pdr
 		}
 		if reps > 1 {
-			sp := spread(a.ndrFPS)
-			tr.Spread = &sp
+			tr.Spread = r.ndrSpread(size, dirs[d].Name, a)
 		}
 		// an undetermined NDR is a lower bound: latency and back-to-back are not measured at it
 		r.ndr[key{size, d}] = ndrInfo{percent: best.NDR, found: best.Found && !a.notFound && a.undetermined == ""}
@@ -329,6 +302,59 @@ func (r *Runner) throughput(ctx context.Context, size int) error {
 		r.note(fmt.Sprintf("throughput was searched %d times per size; the NDR reported is the lowest of the repetitions (validated in every one), the spread gives mean and range", reps))
 	}
 	return runErr
+}
+
+// repetitionsAcc gathers a direction's throughput searches over the repetitions at one size.
+type repetitionsAcc struct {
+	best     *search.Result // the repetition with the lowest NDR
+	ndrFPS   []float64      // the NDRs of the repetitions that determined one
+	trials   int
+	seconds  float64
+	limited  bool
+	notFound bool
+	// noAnswer counts the repetitions that found no NDR or left it undetermined
+	noAnswer int
+	// undetermined: why a repetition's search did not determine the NDR
+	undetermined string
+}
+
+func (a *repetitionsAcc) add(sr *search.Result, rep, reps int, lineFPS float64) {
+	a.trials += sr.Trials
+	a.seconds += sr.TrialTime.Seconds()
+	a.limited = a.limited || sr.TesterLimited
+	if sr.Undetermined != "" && a.undetermined == "" {
+		a.undetermined = sr.Undetermined
+		if reps > 1 {
+			a.undetermined = fmt.Sprintf("repetition %d: %s", rep, sr.Undetermined)
+		}
+	}
+	if !sr.Found {
+		a.notFound = true
+	}
+	if a.best == nil || !sr.Found || (a.best.Found && sr.NDR < a.best.NDR) {
+		a.best = sr
+	}
+	// a 0 (nothing found) or a lower bound (undetermined) is no measurement of the NDR: in the spread it
+	// would read as a DUT that varies
+	if !sr.Found || sr.Undetermined != "" {
+		a.noAnswer++
+		return
+	}
+	a.ndrFPS = append(a.ndrFPS, sr.NDR/100*lineFPS)
+}
+
+// ndrSpread is the spread of the repetitions that determined an NDR (nil when none did); the row's notes
+// say how many gave no answer.
+func (r *Runner) ndrSpread(size int, dir string, a *repetitionsAcc) *v1alpha1.Spread {
+	if a.noAnswer > 0 {
+		r.note(fmt.Sprintf("throughput %d B %s: %d of %d repetitions gave no NDR (none found, or undetermined); the spread summarises the %d that did",
+			size, dir, a.noAnswer, a.noAnswer+len(a.ndrFPS), len(a.ndrFPS)))
+	}
+	if len(a.ndrFPS) == 0 {
+		return nil
+	}
+	sp := spread(a.ndrFPS)
+	return &sp
 }
 
 func laneName(dirs []plan.Direction, lane []int) string {

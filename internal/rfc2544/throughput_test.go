@@ -3,6 +3,7 @@ package rfc2544_test
 import (
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -121,5 +122,48 @@ func TestCSITGoalRepeatsARateUntilItIsDecided(t *testing.T) {
 	goal := search.Goal{FinalTrialDuration: time.Second, DurationSum: 21 * time.Second, ExceedRatio: 0.5}
 	if c, st := goal.Classify(at); c != search.LowerBound || len(at) < 11 {
 		t.Errorf("the NDR's %d trials make it %s (%+v); CSIT's goal needs 11 clean seconds", len(at), c, st)
+	}
+}
+
+// The spread of repeated throughput searches summarises their answers only: a repetition that found no
+// NDR (0) or ended undetermined (a lower bound) is a non-answer, counted in a note instead of pulling the
+// mean and minimum down.
+func TestNDRSpreadLeavesOutRepetitionsWithoutAnAnswer(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		dut      sim.DUT
+		maxTrial int
+		// answered: repetitions that found an NDR (0: no spread is given)
+		answered int32
+		note     string
+	}{
+		// the DUT degrades to nothing within the run: the last repetition finds no rate, the second a lower one
+		{name: "later repetitions find no NDR", dut: sim.DUT{CapacityFPS: 3e6, DriftPerHour: -3},
+			answered: 2, note: "1 of 3 repetitions gave no NDR"},
+		// two trials cannot bracket the answer: every repetition's rate is a lower bound
+		{name: "every repetition undetermined", dut: sim.DUT{CapacityFPS: 5e6, BufferFrames: 3_000_000}, maxTrial: 2,
+			note: "3 of 3 repetitions gave no NDR"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := planFor(t, v1alpha1.TestThroughput)
+			p.FrameSizes = []int{64}
+			p.Throughput.Repetitions = 3
+			e := sim.New(tc.dut)
+			r := rfc2544.New(p, e, nil, rfc2544.Options{Sleep: e.Sleep, MaxTrialsPerSearch: tc.maxTrial})
+			res, err := r.Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			row := res.Throughput[0]
+			switch sp := row.Spread; {
+			case tc.answered == 0 && sp != nil:
+				t.Errorf("spread %+v of no answer", *sp)
+			case tc.answered > 0 && (sp == nil || sp.Repetitions != tc.answered || sp.Min <= 0):
+				t.Errorf("spread %+v, want %d answers and no zero", sp, tc.answered)
+			}
+			if !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, tc.note) }) {
+				t.Errorf("no note %q in %q", tc.note, res.Notes)
+			}
+		})
 	}
 }

@@ -1,15 +1,19 @@
 package runner_test
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/calibration"
+	"linerate.dev/linerate/internal/plan"
+	"linerate.dev/linerate/internal/testenv"
 )
 
 // Calibration against truth: a veth pair is a DUT faster than any tester (a wire), so what the tester
@@ -113,4 +117,45 @@ func TestCalibrationLeavesADUTSlowerThanTheTesterItsOwn(t *testing.T) {
 	if strings.Contains(notes, "calibrated ceiling") || (row.TesterLimited && !strings.Contains(notes, "the tester spoiled")) {
 		t.Errorf("a 20.8 kframes/s token bucket, %.0f%% below the tester's ceiling, was handed to the tester: %q", want, o.Results.Notes)
 	}
+}
+
+// A calibration run from the cluster (spec.tester.calibration.measure): the tester pod's runner joins the
+// ports as linerate calibrate does and puts the calibration into its results ConfigMap, whence the
+// operator publishes it. On a veth pair (a wire) at 1518 B, 1 Gbit/s: a ceiling and a latency floor,
+// complete, that a test naming it would accept.
+func TestCalibrationRunInThePod(t *testing.T) {
+	eng := need(t)
+	if why := testenv.Missing(); why != "" {
+		t.Skip(why)
+	}
+	ns := wire(t, "cp")
+	tt := routedTest("podcal", throughput, []int32{1518}, "1", "100", func(tt *v1alpha1.TrafficTest) {
+		tt.Spec.Tester.Calibration = &v1alpha1.TesterCalibration{ConfigMapName: "tb", Measure: true, Repetitions: 1}
+	})
+	pr := newPodRun(t, eng, ns, tt)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var log strings.Builder
+	if err := pr.run(ctx, &log); err != nil {
+		t.Fatalf("RunPod: %v\n%s", err, log.String())
+	}
+	raw := pr.configMap(t).Data[calibration.ConfigMapKey]
+	c, err := calibration.Parse([]byte(raw))
+	if err != nil {
+		t.Fatalf("calibration.json %q: %v\n%s", raw, err, log.String())
+	}
+	p, err := plan.Resolve(tt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := c.Mismatch(p.CalibrationShape(), nil); d != "" {
+		t.Errorf("a test of the same traffic would refuse it: %s", d)
+	}
+	if len(c.Ceilings) != 1 || c.Ceilings[0].FramesPerSecond <= 0 || c.Ceilings[0].FrameSize != 1518 || len(c.Ports) != 2 {
+		t.Errorf("ceilings %+v ports %+v\n%s", c.Ceilings, c.Ports, log.String())
+	}
+	if len(c.Floors) != 1 || c.Floors[0].MinNs <= 0 {
+		t.Errorf("floors %+v", c.Floors)
+	}
+	t.Logf("ceiling %+v, floor %+v", c.Ceilings[0], c.Floors)
 }

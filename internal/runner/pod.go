@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/calibration"
 	"linerate.dev/linerate/internal/engine"
 	"linerate.dev/linerate/internal/plan"
 	"linerate.dev/linerate/internal/results"
@@ -96,6 +97,13 @@ func RunPod(ctx context.Context, o PodOptions) error {
 	if err != nil {
 		return fail("InvalidPlan", err)
 	}
+	// a calibration run (spec.tester.calibration.measure) measures the tester with its ports joined, as
+	// linerate calibrate does on a node
+	calibrating := p.CalibrationRepetitions > 0
+	if calibrating {
+		calibrationPlan(p)
+		p.Throughput.Repetitions = p.CalibrationRepetitions
+	}
 	if o.MetricsAddr != "" {
 		ln, err := net.Listen("tcp", o.MetricsAddr)
 		if err != nil {
@@ -168,10 +176,18 @@ func RunPod(ctx context.Context, o PodOptions) error {
 	if cp != nil {
 		logf("resuming after %d complete step(s), trial records up to seq %d kept", cp.StepsDone, lastSeq)
 	}
-	r := rfc2544.New(p, eng, sink, rfc2544.Options{PlanHash: hash, Resume: cp, LastSeq: lastSeq, Notes: notes})
+	r := rfc2544.New(p, eng, sink, rfc2544.Options{PlanHash: hash, Resume: cp, LastSeq: lastSeq, Notes: notes, JoinedPorts: calibrating})
 	res, runErr := r.Run(ctx)
 	stopHeartbeat()
 	sink.writeProgress(false)
+	if calibrating {
+		if err := writeCalibration(ctx, sink, p, res, runErr); err != nil {
+			logf("%v", err)
+			if runErr == nil {
+				runErr = err
+			}
+		}
+	}
 	st := results.State{State: results.StateSucceeded, Time: time.Now()}
 	if runErr != nil {
 		st.State, st.Message = results.StateFailed, runErr.Error()
@@ -195,6 +211,31 @@ func RunPod(ctx context.Context, o PodOptions) error {
 	}
 	PrintTable(o.Log, res, plan.FormatPercent(p.Throughput.LossTolerancePercent))
 	return runErr
+}
+
+// writeCalibration puts what a calibration run measured into the results ConfigMap (calibration.json),
+// from where the operator copies it to spec.tester.calibration.configMapName once the run succeeded. An
+// interrupted run's is marked incomplete: kept to read, refused as a calibration.
+func writeCalibration(ctx context.Context, sink *ConfigMapSink, p *plan.Plan, res *v1alpha1.Results, runErr error) error {
+	measured := res != nil && (len(res.Throughput) > 0 || len(res.Imix) > 0)
+	if !measured && runErr == nil {
+		return errors.New("the calibration measured no ceiling")
+	}
+	if !measured {
+		return nil // the run's own error says why nothing was measured
+	}
+	c := calibration.FromResults(p.Name, res, p.CalibrationShape(), p.Throughput.ResolutionPercent, time.Now())
+	if runErr != nil {
+		c.Incomplete = runErr.Error()
+	}
+	raw, err := c.Marshal()
+	if err != nil {
+		return err
+	}
+	if err := sink.patch(ctx, map[string]string{calibration.ConfigMapKey: string(raw)}, nil); err != nil {
+		return fmt.Errorf("writing the calibration: %w", err)
+	}
+	return nil
 }
 
 // clockSamples is how many control round trips bound the offset between two nodes' engines.

@@ -1,0 +1,55 @@
+package metrics
+
+import (
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"linerate.dev/linerate/api/v1alpha1"
+)
+
+// A calibration run measures the tester through joined ports: its rows are the tester's ceiling, and
+// exported as a throughput they would read as a DUT's (and trip regression alerts when the tester is
+// recalibrated). A DUT's run with the same rows is exported.
+func TestCalibrationRunsExportNoThroughput(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	row := v1alpha1.ThroughputResult{FrameSize: 64, Direction: "west->east",
+		NDR: v1alpha1.Rate{FramesPerSecond: 200000, L2BitsPerSecond: 102400000, PercentOfLineRate: "13.44"}}
+	test := func(name string, measure bool) *v1alpha1.TrafficTest {
+		tt := &v1alpha1.TrafficTest{ObjectMeta: metav1.ObjectMeta{Namespace: "lab", Name: name}}
+		tt.Spec.DUT.Name = "gw"
+		tt.Spec.Tester.Calibration = &v1alpha1.TesterCalibration{ConfigMapName: "tester-ceiling", Measure: measure}
+		tt.Status.Phase = v1alpha1.PhaseSucceeded
+		tt.Status.Results = &v1alpha1.Results{Throughput: []v1alpha1.ThroughputResult{row}}
+		return tt
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(test("calibrate", true), test("dut", false)).Build()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(&ResultsCollector{Reader: c})
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range families {
+		if f.GetName() != "linerate_throughput_frames_per_second" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "traffictest" {
+					names = append(names, l.GetValue())
+				}
+			}
+		}
+	}
+	if len(names) != 1 || names[0] != "dut" {
+		t.Errorf("linerate_throughput_frames_per_second series of tests %v, want only the DUT's run", names)
+	}
+}

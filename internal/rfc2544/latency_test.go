@@ -1,0 +1,59 @@
+package rfc2544_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/engine"
+	"linerate.dev/linerate/internal/engine/sim"
+	"linerate.dev/linerate/internal/rfc2544"
+)
+
+// unsyncedLatencyTrials is a tester whose clocks disagree in some latency trials: the engine refuses
+// their latency (Valid false) although every frame arrived.
+type unsyncedLatencyTrials struct {
+	*sim.Engine
+	latencyTrial time.Duration
+	refuse       map[int]bool // latency trials (1-based) whose latency the engine refuses
+	seen         int
+}
+
+func (u *unsyncedLatencyTrials) RunTrial(ctx context.Context, cfg engine.TrialConfig, progress func(engine.Progress)) (*engine.TrialResult, error) {
+	res, err := u.Engine.RunTrial(ctx, cfg, progress)
+	if err != nil || cfg.Duration != u.latencyTrial || cfg.Burst > 0 {
+		return res, err
+	}
+	u.seen++
+	if u.refuse[u.seen] {
+		for i := range res.Streams {
+			res.Streams[i].Latency = &engine.Latency{Valid: false, Clock: "unsynchronised"}
+		}
+	}
+	return res, err
+}
+
+// RFC 8219's summary counts every repetition: the valid ones it summarises and the invalid ones, those the
+// engine could not measure (clocks apart, no frame) as much as those that lost frames.
+func TestRepetitionsTheEngineCouldNotMeasureCountAsInvalid(t *testing.T) {
+	p := planFor(t, v1alpha1.TestThroughput, v1alpha1.TestLatency)
+	p.FrameSizes = []int{64}
+	p.Latency.Repetitions = 4
+	e := &unsyncedLatencyTrials{Engine: sim.New(sim.DUT{CapacityFPS: 3e6}), latencyTrial: p.Durations.LatencyTrial,
+		refuse: map[int]bool{2: true}}
+	res, err := rfc2544.New(p, e, nil, rfc2544.Options{Sleep: e.Sleep}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Latency) != 1 {
+		t.Fatalf("latency rows %+v", res.Latency)
+	}
+	row := res.Latency[0]
+	if e.seen != 4 || len(row.Repetitions) != 4 || row.Repetitions[1].Valid {
+		t.Fatalf("%d latency trials, repetitions %+v", e.seen, row.Repetitions)
+	}
+	if s := row.RFC8219; s == nil || s.Repetitions != 3 || s.Invalid != 1 {
+		t.Errorf("RFC 8219 summary %+v, want 3 valid and 1 invalid of 4", s)
+	}
+}
