@@ -117,7 +117,8 @@ static inline void lr_copy_head(uint8_t *pkt, const struct lr_tmpl *t, size_t co
 /* The fast path of a fixed-header stream. Within one burst its frames differ only in the sequence
  * number: lr_tmpl_stamp writes the other tag fields into the template once per burst and returns their
  * checksum sum; lr_frame_write_seq then copies copy_len template bytes, writes the sequence number and
- * patches the UDP checksum. The template's tag bytes are not part of its sums, so stamping them is free
+ * patches the UDP checksum (the worker: lr_frame_write_seq_sum, and the checksum comes with the TX stamp,
+ * lr_frame_stamp_sum). The template's tag bytes are not part of its sums, so stamping them is free
  * to repeat. */
 /* The tag's fields but the sequence number, written at p (a tag's first byte). */
 static inline void lr_tag_put_fixed(uint8_t *p, const struct lr_tag *tag)
@@ -147,8 +148,10 @@ static inline uint64_t lr_tmpl_stamp(struct lr_tmpl *t, const struct lr_tag *tag
 	return lr_tmpl_tag_sum(t, tag);
 }
 
-static inline void lr_frame_write_seq(uint8_t *pkt, const struct lr_tmpl *t, uint64_t stamp_sum, uint64_t seq,
-				      size_t copy_len)
+/* The frame of sequence number seq but its UDP checksum: returns its sum but the checksum (folded, 1 ..
+ * 0xffff), which lr_frame_write_seq or lr_frame_stamp_sum writes. */
+static inline uint32_t lr_frame_write_seq_sum(uint8_t *pkt, const struct lr_tmpl *t, uint64_t stamp_sum, uint64_t seq,
+					      size_t copy_len)
 {
 	lr_copy_head(pkt, t, copy_len);
 	uint64_t be = __builtin_bswap64(seq);
@@ -157,7 +160,13 @@ static inline void lr_frame_write_seq(uint8_t *pkt, const struct lr_tmpl *t, uin
 	/* stamp_sum is folded, so sum < 5 * 2^16: two folds always suffice */
 	sum = (sum & 0xffff) + (sum >> 16);
 	sum = (sum & 0xffff) + (sum >> 16);
-	uint16_t c = (uint16_t)~sum;
+	return (uint32_t)sum;
+}
+
+static inline void lr_frame_write_seq(uint8_t *pkt, const struct lr_tmpl *t, uint64_t stamp_sum, uint64_t seq,
+				      size_t copy_len)
+{
+	uint16_t c = (uint16_t)~lr_frame_write_seq_sum(pkt, t, stamp_sum, seq, copy_len);
 	c = lr_bswap16(c ? c : 0xffff);
 	__builtin_memcpy(pkt + t->l4_off + 6, &c, 2);
 }
@@ -179,6 +188,37 @@ static inline void lr_frame_restamp(uint8_t *pkt, uint16_t l4_off, uint16_t tag_
 	__builtin_memcpy(p, &be, 4);
 	csum = lr_bswap16(csum ? csum : 0xffff);
 	__builtin_memcpy(c, &csum, 2);
+}
+
+/* The TX stamp of a burst as the fast path writes it: its wire bytes and the sum of its two 16-bit words,
+ * computed once per burst by lr_stamp_of. */
+struct lr_stamp {
+	uint32_t be;  /* ts_ns big-endian, as stored */
+	uint32_t sum; /* ts_ns's two words added: < 2^17 */
+};
+
+static inline struct lr_stamp lr_stamp_of(uint32_t ts_ns)
+{
+	return (struct lr_stamp){.be = __builtin_bswap32(ts_ns), .sum = (ts_ns >> 16) + (ts_ns & 0xffff)};
+}
+
+/* Stamps a frame that was built with ts_ns = 0: writes the stamp, and the UDP checksum with it. sum: the
+ * frame's sum but its checksum with the zero stamp, as lr_frame_write_seq_sum returns it (or ~checksum of a
+ * complete frame: 0 for a checksum sent as 0xffff is the same in one's complement); the stamp's words were
+ * zero, nothing to take out (RFC 1624). The result is byte for byte the frame built with the stamp. No load
+ * from the frame: two stores and a few adds, what the fast path pays per frame to stamp a built burst at
+ * the last moment before handing it to the PMD. */
+static inline void lr_frame_stamp_sum(uint8_t *pkt, uint16_t l4_off, uint16_t tag_off, struct lr_stamp st,
+				      uint32_t sum)
+{
+	/* sum <= 0xffff, with the stamp's words < 2^16 + 2^17: two folds suffice */
+	sum += st.sum;
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	uint16_t csum = (uint16_t)~sum;
+	csum = lr_bswap16(csum ? csum : 0xffff);
+	__builtin_memcpy(pkt + tag_off + 12, &st.be, 4);
+	__builtin_memcpy(pkt + l4_off + 6, &csum, 2);
 }
 
 void lr_tag_put(uint8_t *p, const struct lr_tag *t);

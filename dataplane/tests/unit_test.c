@@ -95,6 +95,16 @@ static void test_frames(void)
 						CHECK(memcmp(again, pkt, t.len) == 0, "re-stamped frame (%08x, l3=%d size=%u) differs from one built with the stamp",
 						      later[k], c.l3, size);
 						CHECK(lr_get32(pkt + t.tag_off + 12) == later[k], "stamp %08x not written", later[k]);
+						/* the fast path builds with stamp 0 and stamps the built frame just before sending:
+						 * the same bytes as a frame built with the stamp */
+						static uint8_t unstamped[LR_MAX_FRAME];
+						struct lr_tag t0 = tag;
+						t0.ts_ns = 0;
+						lr_frame_write(unstamped, &t, &ff, &t0, t.len);
+						lr_frame_stamp_sum(unstamped, t.l4_off, t.tag_off, lr_stamp_of(later[k]),
+								   (uint16_t)~rd16(unstamped + t.l4_off + 6));
+						CHECK(memcmp(again, unstamped, t.len) == 0, "stamped frame (%08x, l3=%d size=%u) differs from one built with the stamp",
+						      later[k], c.l3, size);
 					}
 					if (c.l3 == 4) {
 						uint32_t s = 0;
@@ -135,6 +145,16 @@ static void test_frames(void)
 						lr_frame_write_seq(fixed, &ft, lr_tmpl_stamp(&ft, &tag), tag.seq, ft.len);
 						CHECK(memcmp(pkt, fixed, t.len) == 0, "fixed path differs l3=%d vlan=%d size=%u seq=%llx",
 						      c.l3, vlan, size, (unsigned long long)tag.seq);
+						/* as the worker does it: built with stamp 0 and no checksum, stamped and
+						 * checksummed after from the sum the build returned */
+						struct lr_tag t0 = tag;
+						t0.ts_ns = 0;
+						memset(fixed + ft.l4_off + 6, 0x5a, 2);
+						uint32_t fsum = lr_frame_write_seq_sum(fixed, &ft, lr_tmpl_stamp(&ft, &t0), tag.seq, ft.len);
+						lr_frame_stamp_sum(fixed, ft.l4_off, ft.tag_off, lr_stamp_of(tag.ts_ns), fsum);
+						CHECK(memcmp(pkt, fixed, t.len) == 0 && udp_verify(fixed, ft.l3_off, c.l3) == 0xffff,
+						      "fixed path stamped after differs l3=%d vlan=%d size=%u seq=%llx", c.l3, vlan, size,
+						      (unsigned long long)tag.seq);
 					}
 					/* a zero-payload stream copies only the head, as one constant-size copy into a
 					 * buffer whose payload is already zero (the TX pool's mbufs) */
@@ -151,6 +171,53 @@ static void test_frames(void)
 			}
 	CHECK(lr_min_frame(4, false) == 64 && lr_min_frame(4, true) == 68 && lr_min_frame(6, false) == 84,
 	      "minimum frames %u %u %u", lr_min_frame(4, false), lr_min_frame(4, true), lr_min_frame(6, false));
+}
+
+/* lr_frame_stamp_sum (with the sum read back from a frame built with stamp 0, as the worker stamps frames of
+ * varying headers) against the frame built with the stamp, byte for byte, for every carry of its one's-complement
+ * update: stamps that make the checksum 0 (sent as 0xffff), and a frame whose zero-stamp checksum was sent as
+ * 0xffff. */
+static void test_stamp_edges(void)
+{
+	static uint8_t mem[LR_MAX_FRAME], a[LR_MAX_FRAME], b[LR_MAX_FRAME];
+	struct lr_hdr_cfg c = {.src_mac = {2, 0, 0, 0, 0, 1}, .dst_mac = {2, 0, 0, 0, 0, 2}, .sport = 1024, .dport = 1024, .l3 = 4};
+	memcpy(c.src.b, (uint8_t[]){198, 18, 1, 2}, 4);
+	memcpy(c.dst.b, (uint8_t[]){198, 19, 1, 2}, 4);
+	struct lr_tmpl t = {.data = mem};
+	lr_tmpl_build(&t, &c, 64, LR_PAYLOAD_ZEROS, NULL, 0);
+	struct lr_flow_fields ff;
+	lr_flow_fields(&c, 0, 0, &ff);
+	struct lr_tag tag = {.flags = 2, .stream = 1, .seq = 0, .ts_ns = 0, .flow = 0};
+	lr_frame_write(a, &t, &ff, &tag, t.len);
+	uint32_t s0 = (uint16_t)~rd16(a + t.l4_off + 6); /* the sum of all but the checksum, seq 0, stamp 0 */
+	CHECK(s0 != 0 && s0 != 0xffff, "pick another frame: sum %04x", s0);
+	/* every low word of the stamp under a few high ones (every carry the update can make), on this frame and
+	 * on one whose zero-stamp checksum was 0 (sent as 0xffff: the sequence number makes it so); among them the
+	 * stamps that make the stamped frame's checksum 0 (sent as 0xffff) */
+	static const uint32_t highs[] = {0, 1, 0x8000, 0xfffe, 0xffff};
+	unsigned sent_ffff = 0;
+	for (int zero = 0; zero < 2; zero++) {
+		tag.seq = zero ? 0xffffu - s0 : 0;
+		tag.ts_ns = 0;
+		lr_frame_write(a, &t, &ff, &tag, t.len);
+		CHECK(!zero || rd16(a + t.l4_off + 6) == 0xffff, "zero-stamp checksum %04x", rd16(a + t.l4_off + 6));
+		static uint8_t base[LR_MAX_FRAME];
+		memcpy(base, a, t.len);
+		for (size_t h = 0; h < sizeof(highs) / sizeof(highs[0]); h++)
+			for (uint32_t lo = 0; lo <= 0xffff; lo++) {
+				uint32_t ts = highs[h] << 16 | lo;
+				memcpy(a, base, t.len);
+				lr_frame_stamp_sum(a, t.l4_off, t.tag_off, lr_stamp_of(ts), (uint16_t)~rd16(a + t.l4_off + 6));
+				tag.ts_ns = ts;
+				lr_frame_write(b, &t, &ff, &tag, t.len);
+				if (memcmp(a, b, t.len) != 0 || udp_verify(a, t.l3_off, 4) != 0xffff) {
+					CHECK(0, "stamp %08x on a frame of zero-stamp checksum %04x", ts, rd16(base + t.l4_off + 6));
+					return;
+				}
+				sent_ffff += rd16(a + t.l4_off + 6) == 0xffff;
+			}
+	}
+	CHECK(sent_ffff > 0, "no stamp made the checksum 0");
 }
 
 static void test_arp_nd(void)
@@ -386,15 +453,113 @@ static void test_hist(void)
 	      "lr_hist_count = n x lr_hist_add but the jitter (%lu frames)", (unsigned long)a.count);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The per-trial latency figures against a hand computation from the recorded samples: min, max and mean
+ * exact; each percentile (rank ceil(q n), as the nearest-rank definition) the upper bound of the bucket that
+ * holds the exact order statistic, so exact <= reported <= exact + the bucket's width (< 1/32 of it); PDV
+ * (p99.9 - min) likewise. The figures are derived as control_report.c's put_latency derives them, from a
+ * trial's histogram: two RX queues' histograms merged, bursts of one latency recorded by lr_hist_count.
+ * The samples are chosen so that a percentile one bucket off, or taken one step too low (p99 as p98, p99.9
+ * as p99.8), is another number: the test checks that about its own data too. */
+static void test_hist_trial_figures(void)
+{
+	enum { NMAX = 1237 };
+	static uint64_t v[NMAX], sorted[NMAX];
+	static struct lr_hist q0, q1, h;
+	static const unsigned ns[] = {1000, 1237};
+	/* the quantiles reported, in thousandths (the nearest-rank is computed in integers from these) and the
+	 * step below each that the data must tell apart from it */
+	static const struct {
+		double q;
+		uint64_t per10k, below10k;
+	} qs[] = {{0.5, 5000, 4900}, {0.9, 9000, 8900}, {0.99, 9900, 9800}, {0.999, 9990, 9980}, {0.9999, 9999, 9990}};
+	for (unsigned ni = 0; ni < sizeof(ns) / sizeof(ns[0]); ni++) {
+		unsigned n = ns[ni];
+		/* a body spread log-uniformly over 1 .. 64 us (about 5 samples a bucket, so a percentile step of 1 %
+		 * is a bucket or two), and outliers: one below everything (in the exact range, < 32 ns), and 0.9 ms,
+		 * 7 ms, 300 ms and 4 s at the top */
+		uint64_t x = 0x9e3779b97f4a7c15ull + n;
+		for (unsigned i = 0; i < n; i++) {
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			uint64_t octave = (x >> 33) % 6, mant = 1024 + (x >> 40) % 1024;
+			v[i] = (mant * 1000 >> 10) << octave;
+		}
+		static const uint64_t outliers[] = {17, 900000, 7000000, 300000000, 4000000000};
+		for (unsigned k = 0; k < 5; k++)
+			v[(k * 397 + 11) % n] = outliers[k];
+		memcpy(sorted, v, n * sizeof(v[0]));
+		qsort(sorted, n, sizeof(sorted[0]), cmp_u64);
+		uint64_t sum = 0;
+		for (unsigned i = 0; i < n; i++)
+			sum += v[i];
+
+		/* two RX queues, merged into the trial's histogram; runs of equal latency (a TX burst) as one
+		 * lr_hist_count, the first of each a jitter sample (lr_add_latency) */
+		lr_hist_reset(&q0);
+		lr_hist_reset(&q1);
+		for (unsigned i = 0; i < n;) {
+			struct lr_hist *q = (i / 7) % 2 ? &q1 : &q0;
+			unsigned run = 1 + i % 3;
+			if (i + run > n)
+				run = n - i;
+			lr_hist_add(q, v[i]);
+			for (unsigned j = 1; j < run; j++)
+				lr_hist_count(q, v[i + j], 1);
+			i += run;
+		}
+		lr_hist_reset(&h);
+		lr_hist_merge(&h, &q0);
+		lr_hist_merge(&h, &q1);
+
+		CHECK(h.count == n, "count %lu of %u", (unsigned long)h.count, n);
+		CHECK(h.min == sorted[0] && h.max == sorted[n - 1], "min %lu max %lu, exact %lu %lu", (unsigned long)h.min,
+		      (unsigned long)h.max, (unsigned long)sorted[0], (unsigned long)sorted[n - 1]);
+		CHECK(h.sum / h.count == sum / n, "mean %lu, exact %lu", (unsigned long)(h.sum / h.count), (unsigned long)(sum / n));
+		uint64_t p999 = 0, exact999 = 0;
+		for (unsigned k = 0; k < sizeof(qs) / sizeof(qs[0]); k++) {
+			uint64_t rank = (qs[k].per10k * n + 9999) / 10000, below = (qs[k].below10k * n + 9999) / 10000;
+			uint64_t exact = sorted[rank - 1], lower = sorted[below - 1];
+			uint64_t got = lr_hist_quantile(&h, qs[k].q);
+			/* the bucket of the exact value: its upper bound, never above the largest sample */
+			uint64_t want = lr_hist_upper(lr_hist_index(exact));
+			if (want > h.max)
+				want = h.max;
+			CHECK(got == want, "n=%u q%.4f: %lu, exact %lu (rank %lu), its bucket %lu", n, qs[k].q, (unsigned long)got,
+			      (unsigned long)exact, (unsigned long)rank, (unsigned long)want);
+			CHECK(exact <= got && (double)got <= (double)exact * (1.0 + 1.0 / LR_HIST_SUB),
+			      "n=%u q%.4f: %lu not within a bucket above the exact %lu", n, qs[k].q, (unsigned long)got,
+			      (unsigned long)exact);
+			/* the data tells this percentile from the step below it and from the neighbouring buckets */
+			CHECK(lr_hist_index(lower) < lr_hist_index(exact), "n=%u q%.4f: the test's data is in one bucket at %lu and %lu",
+			      n, qs[k].q, (unsigned long)lower, (unsigned long)exact);
+			CHECK(got != lr_hist_upper(lr_hist_index(exact) - 1) && got != lr_hist_upper(lr_hist_index(exact) + 1),
+			      "n=%u q%.4f: a neighbouring bucket", n, qs[k].q);
+			if (qs[k].per10k == 9990)
+				p999 = got, exact999 = exact;
+		}
+		/* PDV as RESULT reports it: p99.9 - min, within p99.9's bucket of the exact one */
+		uint64_t pdv = p999 - h.min, exact_pdv = exact999 - sorted[0];
+		CHECK(pdv >= exact_pdv && pdv - exact_pdv == p999 - exact999 && (double)pdv <= (double)exact_pdv + (double)exact999 / LR_HIST_SUB,
+		      "n=%u PDV %lu, exact %lu", n, (unsigned long)pdv, (unsigned long)exact_pdv);
+	}
+}
+
 int main(void)
 {
 	test_frames();
+	test_stamp_edges();
 	test_arp_nd();
 	test_seqwin();
 	test_seqwin_model();
 	test_seqwin_set_range();
 	test_seqwin_large();
 	test_hist();
+	test_hist_trial_figures();
 	if (failures) {
 		fprintf(stderr, "%d failures\n", failures);
 		return 1;
