@@ -12,6 +12,7 @@ import (
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/calibration"
 	"linerate.dev/linerate/internal/results"
+	"linerate.dev/linerate/internal/tester"
 )
 
 // LabelCalibratedBy marks a calibration ConfigMap the operator wrote, with the calibration run's name.
@@ -39,31 +40,61 @@ func (r *TrafficTestReconciler) finishCalibration(ctx context.Context, tt *v1alp
 		return r.finish(ctx, tt, v1alpha1.PhaseFailed, v1alpha1.ReasonCalibrationInvalid,
 			"the calibration run ended without writing a calibration: ConfigMap "+name+" is left as it was")
 	}
-	if _, err := calibration.Parse([]byte(raw)); err != nil {
-		return r.finish(ctx, tt, v1alpha1.PhaseFailed, v1alpha1.ReasonCalibrationInvalid,
-			fmt.Sprintf("the calibration this run measured would be refused (%v): ConfigMap %s is left as it was", err, name))
+	c, err := calibration.Parse([]byte(raw))
+	if err == nil {
+		err = unknownCeilings(c)
 	}
-	if err := r.publishCalibration(ctx, tt, name, raw); err != nil {
+	if err != nil {
+		return r.finish(ctx, tt, v1alpha1.PhaseFailed, v1alpha1.ReasonCalibrationInvalid,
+			fmt.Sprintf("the calibration this run measured is not published (%v): ConfigMap %s is left as it was", err, name))
+	}
+	if refused, err := r.publishCalibration(ctx, tt, name, raw); err != nil {
 		return ctrl.Result{}, err
+	} else if refused != "" {
+		return r.finish(ctx, tt, v1alpha1.PhaseFailed, v1alpha1.ReasonCalibrationInvalid,
+			fmt.Sprintf("spec.tester.calibration.configMapName: %s; the calibration is in this run's results ConfigMap %s", refused, results.ConfigMapName(tt.Name)))
 	}
 	return r.finish(ctx, tt, v1alpha1.PhaseSucceeded, v1alpha1.ReasonCalibrated,
 		fmt.Sprintf("the tester's ceiling and latency floor are in ConfigMap %s (%s): tests that name it use them", name, calibration.ConfigMapKey))
 }
 
-// publishCalibration writes raw as the calibration.json of ConfigMap name. The ConfigMap is not owned by
-// the run: a calibration outlives the test that measured it, as a baseline does.
-func (r *TrafficTestReconciler) publishCalibration(ctx context.Context, tt *v1alpha1.TrafficTest, name, raw string) error {
+// unknownCeilings refuses a calibration with a row whose ceiling was not found (the tester spoiled every
+// rate, or lost at all): published, a test naming it would find no ceiling for that row and could not
+// tell the tester's limit from the DUT's there.
+func unknownCeilings(c *calibration.Calibration) error {
+	for _, ce := range c.Ceilings {
+		if ce.Unknown != "" {
+			size := fmt.Sprintf("%d B", ce.FrameSize)
+			if ce.FrameSize == 0 {
+				size = "IMIX"
+			}
+			return fmt.Errorf("no ceiling at %s %s: %s", size, ce.Direction, ce.Unknown)
+		}
+	}
+	return nil
+}
+
+// publishCalibration writes raw as the calibration.json of ConfigMap name; refused says why it may not
+// (one of linerate's own ConfigMaps, or an immutable one). The ConfigMap is not owned by the run: a
+// calibration outlives the test that measured it, as a baseline does.
+func (r *TrafficTestReconciler) publishCalibration(ctx context.Context, tt *v1alpha1.TrafficTest, name, raw string) (refused string, err error) {
 	cm := &corev1.ConfigMap{}
 	// the manager caches only the ConfigMaps it labels; the user's may predate this run
-	err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: tt.Namespace, Name: name}, cm)
+	err = r.APIReader.Get(ctx, types.NamespacedName{Namespace: tt.Namespace, Name: name}, cm)
 	if apierrors.IsNotFound(err) {
 		cm.Namespace, cm.Name = tt.Namespace, name
 		cm.Labels = map[string]string{LabelCalibratedBy: tt.Name}
 		cm.Data = map[string]string{calibration.ConfigMapKey: raw}
-		return r.Create(ctx, cm)
+		return "", r.Create(ctx, cm)
 	}
 	if err != nil {
-		return err
+		return "", err
+	}
+	if owner := cm.Labels[tester.LabelTest]; owner != "" {
+		return fmt.Sprintf("ConfigMap %s holds the results or plan of TrafficTest %s, not a calibration", name, owner), nil
+	}
+	if cm.Immutable != nil && *cm.Immutable {
+		return fmt.Sprintf("ConfigMap %s is immutable: name another, or delete it first", name), nil
 	}
 	if cm.Data == nil {
 		cm.Data = map[string]string{}
@@ -73,5 +104,5 @@ func (r *TrafficTestReconciler) publishCalibration(ctx context.Context, tt *v1al
 	}
 	cm.Data[calibration.ConfigMapKey] = raw
 	cm.Labels[LabelCalibratedBy] = tt.Name
-	return r.Update(ctx, cm)
+	return "", r.Update(ctx, cm)
 }

@@ -157,6 +157,9 @@ func (r *TrafficTestReconciler) reconcile(ctx context.Context, tt *v1alpha1.Traf
 	}
 
 	p, hash, ok, err := r.resolvePlan(ctx, tt)
+	if !ok && err == nil && tt.Status.StartTime == nil && tt.Status.Progress != nil && tt.Status.Progress.Trial == 0 {
+		tt.Status.Progress = nil // the estimate of a plan that no longer stands
+	}
 	if err != nil || !ok {
 		return planWait(tt), err
 	}
@@ -470,13 +473,15 @@ func (r *TrafficTestReconciler) startPods(ctx context.Context, tt *v1alpha1.Traf
 
 // statePlannedCost puts the plan's estimate into the status of a run not yet started, so that a test
 // waiting for its testbed or its pods says what it will cost. The runner's progress, from the same model,
-// replaces it once it runs; a resumed run (started before) waits for the runner's, which knows what is left.
+// replaces it once it runs; a resumed run (started before, or suspended with progress made) keeps the
+// runner's, which knows what is left.
 func statePlannedCost(tt *v1alpha1.TrafficTest, p *plan.Plan) {
-	if tt.Status.StartTime != nil {
+	st := &tt.Status
+	if st.StartTime != nil || (st.Progress != nil && (st.Progress.StepsDone > 0 || st.Progress.Trial > 0)) {
 		return
 	}
 	pg := rfc2544.PlannedProgress(p)
-	tt.Status.Progress = &pg
+	st.Progress = &pg
 }
 
 // podsRefused undoes a start the API server refused part of (admission, a quota): the pods made stop, so

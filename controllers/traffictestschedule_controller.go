@@ -356,7 +356,8 @@ func (r *TrafficTestScheduleReconciler) startRun(ctx context.Context, s *v1alpha
 	tt.Labels[v1alpha1.LabelSchedule] = s.Name
 	tt.Annotations[v1alpha1.AnnotationScheduledTime] = due.UTC().Format(time.RFC3339)
 	tt.Spec.PreviousRun = nil
-	if s.Status.LastPassedRun != "" {
+	if tc := tt.Spec.Tester.Calibration; s.Status.LastPassedRun != "" && (tc == nil || !tc.Measure) {
+		// (a calibration run measures the tester and compares with nothing: the API server refuses one)
 		tt.Spec.PreviousRun = &v1alpha1.LocalTestReference{Name: s.Status.LastPassedRun}
 	}
 	if err := controllerutil.SetControllerReference(s, tt, r.Scheme); err != nil {

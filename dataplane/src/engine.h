@@ -52,6 +52,9 @@
 #define LR_BURST 32
 #define LR_MAX_QUEUES 8 /* queue pairs per port */
 #define LR_MAX_WORKERS 16
+/* mbufs each lcore's mempool cache keeps (and up to half again before it flushes) */
+#define LR_POOL_CACHE 256
+#define LR_POOL_CACHE_HELD (LR_POOL_CACHE * 3 / 2)
 
 /* One queue pair of a port: its worker and what that worker counted, on cache lines of their own.
  * tx_full: test-frame bursts the PMD took only in part (its TX queue was full); rx_bad_cksum: frames the

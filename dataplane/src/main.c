@@ -252,9 +252,18 @@ static bool queues_fixed(const char *driver)
 	return !strcmp(driver, "net_af_packet") || !strcmp(driver, "net_af_xdp");
 }
 
+/* All ports' queue pairs. */
+static unsigned lr_total_queues(void)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < lr.nports; i++)
+		n += lr.ports[i].nq;
+	return n;
+}
+
 /* The queue pairs of port pid for W worker lcores over P ports: the vdev's own where it fixes them, else
- * `forced` (--queues, 0: none) or enough for every worker to have one (ceil(W / P)), within what the PMD
- * has of both RX and TX queues. */
+ * `forced` (--queues, 0: none) or enough for every worker to have one (ceil(W / P), rounded down to a
+ * power of two), within what the PMD has of both RX and TX queues. */
 static unsigned port_queues(uint16_t pid, unsigned W, unsigned P, unsigned forced)
 {
 	struct rte_eth_dev_info info;
@@ -266,6 +275,9 @@ static unsigned port_queues(uint16_t pid, unsigned W, unsigned P, unsigned force
 	unsigned want = queues_fixed(info.driver_name) ? max : forced ? forced : (W + P - 1) / P;
 	if (want > max)
 		want = max;
+	/* unless told: a power of two (an 82599 VF takes 1, 2 or 4 RSS queues and refuses others) */
+	while (!forced && !queues_fixed(info.driver_name) && (want & (want - 1)) != 0)
+		want &= want - 1;
 	return want ? want : 1;
 }
 
@@ -398,10 +410,10 @@ int main(int argc, char **argv)
 		       lr.idle_sleep_us, cpus, lr.nworkers);
 	/* a NIC's RX queue holds RX_DESC of the RX pool's mbufs while it waits, and a TX queue TX_DESC of the
 	 * TX pool's until the NIC has sent them (both pools have `mbufs`): more queues need larger pools, or
-	 * the rings would leave too few for the frames in flight (the workers' bursts, the lcores' caches).
-	 * Unless told, each pool holds what its rings can and MBUFS_IN_FLIGHT more (a power of two less one,
-	 * as the mempool wants). */
-	unsigned need = MBUFS_IN_FLIGHT;
+	 * the rings would leave too few for the frames in flight (the workers' bursts) and the lcores' caches.
+	 * Unless told, each pool holds what its rings and caches can and MBUFS_IN_FLIGHT more (a power of two
+	 * less one, as the mempool wants). */
+	unsigned need = MBUFS_IN_FLIGHT + (lr.nworkers + 1) * LR_POOL_CACHE_HELD;
 	for (unsigned i = 0; i < lr.nports; i++)
 		need += lr.ports[i].nq * RX_DESC;
 	if (!mbufs_set)
@@ -409,7 +421,8 @@ int main(int argc, char **argv)
 			mbufs = 2 * mbufs + 1;
 	else if (need > mbufs)
 		fprintf(stderr, "linerate-engine: %u queue pairs' rings hold up to %u of the %u mbufs: give --mbufs %u or more\n",
-			(need - MBUFS_IN_FLIGHT) / RX_DESC, need - MBUFS_IN_FLIGHT, mbufs, need);
+			lr_total_queues(), lr_total_queues() * RX_DESC, mbufs, need);
+	printf("linerate-engine: mbuf pools of %u each (RX and TX), %u queue pairs\n", mbufs, lr_total_queues());
 	if (lr_create_pools(mbufs, max_frame) != 0)
 		return 1;
 	uint16_t pid, idx = 0;

@@ -27,12 +27,12 @@ void lr_zero_tx_pool(void)
 int lr_create_pools(unsigned mbufs, unsigned max_frame)
 {
 	/* a frame of max_frame must fit one mbuf: the fast path writes frames contiguously */
-	lr.pool = rte_pktmbuf_pool_create("lr_pool", mbufs, 256, 0, (uint16_t)(RTE_PKTMBUF_HEADROOM + max_frame),
+	lr.pool = rte_pktmbuf_pool_create("lr_pool", mbufs, LR_POOL_CACHE, 0, (uint16_t)(RTE_PKTMBUF_HEADROOM + max_frame),
 					  (int)rte_socket_id());
 	/* zero-filled here; see build() in worker.c. Room for LR_MAX_HDR_TAG bytes even with a smaller
 	 * --max-frame: a zero-payload frame's head is copied as that many bytes. */
 	unsigned tx_room = max_frame > LR_MAX_HDR_TAG ? max_frame : LR_MAX_HDR_TAG;
-	lr.tx_pool = lr.pool ? rte_pktmbuf_pool_create("lr_tx_pool", mbufs, 256, 0,
+	lr.tx_pool = lr.pool ? rte_pktmbuf_pool_create("lr_tx_pool", mbufs, LR_POOL_CACHE, 0,
 						     (uint16_t)(RTE_PKTMBUF_HEADROOM + tx_room), (int)rte_socket_id())
 			     : NULL;
 	if (lr.tx_pool)

@@ -287,17 +287,26 @@ def sizing(per_worker):
     weight = sum(w for _, w in SIMPLE_IMIX)
     imix_frame = sum(f * w for f, w in SIMPLE_IMIX) / weight
     imix_cost = sum(cost(f) * w for f, w in SIMPLE_IMIX) / weight
-    print("\nSizing from the 1-worker figures above (%s): cores for the workers at line rate, plus one for"
-          " control; every frame sent and received by the tester" % ", ".join(
+    print("\nSizing from the 1-worker figures above (%s): tester.cpus for line rate (control and the workers,"
+          " two ports); every frame sent and received by the tester" % ", ".join(
               "%d B %.1f ns/frame" % (size, v) for size, v in sorted(ns.items())))
-    print("%-34s %10s %8s %14s %8s" % ("ports and traffic", "64 B Mpps", "cores", "IMIX Mpps", "cores"))
-    for name, gbps, ports in (("2 x 10 GbE, both directions", 10, 2), ("2 x 25 GbE, both directions", 25, 2),
-                              ("100 GbE, one direction", 100, 1), ("2 x 100 GbE, both directions", 100, 2)):
-        small, imix = ports * line_mpps(gbps, 64), ports * line_mpps(gbps, imix_frame)
-        print("%-34s %10.1f %8d %14.1f %8d" % (name, small, 1 + math.ceil(small * cost(64) / 1e3),
-                                              imix, 1 + math.ceil(imix * imix_cost / 1e3)))
+    def cores(mpps, ns_per_frame):
+        """tester.cpus: control and the workers, laid out as the runner lays them out (a multiple of the two
+        ports, a power of two queue pairs per port, at most 8): '>' past what one engine drives."""
+        need = math.ceil(mpps * ns_per_frame / 1e3)
+        per_port = 1
+        while 2 * per_port < need:
+            per_port *= 2
+        return "%d" % (1 + 2 * per_port) if per_port <= 8 else ">%d" % (1 + 2 * 8)
+
+    print("%-34s %10s %8s %14s %8s" % ("ports and traffic", "64 B Mpps", "cpus", "IMIX Mpps", "cpus"))
+    for name, gbps, ways in (("2 x 10 GbE, both directions", 10, 2), ("2 x 25 GbE, both directions", 25, 2),
+                             ("2 x 100 GbE, one direction", 100, 1), ("2 x 100 GbE, both directions", 100, 2)):
+        small, imix = ways * line_mpps(gbps, 64), ways * line_mpps(gbps, imix_frame)
+        print("%-34s %10.1f %8s %14.1f %8s" % (name, small, cores(small, cost(64)), imix, cores(imix, imix_cost)))
     print("(simple IMIX 7:4:1 of 64/570/1518 B, mean %.1f B; a NIC's PMD adds its own ns per frame on both"
-          " sides: calibrate on the hardware)" % imix_frame)
+          " sides, an 82599 VF takes at most 2 or 4 queues, and RSS needs as many flows: calibrate on the"
+          " hardware)" % imix_frame)
 
 
 if __name__ == "__main__":

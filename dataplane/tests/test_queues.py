@@ -207,7 +207,8 @@ def read(path):
 class PoolsGrowWithQueues(unittest.TestCase):
     """Each queue pair's rings hold 1024 mbufs of the RX and of the TX pool while they wait: 16 pairs (two
     net_ring ports of 8) hold all 16383 of the default pools. Unless told --mbufs, the engine makes its pools
-    hold what the rings do and 4096 more, and a trial on every queue counts exactly; told too few, it says so."""
+    hold what the rings and the lcores' caches do and 4096 more (32767 here, as it says), and a trial on every
+    queue counts exactly; told too few, it says so."""
 
     def start(self, extra):
         tag = "pg%d" % len(extra)
@@ -254,11 +255,12 @@ class PoolsGrowWithQueues(unittest.TestCase):
             self.assertEqual(p["rx_nombuf"], 0, p)
         self.assertEqual(sum(len(w["queues"]) for w in r["workers"]), 16, r["workers"])
         self.assertNotIn("give --mbufs", read(log))
+        self.assertIn("mbuf pools of 32767 each (RX and TX), 16 queue pairs", read(log))
         cmd("QUIT")
 
     def test_too_few_mbufs_given_are_said(self):
         cmd, log = self.start(["--mbufs", "8191"])
-        self.assertIn("16 queue pairs' rings hold up to 16384 of the 8191 mbufs: give --mbufs 20480 or more", read(log))
+        self.assertIn("16 queue pairs' rings hold up to 16384 of the 8191 mbufs: give --mbufs 21632 or more", read(log))
         cmd("QUIT")
 
 

@@ -88,8 +88,9 @@ type Trial struct {
 	Reordered      int64   `json:"reord,omitempty"`
 	// Early frames arrived with a gap before them; MaxLate and MaxEarly are the longest distances (in
 	// sequence numbers) a frame arrived behind or ahead of its place. Reordering is counted within each RX
-	// queue (the order between queues is not observable); Early and MaxEarly are left out when the
-	// stream arrived on several queues (RxQueues), whose gaps include the other queues' flows.
+	// queue (the order between queues is not observable); Early, MaxEarly and MaxLate are left out when
+	// the stream arrived on several queues (RxQueues), whose gaps include the other queues' flows and
+	// whose distances are in one sender lane's numbers.
 	Early    int64 `json:"early,omitempty"`
 	MaxLate  int64 `json:"maxLate,omitempty"`
 	MaxEarly int64 `json:"maxEarly,omitempty"`

@@ -89,11 +89,17 @@ func (r *Runner) Estimate() Estimate {
 // DUT is known. The operator states it while a test waits for its testbed or its pods; the runner then
 // reports its own, from the same model, and updates it as trials complete.
 func PlannedProgress(p *plan.Plan) v1alpha1.Progress {
+	if p.CalibrationRepetitions > 0 {
+		// the tester pod runs the calibration's own plan (plan.AsCalibration), not the test's
+		q := *p
+		q.AsCalibration(p.CalibrationRepetitions)
+		p = &q
+	}
 	r := New(p, nil, nil, Options{})
 	total := r.Estimate().Total
 	secs := int64(math.Ceil(total.Seconds()))
 	return v1alpha1.Progress{StepsTotal: int32(r.countSteps()), EstimatedTotalSeconds: secs, EstimatedSecondsLeft: secs,
-		Summary: fmt.Sprintf("not started; expected to take about %s", roundDuration(total))}
+		Summary: fmt.Sprintf("expected to take about %s", roundDuration(total))}
 }
 
 // trialCost is the wall time of one trial of traffic time d.

@@ -213,11 +213,13 @@ func (r *Runner) latency(ctx context.Context, size int) error {
 			default:
 				// mergeLatency needs the refused ones too: across two clocks one refusal voids the set
 				per[dr.dir] = append(per[dr.dir], dr.stream.Latency)
-				if s := latencySummary(dr.stream.Latency); s != nil {
-					sums[dr.dir] = append(sums[dr.dir], *s)
-					if !s.Valid {
-						invalid[dr.dir]++ // the engine could not measure it (clocks, no frame)
-					}
+				s := latencySummary(dr.stream.Latency)
+				if s == nil {
+					s = &v1alpha1.LatencySummary{Valid: false, Reason: "the engine returned no latency for the trial"}
+				}
+				sums[dr.dir] = append(sums[dr.dir], *s)
+				if !s.Valid {
+					invalid[dr.dir]++ // the engine could not measure it (clocks, no frame, none returned)
 				}
 			}
 		}

@@ -17,6 +17,7 @@ type unsyncedLatencyTrials struct {
 	*sim.Engine
 	latencyTrial time.Duration
 	refuse       map[int]bool // latency trials (1-based) whose latency the engine refuses
+	omit         map[int]bool // latency trials (1-based) the engine returns no latency for at all
 	seen         int
 }
 
@@ -26,22 +27,26 @@ func (u *unsyncedLatencyTrials) RunTrial(ctx context.Context, cfg engine.TrialCo
 		return res, err
 	}
 	u.seen++
-	if u.refuse[u.seen] {
-		for i := range res.Streams {
+	for i := range res.Streams {
+		switch {
+		case u.refuse[u.seen]:
 			res.Streams[i].Latency = &engine.Latency{Valid: false, Clock: "unsynchronised"}
+		case u.omit[u.seen]:
+			res.Streams[i].Latency = nil
 		}
 	}
 	return res, err
 }
 
 // RFC 8219's summary counts every repetition: the valid ones it summarises and the invalid ones, those the
-// engine could not measure (clocks apart, no frame) as much as those that lost frames.
+// engine could not measure (clocks apart, no frame, no latency returned at all) as much as those that lost
+// frames.
 func TestRepetitionsTheEngineCouldNotMeasureCountAsInvalid(t *testing.T) {
 	p := planFor(t, v1alpha1.TestThroughput, v1alpha1.TestLatency)
 	p.FrameSizes = []int{64}
 	p.Latency.Repetitions = 4
 	e := &unsyncedLatencyTrials{Engine: sim.New(sim.DUT{CapacityFPS: 3e6}), latencyTrial: p.Durations.LatencyTrial,
-		refuse: map[int]bool{2: true}}
+		refuse: map[int]bool{2: true}, omit: map[int]bool{4: true}}
 	res, err := rfc2544.New(p, e, nil, rfc2544.Options{Sleep: e.Sleep}).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -50,10 +55,10 @@ func TestRepetitionsTheEngineCouldNotMeasureCountAsInvalid(t *testing.T) {
 		t.Fatalf("latency rows %+v", res.Latency)
 	}
 	row := res.Latency[0]
-	if e.seen != 4 || len(row.Repetitions) != 4 || row.Repetitions[1].Valid {
+	if e.seen != 4 || len(row.Repetitions) != 4 || row.Repetitions[1].Valid || row.Repetitions[3].Valid {
 		t.Fatalf("%d latency trials, repetitions %+v", e.seen, row.Repetitions)
 	}
-	if s := row.RFC8219; s == nil || s.Repetitions != 3 || s.Invalid != 1 {
-		t.Errorf("RFC 8219 summary %+v, want 3 valid and 1 invalid of 4", s)
+	if s := row.RFC8219; s == nil || s.Repetitions != 2 || s.Invalid != 2 {
+		t.Errorf("RFC 8219 summary %+v, want 2 valid and 2 invalid of 4", s)
 	}
 }

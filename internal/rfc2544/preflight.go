@@ -53,6 +53,10 @@ func (r *Runner) preflight(ctx context.Context) error {
 		if info.SpeedMbps <= 0 {
 			r.note(fmt.Sprintf("port %s (%s) reports no link speed: whether it carries spec.traffic.lineRate was not checked, and a port slower than that will show as the tester's limit (its TX queue full)", port.Name, info.Driver))
 		}
+		if q, flows := info.RxQueues, max(1, r.plan.Traffic.Flows); q > flows {
+			// RSS puts every frame of a flow on one queue: the other queues, and their workers, receive nothing
+			r.note(fmt.Sprintf("port %s receives on %d queues but each direction has %d flow(s): at most %d of them (and their workers) receive; set traffic.flows to %d or more to spread the analysis over the cores", port.Name, q, flows, flows, 4*q))
+		}
 		if missing := r.uncheckedChecksums(i, info.RxChecksums); missing != "" {
 			r.note(fmt.Sprintf("port %s (%s) does not verify %s checksums on receipt: a frame the DUT corrupts there counts as received", port.Name, info.Driver, missing))
 		}

@@ -376,15 +376,22 @@ func TestEarlyIsLeftOutWhenAStreamCameOnSeveralQueues(t *testing.T) {
 	for _, queues := range []int{1, 2} {
 		p := planFor(t, v1alpha1.TestThroughput)
 		p.FrameSizes = []int{64}
-		_, rec, _, err := run(t, p, sim.DUT{CapacityFPS: 2.5e6, DropEvery: 1000, RxQueues: queues})
+		res, rec, _, err := run(t, p, sim.DUT{CapacityFPS: 2.5e6, DropEvery: 1000, RxQueues: queues})
 		if err != nil {
 			t.Fatal(err)
+		}
+		// and a port of two queues for one flow says that one of them (and its worker) receives nothing
+		said := slices.ContainsFunc(res.Notes, func(n string) bool {
+			return strings.Contains(n, "receives on 2 queues but each direction has 1 flow(s)")
+		})
+		if said != (queues > 1) {
+			t.Errorf("%d queues, 1 flow: note said %v: %q", queues, said, res.Notes)
 		}
 		if len(rec.trials) == 0 {
 			t.Fatal("no trial recorded")
 		}
 		for _, tr := range rec.trials {
-			if queues > 1 && (tr.Early != 0 || tr.MaxEarly != 0 || tr.RxQueues != queues) {
+			if queues > 1 && (tr.Early != 0 || tr.MaxEarly != 0 || tr.MaxLate != 0 || tr.RxQueues != queues) {
 				t.Fatalf("%d queues: trial %d early %d, max early %d, rxQueues %d: want no early, %d queues", queues, tr.Seq, tr.Early, tr.MaxEarly, tr.RxQueues, queues)
 			}
 			if queues == 1 && tr.RxQueues != 0 {

@@ -587,8 +587,9 @@ func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, 
 			MaxEarly: sr.MaxEarly, Corrupted: sr.Corrupted, LossPercent: sr.LossPercent(),
 			Latency: latencySummary(sr.Latency)}
 		if sr.RxQueues > 1 {
-			// a queue's gaps hold the other queues' flows: early says nothing there (PROTOCOL.md)
-			rec.Early, rec.MaxEarly, rec.RxQueues = 0, 0, sr.RxQueues
+			// a queue's gaps hold the other queues' flows, and distances are in one lane's numbers: early
+			// and the longest distances say nothing there (PROTOCOL.md)
+			rec.Early, rec.MaxEarly, rec.MaxLate, rec.RxQueues = 0, 0, 0, sr.RxQueues
 		}
 		// Fail closed: a trial the tester spoiled is invalid, neither a pass nor a fail of the DUT.
 		lim := limitsOf(p.Validity)

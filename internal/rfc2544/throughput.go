@@ -312,8 +312,10 @@ type repetitionsAcc struct {
 	seconds  float64
 	limited  bool
 	notFound bool
-	// noAnswer counts the repetitions that found no NDR or left it undetermined
-	noAnswer int
+	// noAnswer counts the repetitions that left the NDR undetermined (or that the tester spoiled down to
+	// nothing); none counts those that found no rate passing, which is a measurement: an NDR below the
+	// resolution, counted as 0 in the spread
+	noAnswer, none int
 	// undetermined: why a repetition's search did not determine the NDR
 	undetermined string
 }
@@ -334,10 +336,15 @@ func (a *repetitionsAcc) add(sr *search.Result, rep, reps int, lineFPS float64) 
 	if a.best == nil || !sr.Found || (a.best.Found && sr.NDR < a.best.NDR) {
 		a.best = sr
 	}
-	// a 0 (nothing found) or a lower bound (undetermined) is no measurement of the NDR: in the spread it
-	// would read as a DUT that varies
-	if !sr.Found || sr.Undetermined != "" {
+	// a lower bound (undetermined, or the tester the limit before anything passed) is no measurement of
+	// the NDR: in the spread it would read as a DUT that varies
+	if sr.Undetermined != "" || (!sr.Found && sr.TesterLimited) {
 		a.noAnswer++
+		return
+	}
+	if !sr.Found {
+		a.none++ // no rate passed down to the resolution, shown by full-length trials
+		a.ndrFPS = append(a.ndrFPS, 0)
 		return
 	}
 	a.ndrFPS = append(a.ndrFPS, sr.NDR/100*lineFPS)
@@ -346,9 +353,16 @@ func (a *repetitionsAcc) add(sr *search.Result, rep, reps int, lineFPS float64) 
 // ndrSpread is the spread of the repetitions that determined an NDR (nil when none did); the row's notes
 // say how many gave no answer.
 func (r *Runner) ndrSpread(size int, dir string, a *repetitionsAcc) *v1alpha1.Spread {
-	if a.noAnswer > 0 {
-		r.note(fmt.Sprintf("throughput %d B %s: %d of %d repetitions gave no NDR (none found, or undetermined); the spread summarises the %d that did",
-			size, dir, a.noAnswer, a.noAnswer+len(a.ndrFPS), len(a.ndrFPS)))
+	total := a.noAnswer + len(a.ndrFPS)
+	if a.none > 0 {
+		r.note(fmt.Sprintf("throughput %d B %s: in %d of %d repetitions no rate passed (counted as 0 in the spread)", size, dir, a.none, total))
+	}
+	if a.noAnswer > 0 && len(a.ndrFPS) > 0 {
+		r.note(fmt.Sprintf("throughput %d B %s: %d of %d repetitions left the NDR undetermined (a lower bound) or the tester was the limit; the spread summarises the %d that measured it",
+			size, dir, a.noAnswer, total, len(a.ndrFPS)))
+	}
+	if a.noAnswer > 0 && len(a.ndrFPS) == 0 {
+		r.note(fmt.Sprintf("throughput %d B %s: no repetition measured the NDR (undetermined, or the tester was the limit): no spread is given", size, dir))
 	}
 	if len(a.ndrFPS) == 0 {
 		return nil

@@ -125,24 +125,26 @@ func TestCSITGoalRepeatsARateUntilItIsDecided(t *testing.T) {
 	}
 }
 
-// The spread of repeated throughput searches summarises their answers only: a repetition that found no
-// NDR (0) or ended undetermined (a lower bound) is a non-answer, counted in a note instead of pulling the
-// mean and minimum down.
+// The spread of repeated throughput searches summarises what they measured: a repetition in which no rate
+// passed (shown by full-length trials under the strict goal) measured an NDR below the resolution and
+// counts as 0, said in a note; one that ended undetermined (a lower bound) is no measurement and is left
+// out, said too, and with no measurement at all no spread is given.
 func TestNDRSpreadLeavesOutRepetitionsWithoutAnAnswer(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		dut      sim.DUT
 		maxTrial int
-		// answered: repetitions that found an NDR (0: no spread is given)
-		answered int32
+		// measured: repetitions in the spread (0: no spread is given); zero: one of them found no rate
+		measured int32
+		zero     bool
 		note     string
 	}{
 		// the DUT degrades to nothing within the run: the last repetition finds no rate, the second a lower one
 		{name: "later repetitions find no NDR", dut: sim.DUT{CapacityFPS: 3e6, DriftPerHour: -3},
-			answered: 2, note: "1 of 3 repetitions gave no NDR"},
+			measured: 3, zero: true, note: "in 1 of 3 repetitions no rate passed (counted as 0 in the spread)"},
 		// two trials cannot bracket the answer: every repetition's rate is a lower bound
 		{name: "every repetition undetermined", dut: sim.DUT{CapacityFPS: 5e6, BufferFrames: 3_000_000}, maxTrial: 2,
-			note: "3 of 3 repetitions gave no NDR"},
+			note: "no repetition measured the NDR (undetermined, or the tester was the limit): no spread is given"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := planFor(t, v1alpha1.TestThroughput)
@@ -156,10 +158,10 @@ func TestNDRSpreadLeavesOutRepetitionsWithoutAnAnswer(t *testing.T) {
 			}
 			row := res.Throughput[0]
 			switch sp := row.Spread; {
-			case tc.answered == 0 && sp != nil:
-				t.Errorf("spread %+v of no answer", *sp)
-			case tc.answered > 0 && (sp == nil || sp.Repetitions != tc.answered || sp.Min <= 0):
-				t.Errorf("spread %+v, want %d answers and no zero", sp, tc.answered)
+			case tc.measured == 0 && sp != nil:
+				t.Errorf("spread %+v of no measurement", *sp)
+			case tc.measured > 0 && (sp == nil || sp.Repetitions != tc.measured || (sp.Min == 0) != tc.zero):
+				t.Errorf("spread %+v, want %d repetitions (one of them 0: %v)", sp, tc.measured, tc.zero)
 			}
 			if !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, tc.note) }) {
 				t.Errorf("no note %q in %q", tc.note, res.Notes)

@@ -3,12 +3,10 @@ package runner
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
-	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/calibration"
-	"linerate.dev/linerate/internal/plan"
+
 	"linerate.dev/linerate/internal/rfc2544"
 )
 
@@ -30,8 +28,7 @@ func Calibrate(ctx context.Context, o CalibrateOptions) (*calibration.Calibratio
 	if err != nil {
 		return nil, err
 	}
-	calibrationPlan(p)
-	p.Throughput.Repetitions = max(1, o.Repetitions)
+	p.AsCalibration(max(1, o.Repetitions))
 	res, runErr := runPlan(ctx, o.LocalOptions, tt.Name+" (calibration, ports joined)", p, rfc2544.Options{JoinedPorts: true})
 	if res == nil || (len(res.Throughput) == 0 && len(res.Imix) == 0) {
 		if runErr == nil {
@@ -49,38 +46,4 @@ func Calibrate(ctx context.Context, o CalibrateOptions) (*calibration.Calibratio
 	}
 	fmt.Fprintf(o.Stderr, "linerate: calibration in %s\n", o.Out)
 	return c, runErr
-}
-
-// floorLoadPercent is the load, in percent of the tester's ceiling, its latency floor is measured at.
-const floorLoadPercent = 10
-
-// calibrationPlan turns a TrafficTest's plan into the tester's own: its throughput searches and latency
-// through no DUT, and nothing to expect of a DUT.
-func calibrationPlan(p *plan.Plan) {
-	var tests []v1alpha1.TestKind
-	for _, t := range p.Tests {
-		if t == v1alpha1.TestThroughput || t == v1alpha1.TestImixThroughput {
-			tests = append(tests, t)
-		}
-	}
-	if !slices.Contains(tests, v1alpha1.TestThroughput) && len(p.FrameSizes) > 0 {
-		tests = append([]v1alpha1.TestKind{v1alpha1.TestThroughput}, tests...)
-	}
-	if len(p.FrameSizes) > 0 && !p.Has(v1alpha1.TestLatency) {
-		// a floor needs no RFC 8219 statistics of 20 two-minute repetitions: three trials as long as the
-		// throughput's validation trial
-		p.Latency.Repetitions, p.Durations.LatencyTrial = 3, p.Durations.ValidationTrial
-	}
-	// at its ceiling the tester is at its limit and spoils its own trials: its floor is what it measures
-	// at a tenth of it
-	p.Latency.PercentOfNDR = floorLoadPercent
-	if len(p.FrameSizes) > 0 {
-		// after throughput, before IMIX: the order the runner keeps (RFC 2544's)
-		i := slices.Index(tests, v1alpha1.TestThroughput) + 1
-		tests = slices.Insert(tests, i, v1alpha1.TestLatency)
-	}
-	p.Tests = tests
-	p.Expectations = nil
-	// a cap below line rate would be written down as the tester's ceiling
-	p.Throughput.MaxRatePercent = 100
 }

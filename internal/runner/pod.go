@@ -101,8 +101,7 @@ func RunPod(ctx context.Context, o PodOptions) error {
 	// linerate calibrate does on a node
 	calibrating := p.CalibrationRepetitions > 0
 	if calibrating {
-		calibrationPlan(p)
-		p.Throughput.Repetitions = p.CalibrationRepetitions
+		p.AsCalibration(p.CalibrationRepetitions)
 	}
 	if o.MetricsAddr != "" {
 		ln, err := net.Listen("tcp", o.MetricsAddr)

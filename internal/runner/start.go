@@ -46,9 +46,15 @@ func EngineBinary(flag string) (string, error) {
 // by engine.WorkerLayout. With a single CPU, control and one worker share it — the control thread sleeps
 // almost always.
 func Lcores(ports, limit int, oneQueue bool) []string {
+	args, _ := lcoreLayout(ports, limit, oneQueue)
+	return args
+}
+
+// lcoreLayout is Lcores and the queue pairs per port its workers want.
+func lcoreLayout(ports, limit int, oneQueue bool) (args []string, queuesPerPort int) {
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		return []string{"-l", "0,1"}
+		return []string{"-l", "0,1"}, 1
 	}
 	usable := set.Count()
 	if q := cgroupCPUQuota(); q > 0 {
@@ -57,7 +63,7 @@ func Lcores(ports, limit int, oneQueue bool) []string {
 	if limit > 0 {
 		usable = min(usable, limit)
 	}
-	workers, _ := engine.WorkerLayout(usable, ports, oneQueue)
+	workers, queuesPerPort := engine.WorkerLayout(usable, ports, oneQueue)
 	var cpus []string
 	for i := 0; i < 1024 && len(cpus) < min(1+workers, usable); i++ {
 		if set.IsSet(i) {
@@ -66,11 +72,28 @@ func Lcores(ports, limit int, oneQueue bool) []string {
 	}
 	switch len(cpus) {
 	case 0:
-		return []string{"-l", "0,1"}
+		return []string{"-l", "0,1"}, 1
 	case 1:
-		return []string{"--lcores", "0@" + cpus[0] + ",1@" + cpus[0]}
+		return []string{"--lcores", "0@" + cpus[0] + ",1@" + cpus[0]}, 1
 	}
-	return []string{"-l", strings.Join(cpus, ",")}
+	return []string{"-l", strings.Join(cpus, ",")}, queuesPerPort
+}
+
+// withQueuePairs gives af_packet ports the queue pairs the workers want: af_packet's come from its vdev
+// arguments (qpairs, sockets of one fanout group that the kernel hashes flows over), which the engine
+// cannot change. Devargs that say qpairs already are the user's. (af_xdp binds NIC queues, whose number
+// is the NIC's channel setting: left to the user's devargs.)
+func withQueuePairs(devs []engine.Device, queuesPerPort int) []engine.Device {
+	if queuesPerPort <= 1 {
+		return devs
+	}
+	out := slices.Clone(devs)
+	for i, d := range out {
+		if strings.HasPrefix(d.Devargs, "net_af_packet") && !strings.Contains(d.Devargs, "qpairs=") {
+			out[i].Devargs += ",qpairs=" + strconv.Itoa(queuesPerPort)
+		}
+	}
+	return out
 }
 
 // StartOptions start an engine for a run.
@@ -132,8 +155,9 @@ func processConfig(o StartOptions) engine.ProcessConfig {
 	if o.OneQueue {
 		args = append(args, "--queues", "1")
 	}
-	cfg := engine.ProcessConfig{Binary: o.Binary, Devices: o.Devices, Control: o.Control, FilePrefix: o.FilePrefix,
-		EAL: append(Lcores(len(o.Devices), o.CPUs, o.OneQueue), "--log-level", "lib.eal:notice"), Args: args, Stdout: o.Log, Stderr: o.Log}
+	lcores, queues := lcoreLayout(len(o.Devices), o.CPUs, o.OneQueue)
+	cfg := engine.ProcessConfig{Binary: o.Binary, Devices: withQueuePairs(o.Devices, queues), Control: o.Control, FilePrefix: o.FilePrefix,
+		EAL: append(lcores, "--log-level", "lib.eal:notice"), Args: args, Stdout: o.Log, Stderr: o.Log}
 	if o.HugeDir != "" && hasHugepages(o.HugeDir) {
 		cfg.HugeDir = o.HugeDir
 		// no hugepage files left behind in the pod's small HugePages emptyDir

@@ -95,3 +95,21 @@ func TestOneQueueSenderSaysSo(t *testing.T) {
 		t.Errorf("a sender for another engine must keep one queue pair per port: %q", tail)
 	}
 }
+
+func TestAFPacketPortsGetTheQueuePairsTheWorkersWant(t *testing.T) {
+	devs := []engine.Device{{Devargs: "net_af_packet0,iface=net1"}, {Devargs: "net_af_packet1,iface=net2,qpairs=4"},
+		{Devargs: "net_af_xdp2,iface=net3"}, {PCI: "0000:3b:02.1", Devargs: "0000:3b:02.1"}}
+	got := withQueuePairs(devs, 2)
+	want := []string{"net_af_packet0,iface=net1,qpairs=2", "net_af_packet1,iface=net2,qpairs=4", "net_af_xdp2,iface=net3", "0000:3b:02.1"}
+	for i := range want {
+		if got[i].Devargs != want[i] {
+			t.Errorf("device %d: %q, want %q", i, got[i].Devargs, want[i])
+		}
+	}
+	if devs[0].Devargs != "net_af_packet0,iface=net1" {
+		t.Errorf("the caller's devices were changed: %q", devs[0].Devargs)
+	}
+	if one := withQueuePairs(devs, 1); one[0].Devargs != devs[0].Devargs {
+		t.Errorf("one queue pair: %q", one[0].Devargs)
+	}
+}

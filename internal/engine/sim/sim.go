@@ -186,7 +186,7 @@ func (e *Engine) Port(_ context.Context, p engine.PortConfig) (*engine.PortInfo,
 		return nil, &engine.Error{Verb: "PORT", Code: "bad-port", Message: fmt.Sprintf("id=%d: the simulation has ports 0 and 1", p.ID)}
 	}
 	info := &engine.PortInfo{ID: p.ID, MAC: fmt.Sprintf("02:00:00:00:00:%02x", p.ID+1), Driver: "simulated", LinkUp: true, RxChecksums: "ipv4,udp",
-		Device: fmt.Sprintf("sim%d", p.ID), NUMA: -1, RxQueues: 1, TxQueues: 1, SpeedMbps: int64(e.DUT.LineRateBps / 1e6), MaxFrame: 9216}
+		Device: fmt.Sprintf("sim%d", p.ID), NUMA: -1, RxQueues: max(1, e.DUT.RxQueues), TxQueues: max(1, e.DUT.RxQueues), SpeedMbps: int64(e.DUT.LineRateBps / 1e6), MaxFrame: 9216}
 	if hw := e.Hardware; hw != nil {
 		e.mu.Lock()
 		e.portPolls++
@@ -366,7 +366,7 @@ func (e *Engine) RunTrial(ctx context.Context, t engine.TrialConfig, progress fu
 		}
 		sr.Classes = classes(l.s.Sizes, tx, lost)
 		if d.RxQueues > 1 {
-			sr.RxQueues, sr.Early, sr.MaxEarly = d.RxQueues, rx*int64(d.RxQueues-1)/int64(d.RxQueues), int64(d.RxQueues)
+			sr.RxQueues, sr.Early, sr.MaxEarly, sr.MaxLate = d.RxQueues, rx*int64(d.RxQueues-1)/int64(d.RxQueues), int64(d.RxQueues), 1
 		} else if rx > 0 {
 			sr.RxQueues = 1
 		}
