@@ -65,6 +65,22 @@ type State struct {
 	Time    time.Time `json:"time"`
 }
 
+// Worker is one tester worker lcore in a trial.
+type Worker struct {
+	Lcore  int     `json:"lcore"`
+	Queues []Queue `json:"queues"`
+	// MaxGapUs is the longest pause of the worker's loop while the trial measured or drained.
+	MaxGapUs int64 `json:"maxGapUs,omitempty"`
+}
+
+// Queue is a queue pair of a port a worker served, and the frames it received and sent in the trial.
+type Queue struct {
+	Port  int   `json:"port"`
+	Queue int   `json:"queue"`
+	Rx    int64 `json:"rx"`
+	Tx    int64 `json:"tx"`
+}
+
 // Trial is the record of one trial: what was offered and what came back.
 type Trial struct {
 	Seq       int               `json:"seq"`
@@ -96,6 +112,9 @@ type Trial struct {
 	MaxEarly int64 `json:"maxEarly,omitempty"`
 	// RxQueues is how many RX queues the stream's frames arrived on, when more than one.
 	RxQueues int `json:"rxQueues,omitempty"`
+	// Workers are the tester's worker lcores in the trial: the queue pairs each served, with the frames
+	// each carried, and its longest pause (the engine's workers record, both engines' in a split test).
+	Workers []Worker `json:"workers,omitempty"`
 	// Corrupted frames arrived with a bad IPv4 header or UDP checksum and were not counted as received
 	// (each is in Lost unless an intact copy of it arrived too).
 	Corrupted   int64   `json:"corrupt,omitempty"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -397,6 +398,26 @@ func TestEarlyIsLeftOutWhenAStreamCameOnSeveralQueues(t *testing.T) {
 			if queues == 1 && tr.RxQueues != 0 {
 				t.Fatalf("one queue: trial %d says rxQueues %d", tr.Seq, tr.RxQueues)
 			}
+		}
+	}
+}
+
+// Each trial record says which worker served which queue pairs and what each carried (the engine's
+// workers record): here a worker per port, the TX port's queue sending what the stream sent and the RX
+// port's receiving what it received.
+func TestTrialRecordsSayWhichWorkerServedWhichQueues(t *testing.T) {
+	p := planFor(t, v1alpha1.TestThroughput)
+	p.FrameSizes = []int{64}
+	p.Traffic.Direction = v1alpha1.Unidirectional
+	_, rec, _, err := run(t, p, sim.DUT{CapacityFPS: 2.5e6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range rec.trials {
+		want := []results.Worker{{Lcore: 1, Queues: []results.Queue{{Port: 0, Tx: tr.TxFrames}}},
+			{Lcore: 2, Queues: []results.Queue{{Port: 1, Rx: tr.RxFrames}}}}
+		if !reflect.DeepEqual(tr.Workers, want) {
+			t.Fatalf("trial %d: workers %+v, want %+v", tr.Seq, tr.Workers, want)
 		}
 	}
 }

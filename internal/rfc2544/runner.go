@@ -586,6 +586,7 @@ func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, 
 			Lost: sr.Lost(), Duplicates: sr.Duplicates, Reordered: sr.Reordered, Early: sr.Early, MaxLate: sr.MaxLate,
 			MaxEarly: sr.MaxEarly, Corrupted: sr.Corrupted, LossPercent: sr.LossPercent(),
 			Latency: latencySummary(sr.Latency)}
+		rec.Workers = workersOf(res.Workers)
 		if sr.RxQueues > 1 {
 			// a queue's gaps hold the other queues' flows, and distances are in one lane's numbers: early
 			// and the longest distances say nothing there (PROTOCOL.md)
@@ -698,4 +699,23 @@ func FormatLoss(v float64) string { return plan.FormatPercent(v) }
 // limitsOf are the engine's health limits of a plan, defaults filled.
 func limitsOf(v plan.Validity) engine.Limits {
 	return engine.Limits{MaxTxLag: v.MaxTxLag, MaxWorkerGap: v.MaxWorkerGap, MaxShortfall: v.MaxShortfallPercent / 100}.WithDefaults()
+}
+
+// workersOf is the engine's workers record as a trial record keeps it: which worker served which queue
+// pairs, what each carried, and how long it paused.
+func workersOf(ws []engine.WorkerHealth) []results.Worker {
+	var out []results.Worker
+	for _, w := range ws {
+		rw := results.Worker{Lcore: w.Lcore, MaxGapUs: w.MaxGapNs / 1000}
+		for _, q := range w.Queues {
+			rw.Queues = append(rw.Queues, results.Queue{Port: q.Port, Queue: q.Queue, Rx: q.RxFrames, Tx: q.TxFrames})
+		}
+		if len(w.Queues) == 0 { // an engine older than queues: its ports whole
+			for _, p := range w.Ports {
+				rw.Queues = append(rw.Queues, results.Queue{Port: p})
+			}
+		}
+		out = append(out, rw)
+	}
+	return out
 }

@@ -372,6 +372,7 @@ func (e *Engine) RunTrial(ctx context.Context, t engine.TrialConfig, progress fu
 		}
 		res.Streams = append(res.Streams, sr)
 	}
+	res.Workers = simWorkers(res.Streams, e.streams)
 	res.DurationNs = int64(dur * 1e9)
 	e.clock += t.WarmUp + time.Duration(dur*1e9) + t.Drain
 	if progress != nil {
@@ -470,4 +471,32 @@ func poisson(rng *rand.Rand, mean float64) int64 {
 		}
 		k++
 	}
+}
+
+// simWorkers is the workers record of a worker per port (lcore 1 + port) serving its queue 0.
+func simWorkers(results []engine.StreamResult, streams map[int]engine.StreamConfig) []engine.WorkerHealth {
+	var ports []int
+	frames := map[int]*engine.WorkerQueue{}
+	at := func(port int) *engine.WorkerQueue {
+		if frames[port] == nil {
+			ports = append(ports, port)
+			frames[port] = &engine.WorkerQueue{Port: port}
+		}
+		return frames[port]
+	}
+	for _, r := range results {
+		s := streams[r.ID]
+		if s.TX >= 0 {
+			at(s.TX).TxFrames += r.TxFrames
+		}
+		if s.RX >= 0 {
+			at(s.RX).RxFrames += r.RxFrames
+		}
+	}
+	slices.Sort(ports)
+	var out []engine.WorkerHealth
+	for _, p := range ports {
+		out = append(out, engine.WorkerHealth{Lcore: 1 + p, Role: "txrx", Ports: []int{p}, Queues: []engine.WorkerQueue{*frames[p]}})
+	}
+	return out
 }
