@@ -689,11 +689,16 @@ int lr_worker_main(void *arg)
 	struct lr_worker *me = &lr.workers[w];
 	bool leader = w == 0;
 	struct rte_mempool_cache *cache = rte_mempool_default_cache(lr.pool, rte_lcore_id());
+	/* what this worker last said in me->stopped (zero at start): said again only when it changes, as the
+	 * leader reads the flag's cache line on every pass of a burst trial or a drain */
+	bool said_stopped = false;
 	while (!atomic_load_explicit(&lr.quit, memory_order_relaxed)) {
 		/* while stopped, frames still get ARP/ND answers; none is counted and no test frame is sent */
 		bool counting = leader || !atomic_load_explicit(&lr.stop, memory_order_acquire);
-		if (!leader)
-			atomic_store_explicit(&me->stopped, !counting, memory_order_release);
+		if (!leader && said_stopped == counting) {
+			said_stopped = !counting;
+			atomic_store_explicit(&me->stopped, said_stopped, memory_order_release);
+		}
 		uint64_t now = rte_rdtsc();
 		int st = leader ? advance(&now) : atomic_load_explicit(&lr.trial.state, memory_order_acquire);
 		/* stopped, nothing is counted or sent; before the leader's warm-up starts (or when it skips it),

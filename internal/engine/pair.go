@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -193,7 +194,19 @@ func mergeHalves(ids []int, a, b *TrialResult) *TrialResult {
 		pc.ID++
 		out.Ports = append(out.Ports, pc)
 	}
-	out.Workers = append(append(out.Workers, a.Workers...), b.Workers...)
+	out.Workers = append(out.Workers, a.Workers...)
+	for _, w := range b.Workers {
+		// the remote engine's ports as the pair numbers them, as its port counters above
+		w.Ports = slices.Clone(w.Ports)
+		for i := range w.Ports {
+			w.Ports[i]++
+		}
+		w.Queues = slices.Clone(w.Queues)
+		for i := range w.Queues {
+			w.Queues[i].Port++
+		}
+		out.Workers = append(out.Workers, w)
+	}
 	return out
 }
 

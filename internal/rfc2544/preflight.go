@@ -57,6 +57,10 @@ func (r *Runner) preflight(ctx context.Context) error {
 			// RSS puts every frame of a flow on one queue: the other queues, and their workers, receive nothing
 			r.note(fmt.Sprintf("port %s receives on %d queues but each direction has %d flow(s): at most %d of them (and their workers) receive; set traffic.flows to %d or more to spread the analysis over the cores", port.Name, q, flows, flows, 4*q))
 		}
+		if info.TxQueues > 1 && r.sends(i) {
+			// each TX queue's worker sends a lane of the stream; the NIC interleaves the queues in no order
+			r.note(fmt.Sprintf("port %s sends each stream on %d TX queues (lanes) and reordering is counted within each lane: a DUT that swaps frames of two lanes (consecutive frames are of different lanes) is not seen reordering them; with one worker per port (tester.cpus) every frame is in one lane", port.Name, info.TxQueues))
+		}
 		if missing := r.uncheckedChecksums(i, info.RxChecksums); missing != "" {
 			r.note(fmt.Sprintf("port %s (%s) does not verify %s checksums on receipt: a frame the DUT corrupts there counts as received", port.Name, info.Driver, missing))
 		}

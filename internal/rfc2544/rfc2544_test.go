@@ -388,6 +388,11 @@ func TestEarlyIsLeftOutWhenAStreamCameOnSeveralQueues(t *testing.T) {
 		if said != (queues > 1) {
 			t.Errorf("%d queues, 1 flow: note said %v: %q", queues, said, res.Notes)
 		}
+		// and that reordering is counted within each of the sending port's lanes
+		lanes := slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, "sends each stream on 2 TX queues (lanes)") })
+		if lanes != (queues > 1) {
+			t.Errorf("%d TX queues: lanes note said %v: %q", queues, lanes, res.Notes)
+		}
 		if len(rec.trials) == 0 {
 			t.Fatal("no trial recorded")
 		}

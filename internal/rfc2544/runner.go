@@ -378,6 +378,11 @@ func (r *Runner) note(n string) {
 	r.res.Notes = append(r.res.Notes, n)
 }
 
+// sends says whether port i sends test frames in this plan.
+func (r *Runner) sends(i int) bool {
+	return slices.ContainsFunc(r.plan.Directions(), func(d plan.Direction) bool { return d.TX == i })
+}
+
 // uncheckedChecksums names the checksums of the test frames that port i receives and does not verify
 // (rxChecksums: the engine's list, "ipv4,udp"), "" when it verifies them all or receives nothing.
 func (r *Runner) uncheckedChecksums(i int, rxChecksums string) string {
