@@ -39,18 +39,12 @@ func EngineBinary(flag string) (string, error) {
 	return "", fmt.Errorf("linerate-engine not found: give --engine, set LINERATE_ENGINE, or run 'make engine'")
 }
 
-// Lcores picks the engine's lcores from the CPUs this process may run on (the container's cpuset, e.g. the
+// lcoreLayout picks the engine's lcores from the CPUs this process may run on (the container's cpuset, e.g. the
 // exclusive cores of a Guaranteed pod under the static CPU manager): the main lcore (control) and workers
 // on the rest, as many as its CPU quota allows (each worker spins: more than the quota carries would have
 // the kernel stop the tester mid-trial) and limit (the CPUs asked for, 0: all), laid out over the ports
-// by engine.WorkerLayout. With a single CPU, control and one worker share it — the control thread sleeps
-// almost always.
-func Lcores(ports, limit int, oneQueue bool) []string {
-	args, _ := lcoreLayout(ports, limit, oneQueue)
-	return args
-}
-
-// lcoreLayout is Lcores and the queue pairs per port its workers want.
+// by engine.WorkerLayout, and the queue pairs per port those workers want. With a single CPU, control and
+// one worker share it — the control thread sleeps almost always.
 func lcoreLayout(ports, limit int, oneQueue bool) (args []string, queuesPerPort int) {
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {

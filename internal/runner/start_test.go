@@ -69,7 +69,7 @@ func TestLcoresTakeTheCPUsTheyMay(t *testing.T) {
 		ports, limit int
 		oneQueue     bool
 	}{{2, 0, false}, {2, 2, false}, {1, 0, false}, {2, 0, true}, {2, 1, false}} {
-		got := Lcores(c.ports, c.limit, c.oneQueue)
+		got, _ := lcoreLayout(c.ports, c.limit, c.oneQueue)
 		lim := usable
 		if c.limit > 0 {
 			lim = min(lim, c.limit)
