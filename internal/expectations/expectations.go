@@ -153,18 +153,19 @@ func checkThroughput(e v1alpha1.ThroughputExpectation, res *v1alpha1.Results) (f
 		size         int32
 		direction    string
 		rate         v1alpha1.Rate
+		lostAt       *v1alpha1.Rate
 		limited      bool
 		undetermined string
 	}
 	var rows []row
 	for _, t := range res.Throughput {
 		if e.FrameSize == 0 || e.FrameSize == t.FrameSize {
-			rows = append(rows, row{t.FrameSize, t.Direction, t.NDR, t.TesterLimited, t.Undetermined})
+			rows = append(rows, row{t.FrameSize, t.Direction, t.NDR, t.LostAt, t.TesterLimited, t.Undetermined})
 		}
 	}
 	if e.FrameSize == 0 {
 		for _, m := range res.Imix {
-			rows = append(rows, row{0, m.Direction, m.NDR, m.TesterLimited, m.Undetermined})
+			rows = append(rows, row{0, m.Direction, m.NDR, m.LostAt, m.TesterLimited, m.Undetermined})
 		}
 	}
 	what := "every size"
@@ -179,38 +180,66 @@ func checkThroughput(e v1alpha1.ThroughputExpectation, res *v1alpha1.Results) (f
 		if r.size != 0 {
 			size = fmt.Sprintf("%d B", r.size)
 		}
-		var below []string
-		if e.L2BitsPerSecond != nil && r.rate.L2BitsPerSecond < e.L2BitsPerSecond.Value() {
-			below = append(below, fmt.Sprintf("%s L2 is below %s", units.FormatBits(r.rate.L2BitsPerSecond), units.FormatBits(e.L2BitsPerSecond.Value())))
+		below := belowExpected(e, r.rate, false)
+		if len(below) == 0 {
+			continue
 		}
-		if e.L1BitsPerSecond != nil && r.rate.L1BitsPerSecond < e.L1BitsPerSecond.Value() {
-			below = append(below, fmt.Sprintf("%s L1 is below %s", units.FormatBits(r.rate.L1BitsPerSecond), units.FormatBits(e.L1BitsPerSecond.Value())))
+		if r.undetermined == "" && !r.limited {
+			for _, b := range below {
+				failures = append(failures, fmt.Sprintf("minThroughput %s %s: %s is below %s", size, r.direction, b.got, b.want))
+			}
+			continue
 		}
-		if e.FramesPerSecond != nil && r.rate.FramesPerSecond < e.FramesPerSecond.Value() {
-			below = append(below, fmt.Sprintf("%d frames/s is below %d", r.rate.FramesPerSecond, e.FramesPerSecond.Value()))
-		}
-		if e.PercentOfLineRate != "" {
-			want, _ := strconv.ParseFloat(string(e.PercentOfLineRate), 64)
-			got, _ := strconv.ParseFloat(r.rate.PercentOfLineRate, 64)
-			if got < want {
-				below = append(below, fmt.Sprintf("%s%% of line rate is below %s%%", r.rate.PercentOfLineRate, e.PercentOfLineRate))
+		// the NDR is a lower bound only, but a rate the DUT lost at in trials the tester did not spoil is an
+		// upper bound of its own: an expectation at or above it fails whatever the tester could offer
+		if r.lostAt != nil {
+			if lost := belowExpected(e, *r.lostAt, true); len(lost) > 0 {
+				for _, b := range lost {
+					failures = append(failures, fmt.Sprintf("minThroughput %s %s: the DUT lost frames at %s (lostAt), at or below the expected %s",
+						size, r.direction, b.got, b.want))
+				}
+				continue
 			}
 		}
-		for _, b := range below {
+		for _, sf := range below {
+			b := sf.got + " is below " + sf.want
 			if r.undetermined != "" {
 				// a lower bound below the expected value says nothing of the DUT's throughput
 				undecided = append(undecided, fmt.Sprintf("minThroughput %s %s: %s, but the NDR is undetermined (%s)", size, r.direction, b, r.undetermined))
-				continue
-			}
-			if r.limited {
+			} else {
 				// the tester, not the DUT, stopped there: the DUT may well reach the expected value
 				undecided = append(undecided, fmt.Sprintf("minThroughput %s %s: %s, but the tester was the limit (testerLimited)", size, r.direction, b))
-			} else {
-				failures = append(failures, fmt.Sprintf("minThroughput %s %s: %s", size, r.direction, b))
 			}
 		}
 	}
 	return failures, undecided
+}
+
+// shortfall is how a rate compares with an expectation in one unit.
+type shortfall struct{ got, want string }
+
+// belowExpected lists, in each unit the expectation names, where a rate is below it (or, orEqual, not
+// above it); empty when it is in none.
+func belowExpected(e v1alpha1.ThroughputExpectation, rate v1alpha1.Rate, orEqual bool) []shortfall {
+	short := func(got, want float64) bool { return got < want || orEqual && got == want }
+	var out []shortfall
+	if e.L2BitsPerSecond != nil && short(float64(rate.L2BitsPerSecond), float64(e.L2BitsPerSecond.Value())) {
+		out = append(out, shortfall{units.FormatBits(rate.L2BitsPerSecond) + " L2", units.FormatBits(e.L2BitsPerSecond.Value())})
+	}
+	if e.L1BitsPerSecond != nil && short(float64(rate.L1BitsPerSecond), float64(e.L1BitsPerSecond.Value())) {
+		out = append(out, shortfall{units.FormatBits(rate.L1BitsPerSecond) + " L1", units.FormatBits(e.L1BitsPerSecond.Value())})
+	}
+	if e.FramesPerSecond != nil && short(float64(rate.FramesPerSecond), float64(e.FramesPerSecond.Value())) {
+		out = append(out, shortfall{fmt.Sprintf("%d frames/s", rate.FramesPerSecond), fmt.Sprintf("%d", e.FramesPerSecond.Value())})
+	}
+	if e.PercentOfLineRate != "" {
+		want, _ := strconv.ParseFloat(string(e.PercentOfLineRate), 64)
+		got, _ := strconv.ParseFloat(rate.PercentOfLineRate, 64)
+		if short(got, want) {
+			out = append(out, shortfall{rate.PercentOfLineRate + "% of line rate", string(e.PercentOfLineRate) + "%"})
+		}
+	}
+	return out
 }
 
 func checkLatency(e v1alpha1.LatencyExpectation, res *v1alpha1.Results) (failures, undecided []string) {

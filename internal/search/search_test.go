@@ -509,3 +509,83 @@ func TestFullLengthTrialsDecideWhereAShortTrialLost(t *testing.T) {
 	}
 	checkNeverAboveFailure(t, r, p)
 }
+
+// LostAt is a trial that bounds the DUT from above whatever the tester did: valid, full-length, lost, at the
+// lowest such rate. A tester that spoils the trials just above the DUT's capacity (a shared host in CI:
+// the DUT's own loss there makes the tester burst and lag) leaves the NDR tester-limited, and LostAt still
+// shows where the DUT lost on its own; where a valid failure lies within the resolution above the NDR, the
+// answer is the DUT's and is not marked tester-limited.
+func TestLostAtBoundsTheDUTWhateverTheTesterDid(t *testing.T) {
+	const capacity = 50.2
+	cases := []struct {
+		name             string
+		spoilFrom        float64 // full-length trials in (spoilFrom, spoilTo] are spoiled
+		spoilTo          float64
+		lostAtAbove      float64 // LostAt lies above this rate
+		testerLimitedToo bool
+	}{
+		{"a tester that never spoils", 0, 0, capacity, false},
+		{"spoiled just above the capacity", capacity, 52, 52, true},
+		{"spoiled far above the capacity", 60, 100, capacity, false},
+	}
+	for _, a := range algos {
+		for _, c := range cases {
+			t.Run(a.name+"/"+c.name, func(t *testing.T) {
+				measure := func(_ context.Context, rate float64, d time.Duration, _ string) (search.Measurement, error) {
+					m := search.Measurement{RatePercent: rate, Duration: d, AchievedPercent: rate}
+					if rate > c.spoilFrom+1e-9 && rate <= c.spoilTo+1e-9 && d >= time.Minute {
+						m.TesterLimited = true
+					}
+					if rate > capacity {
+						m.LossPercent = 100 * (rate - capacity) / rate
+					}
+					return m, nil
+				}
+				p := params(0.5)
+				r, err := a.run(context.Background(), p, measure)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// LostAt is the lowest valid full-length failure in the history (Multistage may have none when
+				// the tester spoiled its only full-length trials above the NDR: short trials only steer)
+				var want *search.Measurement
+				for i, m := range r.History {
+					if !m.TesterLimited && m.Duration >= p.ValidationTrial && !search.Pass(m.LossPercent, p.LossTolerance) && (want == nil || m.RatePercent < want.RatePercent) {
+						want = &r.History[i]
+					}
+				}
+				l := r.LostAt
+				switch {
+				case l == nil && want == nil && c.spoilTo > 0:
+					t.Logf("no valid full-length failure to bound the DUT (history %s)", rates(r))
+				case l == nil || want == nil:
+					t.Fatalf("LostAt %+v, want %+v (history %s)", l, want, rates(r))
+				case l.RatePercent != want.RatePercent || l.TesterLimited || l.Aborted != "":
+					t.Errorf("LostAt %+v, want the trial at %.3f%%", *l, want.RatePercent)
+				case l.RatePercent <= c.lostAtAbove+1e-9:
+					t.Errorf("LostAt at %.3f%%, want above %.3f%%", l.RatePercent, c.lostAtAbove)
+				}
+				if l == nil {
+					if !r.TesterLimited {
+						t.Errorf("no LostAt and not tester-limited (history %s)", rates(r))
+					}
+					return
+				}
+				if r.TesterLimited != c.testerLimitedToo {
+					t.Errorf("testerLimited %v, want %v (NDR %.3f%%, LostAt %.3f%%, history %s)", r.TesterLimited, c.testerLimitedToo, r.NDR, l.RatePercent, rates(r))
+				}
+				if !c.testerLimitedToo && r.NDR+p.Resolution < l.RatePercent-1e-9 {
+					t.Errorf("NDR %.3f%% is not within the resolution under LostAt %.3f%%", r.NDR, l.RatePercent)
+				}
+				checkNeverAboveFailure(t, r, p)
+			})
+		}
+	}
+	// a DUT at line rate never loses: nothing bounds it
+	r, err := search.Multistage(context.Background(), params(0.5), func(_ context.Context, rate float64, d time.Duration, _ string) (search.Measurement, error) {
+		return search.Measurement{RatePercent: rate, Duration: d, AchievedPercent: rate}, nil
+	})
+	if err != nil || r.LostAt != nil {
+		t.Errorf("a line-rate DUT: LostAt %+v, err %v", r.LostAt, err)
+	}
+}
