@@ -332,7 +332,7 @@ type ThroughputParams struct {
 	MaxRate Percent `json:"maxRate,omitempty"`
 	// goal is what the Multistage search must establish at its answer, in the terms of RFC 9971
 	// (MLRsearch). Unset: RFC 2544 strict. Its loss ratio is lossTolerance (pdrLossTolerance for the PDR)
-	// and its width is resolution.
+	// and its width is goal.width when set, else resolution.
 	// +optional
 	Goal *SearchGoal `json:"goal,omitempty"`
 }
@@ -346,8 +346,9 @@ const (
 	// passed at, with a full-length trial within the resolution above it losing more than the tolerance;
 	// short search trials only steer the search (a row names a rate at or below its NDR where one lost).
 	GoalRFC2544 GoalPreset = "RFC2544"
-	// GoalCSIT is FD.io CSIT's NDR/PDR goal: 1 s trials, 21 s of them decide a rate, and up to half of that
-	// time may lose more than the tolerance at the answer.
+	// GoalCSIT is FD.io CSIT's NDR/PDR goal: 1 s trials, 21 s of them decide a rate, up to half of that
+	// time may lose more than the tolerance at the answer, and the search is done at a relative width of
+	// 0.5 % of the upper bound.
 	GoalCSIT GoalPreset = "CSIT"
 )
 
@@ -355,6 +356,7 @@ const (
 // trials show the DUT keeps within the loss tolerance for all but exceedRatio of durationSum, counting
 // only trials of at least finalTrialDuration as full-length, and an upper bound once they show it does not.
 // +kubebuilder:validation:XValidation:rule="!has(self.exceedRatio) || double(self.exceedRatio) < 100.0",message="throughput.goal.exceedRatio must be less than 100"
+// +kubebuilder:validation:XValidation:rule="!has(self.width) || (double(self.width) > 0.0 && double(self.width) < 100.0)",message="throughput.goal.width must be more than 0 and less than 100 (percent of the upper bound)"
 type SearchGoal struct {
 	// preset fills the settings not given: RFC2544 (the default) or CSIT.
 	// +optional
@@ -372,6 +374,15 @@ type SearchGoal struct {
 	// answer (RFC2544: 0; CSIT: 50).
 	// +optional
 	ExceedRatio Percent `json:"exceedRatio,omitempty"`
+	// width is RFC 9971's goal width, relative, in percent of the upper bound: the search is done once its
+	// lower bound L and upper bound U satisfy (U - L) / U <= width (RFC2544: unset; CSIT: 0.5). Set, it
+	// stops the search in place of throughput.resolution: 0.5 brackets an NDR at 5 % of line rate to
+	// 0.025 % of line rate, one at 90 % to 0.45 %. resolution stays the lowest rate the search tries, so
+	// the bracket never narrows below width percent of resolution (0.0025 % of line rate at 0.5 and 0.5);
+	// a search that runs out of trials first is undetermined. Unset: resolution, an absolute width in
+	// percent of line rate, stops the search, as in RFC 2544's bisection.
+	// +optional
+	Width Percent `json:"width,omitempty"`
 }
 
 // LatencyParams tune the latency test.

@@ -125,6 +125,8 @@ func TestBadSpecsAreRefusedNamingTheField(t *testing.T) {
 		{"frame loss step above 10", `frameLoss: {step: "20"}`, "frameLoss.step must be more than 0 and at most 10"},
 		{"a goal for the Binary search", `throughput: {method: Binary, goal: {preset: CSIT}}`, "throughput.goal applies to the Multistage search"},
 		{"an exceed ratio of 100", `throughput: {goal: {exceedRatio: "100"}}`, "throughput.goal.exceedRatio must be less than 100"},
+		{"a goal width of 0", `throughput: {goal: {width: "0"}}`, "throughput.goal.width must be more than 0 and less than 100"},
+		{"a goal width of 100", `throughput: {goal: {preset: CSIT, width: "100"}}`, "throughput.goal.width must be more than 0 and less than 100"},
 		{"an unknown goal preset", `throughput: {goal: {preset: TRex}}`, "spec.throughput.goal.preset: Unsupported value"},
 		{"a zero final trial", `throughput: {goal: {finalTrialDuration: 0s}}`, "must be longer than 0s"},
 		{"one port", `ports: [{name: west, resource: a/b}]`, "spec.ports"},

@@ -113,6 +113,9 @@ type Goal struct {
 	FinalTrialDuration time.Duration       `json:"finalTrialDuration"`
 	DurationSum        time.Duration       `json:"durationSum"`
 	ExceedRatioPercent float64             `json:"exceedRatioPercent"`
+	// WidthPercent is RFC 9971's goal width in percent of the upper bound: the search is done once
+	// (upper − lower) / upper is at most this. 0: the resolution, an absolute width, stops it.
+	WidthPercent float64 `json:"widthPercent,omitempty"`
 }
 
 // Latency test parameters.
@@ -655,7 +658,7 @@ func resolveGoal(g *v1alpha1.SearchGoal, validation time.Duration) (*Goal, error
 	case "", v1alpha1.GoalRFC2544:
 		out.Preset = v1alpha1.GoalRFC2544
 	case v1alpha1.GoalCSIT:
-		out.FinalTrialDuration, out.DurationSum, out.ExceedRatioPercent = time.Second, 21*time.Second, 50
+		out.FinalTrialDuration, out.DurationSum, out.ExceedRatioPercent, out.WidthPercent = time.Second, 21*time.Second, 50, 0.5
 	default:
 		return nil, fmt.Errorf("spec.throughput.goal.preset: unknown preset %q", g.Preset)
 	}
@@ -675,12 +678,21 @@ func resolveGoal(g *v1alpha1.SearchGoal, validation time.Duration) (*Goal, error
 		}
 		out.ExceedRatioPercent = v
 	}
+	if g.Width != "" {
+		v, err := Percent("spec.throughput.goal.width", g.Width, 0)
+		if err != nil {
+			return nil, err
+		}
+		out.WidthPercent = v
+	}
 	switch {
 	case out.FinalTrialDuration <= 0 || out.DurationSum <= 0:
 		return nil, fmt.Errorf("spec.throughput.goal: finalTrialDuration and durationSum must be longer than 0s")
 	case out.ExceedRatioPercent >= 100:
 		return nil, fmt.Errorf("spec.throughput.goal.exceedRatio must be less than 100")
-	case out.FinalTrialDuration == validation && out.DurationSum == validation && out.ExceedRatioPercent == 0:
+	case g.Width != "" && (out.WidthPercent <= 0 || out.WidthPercent >= 100):
+		return nil, fmt.Errorf("spec.throughput.goal.width: %q must be more than 0 and less than 100 (percent of the upper bound)", g.Width)
+	case out.FinalTrialDuration == validation && out.DurationSum == validation && out.ExceedRatioPercent == 0 && out.WidthPercent == 0:
 		return nil, nil // RFC 2544 strict: what the search does without a goal
 	}
 	return &out, nil

@@ -124,7 +124,12 @@ func (r *Runner) estimateStep(t v1alpha1.TestKind, size int) StepEstimate {
 	switch t {
 	case v1alpha1.TestThroughput, v1alpha1.TestImixThroughput:
 		tp := p.Throughput
-		steps := int(math.Ceil(math.Log2(math.Max(2, tp.MaxRatePercent/tp.ResolutionPercent))))
+		width := tp.ResolutionPercent
+		if tp.Goal != nil && tp.Goal.WidthPercent > 0 {
+			// a relative goal width, taken at half the highest rate: where the answer lies is not known yet
+			width = tp.Goal.WidthPercent / 100 * max(tp.MaxRatePercent/2, tp.ResolutionPercent)
+		}
+		steps := int(math.Ceil(math.Log2(math.Max(2, tp.MaxRatePercent/width))))
 		reps := max(1, tp.Repetitions)
 		if t == v1alpha1.TestImixThroughput {
 			reps = 1

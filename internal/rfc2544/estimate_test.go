@@ -55,6 +55,14 @@ func TestTheRunStatesItsCostBeforehand(t *testing.T) {
 				p.Throughput.Method = v1alpha1.SearchBinary
 				p.Traffic.Direction = v1alpha1.Bidirectional
 			}},
+		// FD.io CSIT's goal: 1 s trials until 21 s decide a rate, a relative goal width of 0.5 %, at a low
+		// NDR (2 % of line rate at 64 B), where the width asks for more trials than the resolution would
+		{name: "CSIT goal with its width", dut: sim.DUT{CapacityFPS: 3e5},
+			change: func(p *plan.Plan) {
+				p.FrameSizes = []int{64}
+				p.Throughput.Goal = &plan.Goal{Preset: v1alpha1.GoalCSIT, FinalTrialDuration: time.Second, DurationSum: 21 * time.Second,
+					ExceedRatioPercent: 50, WidthPercent: 0.5}
+			}},
 		// the new user's run of issue 13: every test, a shaped DUT with a buffer, 1-2 s trials
 		{name: "every test through a shaper", dut: sim.DUT{CapacityL2Bps: 2e9, BufferFrames: 4000},
 			change: func(p *plan.Plan) {

@@ -191,7 +191,7 @@ func (r *Runner) searchGoal() *search.Goal {
 	}
 	// the RFC 2544 preset at exceed ratio 0 reads trials as the default goal does, whatever durations it sets
 	return &search.Goal{FinalTrialDuration: g.FinalTrialDuration, DurationSum: g.DurationSum, ExceedRatio: g.ExceedRatioPercent / 100,
-		FullLengthBounds: g.Preset == v1alpha1.GoalRFC2544 && g.ExceedRatioPercent == 0}
+		Width: g.WidthPercent / 100, FullLengthBounds: g.Preset == v1alpha1.GoalRFC2544 && g.ExceedRatioPercent == 0}
 }
 
 // jointTrials runs the confirming trials of one pair (see confirmBidirectional). A pair of rates is run
@@ -349,7 +349,8 @@ func (r *Runner) jointTrials(ctx context.Context, test v1alpha1.TestKind, size, 
 					continue
 				}
 				losses[l]++
-				next := try[l] - res*math.Pow(2, float64(losses[l]-1))
+				// a step of the goal width there (the resolution unless the goal sets a relative width)
+				next := try[l] - goal.WidthAt(try[l], res)*math.Pow(2, float64(losses[l]-1))
 				if next < res/2 {
 					next = 0
 				}
@@ -359,10 +360,10 @@ func (r *Runner) jointTrials(ctx context.Context, test v1alpha1.TestKind, size, 
 			}
 			continue
 		}
-		// climb: every lane more than a resolution below its lowest joint loss bisects towards it
+		// climb: every lane more than a goal width below its lowest joint loss bisects towards it
 		climb := false
 		for l := range lanes {
-			if rates[l] > 0 && !math.IsInf(failed[l], 1) && failed[l]-try[l] > res+1e-9 {
+			if rates[l] > 0 && !math.IsInf(failed[l], 1) && failed[l]-try[l] > goal.WidthAt(failed[l], res)+1e-9 {
 				try[l] = math.Round((try[l]+failed[l])/2*1e6) / 1e6
 				climb = true
 			}
@@ -379,9 +380,13 @@ func (r *Runner) jointTrials(ctx context.Context, test v1alpha1.TestKind, size, 
 				final = append(final, fmt.Sprintf("%s %s%%", laneName(dirs, lanes[l]), FormatPct(out.rates[l])))
 			}
 		}
-		how := "within the resolution of the lowest joint loss"
+		width := "the resolution"
+		if goal.Width > 0 {
+			width = "the goal width"
+		}
+		how := "within " + width + " of the lowest joint loss"
 		if capped {
-			how = fmt.Sprintf("when the %d trials allowed ran out, before the climb back reached the resolution", limit)
+			how = fmt.Sprintf("when the %d trials allowed ran out, before the climb back reached %s", limit, width)
 		}
 		r.note(fmt.Sprintf("%s: the %ss each direction's own search found were not loss-free together (%s); confirmed together at %s, %s",
 			what, label, strings.Join(lowered, "; "), strings.Join(final, ", "), how))

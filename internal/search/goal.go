@@ -21,6 +21,10 @@ type Goal struct {
 	LossRatio float64
 	// ExceedRatio is the share of DurationSum that may be high-loss at a lower bound.
 	ExceedRatio float64
+	// Width is RFC 9971's goal width, a fraction of the upper bound: the search is done once its lower
+	// bound L and upper bound U satisfy (U − L) / U ≤ Width. 0: the absolute Params.Resolution instead (RFC
+	// 2544's bisection to a step in percent of line rate). See WidthAt for its floor.
+	Width float64
 	// FullLengthBounds: RFC 2544's own reading, where throughput is what full-length trials show. A
 	// full-length trial (or any trial that is not a short search trial) that lost makes the load an upper
 	// bound, one that passed a lower bound; a short search trial only steers the search, and a load where
@@ -37,6 +41,19 @@ type Goal struct {
 // Strict is the RFC 2544 goal for a full-length trial of d and a loss tolerance in percent.
 func Strict(d time.Duration, lossTolerancePercent float64) Goal {
 	return Goal{FinalTrialDuration: d, DurationSum: d, LossRatio: lossTolerancePercent / 100, FullLengthBounds: true}
+}
+
+// WidthAt is how far apart, in percent of line rate, a lower bound and an upper bound at upper may be once
+// the search is done: Width of upper under a relative goal width, resolution otherwise. A relative width
+// never narrows below Width of resolution: resolution stays the lowest rate the search tries (RFC 9971's
+// min load; "no rate down to the resolution met the tolerance"), so the finest bracket the goal asks for is
+// its width there, and a DUT whose NDR lies near that floor costs at most log2(maxRate / (Width ×
+// resolution)) halvings (15 at 100 %, 0.5 % and 0.5 %), with the trial cap behind it (undetermined).
+func (g Goal) WidthAt(upper, resolution float64) float64 {
+	if g.Width <= 0 {
+		return resolution
+	}
+	return g.Width * max(upper, resolution)
 }
 
 // durationSlack is how much shorter than asked a trial the engine measured may be and still count at its

@@ -6,11 +6,16 @@
 //   - Binary is the plain RFC 2544 bisection: every trial full length, nothing remembered.
 //   - Multistage, in the spirit of FD.io CSIT's MLRsearch, keeps every trial. It searches with short
 //     trials, guesses from the forwarding rate of failed trials, widens and narrows until the short
-//     trials' bounds are one resolution apart, and then decides with full-length trials: first at the
+//     trials' bounds are one goal width apart, and then decides with full-length trials: first at the
 //     short trials' upper bound, then down (to a little under the forwarding rate of a full-length trial
 //     that lost, or by the resolution, doubling after two failures) until one passes, or up in doubling
-//     steps while they pass, until a full-length pass lies within the resolution under a full-length
+//     steps while they pass, until a full-length pass lies within the goal width under a full-length
 //     failure (or the ceiling).
+//
+// The goal width is the resolution, an absolute step in percent of line rate, unless the goal sets RFC
+// 9971's relative width (Goal.Width, Goal.WidthAt): then a bracket is narrow enough once its width is at
+// most that fraction of its upper bound, and every step the search sizes by the width is sized at the rate
+// it is taken from. Binary always bisects to the resolution.
 //
 // Under the RFC 2544 goal (the default) only full-length trials bound the answer, as in the plain search:
 // the reported rate is a full-length pass below every full-length trial that lost, and "no rate passed"
@@ -63,7 +68,9 @@ type Measure func(ctx context.Context, ratePercent float64, d time.Duration, pur
 type Params struct {
 	// MaxRate is the highest rate tried, percent of line rate.
 	MaxRate float64
-	// Resolution is the width goal, percent of line rate.
+	// Resolution is the width goal, percent of line rate, and the lowest rate the search tries. Under a
+	// goal with a relative width (Goal.Width) that width stops Multistage instead, floored at its share of
+	// the resolution (Goal.WidthAt).
 	Resolution float64
 	// LossTolerance is the NDR's loss tolerance in percent of frames.
 	LossTolerance float64
@@ -111,7 +118,7 @@ type Result struct {
 	// from trial to trial near its NDR.
 	ShortLoss *Measurement
 	// Undetermined says why the search did not determine the NDR (it ran out of trials before its bounds
-	// were one resolution apart). NDR is then at most a lower bound: the highest full-length pass so far.
+	// were one goal width apart). NDR is then at most a lower bound: the highest full-length pass so far.
 	Undetermined string
 	Notes        []string
 	History      []Measurement
@@ -164,6 +171,14 @@ type state struct {
 	ceiling float64 // highest rate the tester can offer (MaxRate until a trial saturates)
 	// ceilingNote is the index in r.Notes of the note on the ceiling (-1: none yet): one note, kept current
 	ceilingNote int
+	// rel is the goal's relative width (Goal.Width) under Multistage; 0: the resolution
+	rel float64
+}
+
+// width is how far apart a lower bound and an upper bound at upper may be, percent of line rate: the
+// resolution, or the goal's relative width of upper (Goal.WidthAt).
+func (s *state) width(upper float64) float64 {
+	return Goal{Width: s.rel}.WidthAt(math.Min(upper, s.p.MaxRate), s.p.Resolution)
 }
 
 func round(r float64) float64 { return math.Round(r*1e6) / 1e6 }
@@ -186,9 +201,10 @@ func (s *state) measure(ctx context.Context, rate float64, d time.Duration, purp
 	// A tester that sent short reached AchievedPercent: its limit. One that sent everything but spoiled the
 	// trial otherwise (bursts, receive drops) can do less than this rate, by how much is unknown: the rate
 	// becomes an upper bound the searches treat as they treat a failure (they bisect below it, and descend
-	// in growing steps while nothing below it is valid), so the tester's limit is found to the resolution.
-	c := rate - s.p.Resolution/2
-	if m.AchievedPercent > 0 && m.AchievedPercent < rate-s.p.Resolution {
+	// in growing steps while nothing below it is valid), so the tester's limit is found to the goal width.
+	w := s.width(rate)
+	c := rate - w/2
+	if m.AchievedPercent > 0 && m.AchievedPercent < rate-w {
 		c = m.AchievedPercent
 	}
 	if c < s.ceiling {
@@ -398,7 +414,11 @@ func (s *state) stop(err error, what string) error {
 	}
 	lo, _, hi := s.goalBounds(tol)
 	why := fmt.Sprintf("the search reached its cap of %d trials before a rate met its goal", s.p.MaxTrials)
-	if lo >= 0 {
+	switch {
+	case lo >= 0 && s.rel > 0:
+		why = fmt.Sprintf("the search reached its cap of %d trials with its bounds %.3f%% and %.3f%% of line rate, wider than the goal width of %.3g%% of the upper bound (%.4f%% of line rate)",
+			s.p.MaxTrials, lo, math.Min(hi, s.ceiling), s.rel*100, s.width(math.Min(hi, s.ceiling)))
+	case lo >= 0:
 		why = fmt.Sprintf("the search reached its cap of %d trials with its bounds %.3f%% and %.3f%% of line rate, wider than the resolution of %.3f%%",
 			s.p.MaxTrials, lo, math.Min(hi, s.ceiling), s.p.Resolution)
 	}
@@ -440,9 +460,9 @@ func (s *state) setNDR(ndr float64, m *Measurement) {
 				low.RatePercent, low.Duration, low.LossPercent))
 		}
 		// at the ceiling the tester may have kept the answer low, unless a valid full-length failure within
-		// the resolution above bounds it as the DUT's own
-		if s.ceiling < s.p.MaxRate-eps && ndr >= s.ceiling-s.p.Resolution-eps &&
-			(s.r.LostAt == nil || s.r.LostAt.RatePercent > ndr+s.p.Resolution+eps) {
+		// the goal width above bounds it as the DUT's own
+		if s.ceiling < s.p.MaxRate-eps && ndr >= s.ceiling-s.width(s.ceiling)-eps &&
+			(s.r.LostAt == nil || s.r.LostAt.RatePercent > ndr+s.width(s.r.LostAt.RatePercent)+eps) {
 			s.r.TesterLimited = true
 		}
 	}
@@ -548,6 +568,9 @@ func Multistage(ctx context.Context, p Params, m Measure) (*Result, error) {
 		return nil, err
 	}
 	s := &state{p: p, m: m, r: &Result{}, ceiling: p.MaxRate, ceilingNote: -1}
+	if p.Goal != nil {
+		s.rel = p.Goal.Width
+	}
 	ndr, ndrM, err := s.multistage(ctx, p.LossTolerance)
 	s.setNDR(ndr, ndrM)
 	if err != nil {
@@ -569,6 +592,8 @@ func Multistage(ctx context.Context, p Params, m Measure) (*Result, error) {
 const reserve = 4
 
 func (s *state) multistage(ctx context.Context, tol float64) (float64, *Measurement, error) {
+	// res is the lowest rate the search tries; s.width(u) the goal width at an upper bound u, the step the
+	// search sizes its moves by there (both the resolution unless the goal sets a relative width)
 	res := s.p.Resolution
 	short := s.p.SearchTrial
 	expand := 0 // consecutive passes above the lower bound: the step above it doubles
@@ -576,7 +601,7 @@ func (s *state) multistage(ctx context.Context, tol float64) (float64, *Measurem
 	down := 0 // consecutive guesses below the lowest failure without a pass: the step down doubles
 	// fullLengthBounds: only full-length trials bound the answer (RFC 2544); short ones steer
 	fullLengthBounds := s.goal(tol).FullLengthBounds
-	// Phase 1: short trials until the bounds are one resolution apart.
+	// Phase 1: short trials until the bounds are one goal width apart.
 shortPhase:
 	for s.r.Trials < s.p.MaxTrials-reserve {
 		if s.ceiling < res/2 {
@@ -584,7 +609,8 @@ shortPhase:
 		}
 		lo, _, hi, hiM := s.bounds(tol, short)
 		hiEff := math.Min(hi, s.ceiling+eps)
-		if lo >= 0 && hiEff-lo <= res+eps {
+		w := s.width(hiEff)
+		if lo >= 0 && hiEff-lo <= w+eps {
 			break
 		}
 		if lo > lastLo && lastLo >= 0 {
@@ -605,7 +631,7 @@ shortPhase:
 			// and step down in doubling steps while the guesses keep failing, the steps never below half the
 			// lowest failure (where a plain bisection would be; the guess itself may be lower)
 			est := hiM.RatePercent * (1 - hiM.LossPercent/100)
-			rate = math.Min(est-res/4, math.Max(hiEff/2, hiEff-res*math.Pow(2, float64(down))))
+			rate = math.Min(est-s.width(est)/4, math.Max(hiEff/2, hiEff-w*math.Pow(2, float64(down))))
 			down++
 			if est <= 0 || rate <= res/2 {
 				rate = hiEff / 2
@@ -620,12 +646,15 @@ shortPhase:
 			}
 		default:
 			down = 0
-			step := res * math.Pow(2, float64(expand))
+			// steps up from the lower bound are sized by the width there: a step of it is a bracket narrow
+			// enough wherever the answer lies above
+			wLo := s.width(lo)
+			step := wLo * math.Pow(2, float64(expand))
 			mid := (lo + hiEff) / 2
 			rate = math.Min(lo+step, mid)
 			if hiM != nil {
 				// A failure's forwarding rate is a good guess when it lies inside the bounds.
-				if est := hiM.RatePercent * (1 - hiM.LossPercent/100); est > lo+res && est < rate {
+				if est := hiM.RatePercent * (1 - hiM.LossPercent/100); est > lo+wLo && est < rate {
 					rate = est
 				}
 			}
@@ -652,14 +681,14 @@ shortPhase:
 		loS, _, hi, _ := s.bounds(tol, short)
 		loV, loVM, hiG := s.goalBounds(tol)
 		hiEff := math.Min(hiG, s.ceiling+eps)
-		if loV >= 0 && hiEff-loV <= res+eps {
+		if loV >= 0 && hiEff-loV <= s.width(hiEff)+eps {
 			return loV, loVM, nil
 		}
 		var rate float64
 		switch {
 		case loV >= 0:
 			// bisect between the lower bound and the lowest rate above it that lost (or the ceiling); when
-			// they are a resolution apart that rate is only a candidate upper bound: its trials decide it
+			// they are a goal width apart that rate is only a candidate upper bound: its trials decide it
 			top := math.Min(s.candidateAbove(loV, tol), s.ceiling+eps)
 			if fullLengthBounds && loS < 0 {
 				// no short trial passed, yet a full-length one did: the short trials misled at every rate
@@ -667,14 +696,15 @@ shortPhase:
 				top = math.Min(hiG, s.ceiling+eps)
 			}
 			rate = (loV + top) / 2
+			w := s.width(top)
 			switch {
-			case top-loV <= res+eps:
+			case top-loV <= w+eps:
 				rate = math.Min(top, s.ceiling)
-			case top-loV > 2*res+eps:
+			case top-loV > 2*w+eps:
 				// the answer is likely close above the lower bound (a full-length pass just under the
 				// forwarding rate of a failure, or above every short trial that lost nearby), not halfway to
 				// a failure far away: climb in steps that double
-				rate = math.Min(rate, loV+res*math.Pow(2, float64(climb)))
+				rate = math.Min(rate, loV+s.width(loV)*math.Pow(2, float64(climb)))
 			}
 		case loS >= 0 && misses == 0:
 			// the first full-length trial goes to the short trials' upper bound, not their lower one: the
@@ -682,23 +712,19 @@ shortPhase:
 			// from below the noise until a trial fails answers low by a part of it; from there the answer
 			// is found by stepping down when it fails (as it does on a steady DUT) or up when it passes
 			rate = math.Min(loS, s.ceiling)
-			if hi-loS <= res+eps && hi <= s.ceiling && !triedTop && s.goal(tol).FullLengthBounds {
+			if hi <= s.ceiling && hi-loS <= s.width(hi)+eps && !triedTop && s.goal(tol).FullLengthBounds {
 				rate, triedTop = hi, true
 			}
 		case loS >= 0 && misses == 1 && triedTop && s.fullTrialsAt(loS) == 0:
 			// the top lost at full length: validate the short-trial candidate, or lower when the top's
 			// forwarding rate says so
-			rate = math.Min(s.belowForwarding(lastFail, res, loS), s.ceiling)
+			rate = math.Min(s.belowForwarding(lastFail, s.width(loS), loS), s.ceiling)
 		case fullLengthBounds && loS < 0 && misses == 0 && hi < math.Min(hiG, s.ceiling+eps):
 			// no short trial passed, and their losses bound nothing: a full-length trial at the lowest of them
 			// decides whether the DUT loses there too (then the search steps down from it, or at the lowest
 			// rate it tries finds no rate) or the short trials misled (then it climbs from that pass)
 			rate = hi
 		default:
-			step := res
-			if misses >= 2 {
-				step = res * math.Pow(2, float64(misses-1))
-			}
 			top := math.Min(hi, s.ceiling)
 			if fullLengthBounds {
 				// only a full-length failure is an upper bound: a short one below it steered the trials so far
@@ -709,12 +735,17 @@ shortPhase:
 				}
 			}
 			if loS >= 0 {
-				top = math.Min(top, loS+res)
+				top = math.Min(top, loS+s.width(loS))
+			}
+			w := s.width(top)
+			step := w
+			if misses >= 2 {
+				step = w * math.Pow(2, float64(misses-1))
 			}
 			if spoiled {
 				step = math.Max(step, top/2)
 			}
-			rate = s.belowForwarding(lastFail, res, top-step)
+			rate = s.belowForwarding(lastFail, w, top-step)
 			if rate <= eps {
 				if top > res/2 {
 					rate = top / 2
@@ -750,14 +781,14 @@ shortPhase:
 	}
 }
 
-// belowForwarding is rate, or a little under the forwarding rate of the full-length trial that lost when
-// that is lower: such a trial forwarded at about the DUT's full-length rate, and a step that stops above it
-// only fails again (a buffer made the short trials pass too high).
-func (s *state) belowForwarding(lost *Measurement, res, rate float64) float64 {
+// belowForwarding is rate, or a little (an eighth of the goal width w) under the forwarding rate of the
+// full-length trial that lost when that is lower: such a trial forwarded at about the DUT's full-length
+// rate, and a step that stops above it only fails again (a buffer made the short trials pass too high).
+func (s *state) belowForwarding(lost *Measurement, w, rate float64) float64 {
 	if lost == nil {
 		return rate
 	}
-	if est := lost.RatePercent*(1-lost.LossPercent/100) - res/8; est > res/2 && est < rate {
+	if est := lost.RatePercent*(1-lost.LossPercent/100) - w/8; est > s.p.Resolution/2 && est < rate {
 		return est
 	}
 	return rate
