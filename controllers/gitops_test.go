@@ -9,6 +9,9 @@ import (
 	lua "github.com/yuin/gopher-lua"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/results"
@@ -72,8 +75,28 @@ func toLua(L *lua.LState, v any) lua.LValue {
 	return lua.LNil
 }
 
-// gitOpsView is what kubectl wait, Flux (kstatus) and Argo CD (the chart's Lua) see of a TrafficTest.
-type gitOpsView struct{ ready, reconciling, stalled, argo string }
+func first(s, _ string) string { return s }
+
+// gitOpsView is what kubectl wait (the conditions), Flux (kstatus, computed by the kstatus library itself)
+// and Argo CD (the chart's Lua) see of a TrafficTest.
+type gitOpsView struct{ ready, reconciling, stalled, kstatus, argo string }
+
+// kstatusOf is the status kstatus computes for the object, as Flux's health checks and `kubectl wait`-style
+// pollers built on cli-utils do.
+func kstatusOf(t *testing.T, tt *v1alpha1.TrafficTest) string {
+	t.Helper()
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(tt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{Object: obj}
+	u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("TrafficTest"))
+	res, err := status.Compute(u)
+	if err != nil {
+		t.Fatalf("kstatus: %v", err)
+	}
+	return string(res.Status)
+}
 
 func viewOf(t *testing.T, tt *v1alpha1.TrafficTest) gitOpsView {
 	t.Helper()
@@ -88,17 +111,18 @@ func viewOf(t *testing.T, tt *v1alpha1.TrafficTest) gitOpsView {
 		return string(c.Status)
 	}
 	argo, _ := argoHealth(t, tt)
-	return gitOpsView{status(v1alpha1.ConditionReady), status(v1alpha1.ConditionReconciling), status(v1alpha1.ConditionStalled), argo}
+	return gitOpsView{status(v1alpha1.ConditionReady), status(v1alpha1.ConditionReconciling), status(v1alpha1.ConditionStalled), kstatusOf(t, tt), argo}
 }
 
-// A TrafficTest tells GitOps tools where it is, in the conditions kstatus reads and through the chart's
-// Argo CD health check, run here on the objects the operator wrote: on its way it is in progress, a run
-// that passed is ready and healthy, one that failed or missed its expectations is stalled and degraded,
-// a suspended one is suspended.
+// A TrafficTest tells GitOps tools where it is, in the conditions kstatus reads (and kstatus itself, the
+// library Flux uses, computes from them) and through the chart's Argo CD health check, run here on the
+// objects the operator wrote: on its way it is in progress, a run that passed is ready, current and
+// healthy, one that failed or missed its expectations is stalled, failed and degraded, a suspended one is
+// in progress to kstatus (it has no "suspended") and suspended to Argo CD.
 func TestGitOpsToolsReadTheRun(t *testing.T) {
 	startManager(t)
 	ns := namespace(t)
-	inProgress := gitOpsView{"False", "True", "False", "Progressing"}
+	inProgress := gitOpsView{"False", "True", "False", "InProgress", "Progressing"}
 
 	newTest(t, ns, "pass", sriovTest(unidirectional, minThroughput(64, "40")))
 	pod := waitPod(t, ns, "pass-tester")
@@ -112,7 +136,7 @@ func TestGitOpsToolsReadTheRun(t *testing.T) {
 	writeResults(t, ns, "pass", testerWrites{results: sampleResults(64, 1518), state: &results.State{State: results.StateSucceeded}})
 	kubelet(t, pod, corev1.PodSucceeded, 0, "Completed")
 	passed := waitTest(t, ns, "pass", "Succeeded", phaseIs(v1alpha1.PhaseSucceeded))
-	if got, want := viewOf(t, passed), (gitOpsView{"True", "False", "False", "Healthy"}); got != want {
+	if got, want := viewOf(t, passed), (gitOpsView{"True", "False", "False", "Current", "Healthy"}); got != want {
 		t.Errorf("passed: %+v, want %+v", got, want)
 	}
 
@@ -121,7 +145,7 @@ func TestGitOpsToolsReadTheRun(t *testing.T) {
 	writeResults(t, ns, "miss", testerWrites{results: sampleResults(64, 1518), state: &results.State{State: results.StateSucceeded}})
 	kubelet(t, pod, corev1.PodSucceeded, 0, "Completed")
 	missed := waitTest(t, ns, "miss", "Succeeded", phaseIs(v1alpha1.PhaseSucceeded))
-	if got, want := viewOf(t, missed), (gitOpsView{"False", "False", "True", "Degraded"}); got != want {
+	if got, want := viewOf(t, missed), (gitOpsView{"False", "False", "True", "Failed", "Degraded"}); got != want {
 		t.Errorf("expectation missed: %+v, want %+v", got, want)
 	}
 	if _, msg := argoHealth(t, missed); msg == "" {
@@ -131,20 +155,23 @@ func TestGitOpsToolsReadTheRun(t *testing.T) {
 	newTest(t, ns, "crash", sriovTest())
 	kubelet(t, waitPod(t, ns, "crash-tester"), corev1.PodFailed, 139, "Error")
 	crashed := waitTest(t, ns, "crash", "Failed", phaseIs(v1alpha1.PhaseFailed))
-	if got, want := viewOf(t, crashed), (gitOpsView{"False", "False", "True", "Degraded"}); got != want {
+	if got, want := viewOf(t, crashed), (gitOpsView{"False", "False", "True", "Failed", "Degraded"}); got != want {
 		t.Errorf("tester crashed: %+v, want %+v", got, want)
 	}
 
 	newTest(t, ns, "held", sriovTest(func(tt *v1alpha1.TrafficTest) { tt.Spec.Suspend = true }))
 	held := waitTest(t, ns, "held", "Suspended", phaseIs(v1alpha1.PhaseSuspended))
-	if got, want := viewOf(t, held), (gitOpsView{"False", "False", "False", "Suspended"}); got != want {
+	if got, want := viewOf(t, held), (gitOpsView{"False", "False", "False", "InProgress", "Suspended"}); got != want {
 		t.Errorf("suspended: %+v, want %+v", got, want)
 	}
 
 	// a spec the operator has not yet looked at is in progress whatever the conditions say
 	stale := passed.DeepCopy()
 	stale.Generation++
-	if status, _ := argoHealth(t, stale); status != "Progressing" {
-		t.Errorf("unobserved generation: %s", status)
+	if health, _ := argoHealth(t, stale); health != "Progressing" {
+		t.Errorf("unobserved generation: Argo CD %s", health)
+	}
+	if ks := kstatusOf(t, stale); ks != string(status.InProgressStatus) {
+		t.Errorf("unobserved generation: kstatus %s", ks)
 	}
 }

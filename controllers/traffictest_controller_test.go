@@ -493,6 +493,10 @@ func TestMissingImixProfileWaitsThenProceeds(t *testing.T) {
 	if !strings.Contains(condition(tt, v1alpha1.ConditionPlanReady).Message, `"ipsec"`) || tt.Status.Phase != v1alpha1.PhasePending {
 		t.Errorf("condition: %+v", condition(tt, v1alpha1.ConditionPlanReady))
 	}
+	// waiting for a profile someone may yet apply is in progress, not failed, to GitOps tools
+	if ks, argo := kstatusOf(t, tt), first(argoHealth(t, tt)); ks != "InProgress" || argo != "Progressing" {
+		t.Errorf("waiting for its profile: kstatus %s, Argo CD %s", ks, argo)
+	}
 	profile := &v1alpha1.ImixProfile{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ipsec"}, Spec: v1alpha1.ImixSpec{Entries: []v1alpha1.ImixEntry{
 		{FrameSize: 90, Weight: 5867}, {FrameSize: 92, Weight: 200}, {FrameSize: 594, Weight: 2366}, {FrameSize: 1418, Weight: 1567}}}}
 	if err := k8sClient.Create(context.Background(), profile); err != nil {
@@ -714,6 +718,10 @@ func TestTestbedIsSharedInTurn(t *testing.T) {
 			}
 			if c := condition(tt, v1alpha1.ConditionReconciling); c == nil || c.Status != metav1.ConditionTrue || c.Reason != v1alpha1.ReasonQueued {
 				t.Errorf("%s: Reconciling %+v", m, c)
+			}
+			// a queued test is on its way to GitOps tools too
+			if ks, argo := kstatusOf(t, tt), first(argoHealth(t, tt)); ks != "InProgress" || argo != "Progressing" {
+				t.Errorf("%s queued: kstatus %s, Argo CD %s", m, ks, argo)
 			}
 		}
 		if i == 2 {
