@@ -159,24 +159,3 @@ func TestReportSaysWhyLatencyWasNotMeasured(t *testing.T) {
 		t.Error("an unmeasured latency shown as 0 ns")
 	}
 }
-
-// A tester-limited row says where the DUT lost frames on its own; a measured row does not repeat it.
-func TestReportSaysWhereTheDUTLostBeyondALowerBound(t *testing.T) {
-	lost := &v1alpha1.Rate{FramesPerSecond: 11970}
-	res := &v1alpha1.Results{Throughput: []v1alpha1.ThroughputResult{
-		{FrameSize: 64, Direction: "west->east", NDR: v1alpha1.Rate{FramesPerSecond: 10660}, TesterLimited: true, LostAt: lost},
-		{FrameSize: 512, Direction: "west->east", NDR: v1alpha1.Rate{FramesPerSecond: 1257}, LostAt: &v1alpha1.Rate{FramesPerSecond: 1300}},
-	}}
-	dir := t.TempDir()
-	if err := Write(dir, Run{Name: "t", Results: res}); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(filepath.Join(dir, "index.html"))
-	html := string(b)
-	if !strings.Contains(html, "tester-limited the DUT lost frames at 11,970 frames/s") {
-		t.Errorf("the tester-limited row does not say where the DUT lost: %s", html)
-	}
-	if strings.Contains(html, "1,300 frames/s") {
-		t.Errorf("a measured row repeats its upper bound")
-	}
-}

@@ -46,7 +46,7 @@ func PrintTable(w io.Writer, r *v1alpha1.Results, lossTolerance string) {
 			if t.Latency != nil && t.Latency.Valid {
 				lat = ns(t.Latency.P50Ns) + " / " + ns(t.Latency.P99Ns)
 			}
-			mark := rowMarks(t.TesterLimited, t.Undetermined, t.CeilingMarginPercent, t.LostAt)
+			mark := rowMarks(t.TesterLimited, t.Undetermined, t.CeilingMarginPercent)
 			fmt.Fprintf(tw, "%d B\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d (%s s)%s\t\n", t.FrameSize, t.Direction,
 				fmtInt(t.NDR.FramesPerSecond), units.FormatBits(t.NDR.L2BitsPerSecond),
 				units.FormatBits(t.NDR.L1BitsPerSecond), t.NDR.PercentOfLineRate, t.LossPercent, pdr, lat,
@@ -116,7 +116,7 @@ func PrintTable(w io.Writer, r *v1alpha1.Results, lossTolerance string) {
 	for _, m := range r.Imix {
 		fmt.Fprintf(tw, "\nIMIX throughput %s (average %s B): %s frames/s, %s L2, %s%% of line, loss %s%%%s\n", m.Direction,
 			m.AverageFrameSize, fmtInt(m.NDR.FramesPerSecond), units.FormatBits(m.NDR.L2BitsPerSecond),
-			m.NDR.PercentOfLineRate, m.LossPercent, rowMarks(m.TesterLimited, m.Undetermined, m.CeilingMarginPercent, m.LostAt))
+			m.NDR.PercentOfLineRate, m.LossPercent, rowMarks(m.TesterLimited, m.Undetermined, m.CeilingMarginPercent))
 		fmt.Fprintln(tw, "size\ttx\trx\tloss %\tloss % above the NDR\t")
 		for i, c := range m.Classes {
 			above := "-"
@@ -144,9 +144,9 @@ func PrintTable(w io.Writer, r *v1alpha1.Results, lossTolerance string) {
 	_ = tw.Flush()
 }
 
-// rowMarks says what a throughput row's NDR is beside the DUT's: the tester's limit, a lower bound, how far
-// below the tester's calibrated ceiling, and, for a bound, where the DUT lost on its own (its upper bound).
-func rowMarks(testerLimited bool, undetermined, ceilingMargin string, lostAt *v1alpha1.Rate) string {
+// rowMarks says what a throughput row's NDR is beside the DUT's: the tester's limit, a lower bound, and how
+// far below the tester's calibrated ceiling.
+func rowMarks(testerLimited bool, undetermined, ceilingMargin string) string {
 	mark := ""
 	if testerLimited {
 		mark = " (tester limit)"
@@ -156,9 +156,6 @@ func rowMarks(testerLimited bool, undetermined, ceilingMargin string, lostAt *v1
 	}
 	if ceilingMargin != "" {
 		mark += " (" + ceilingMargin + "% below the tester's ceiling)"
-	}
-	if (testerLimited || undetermined != "") && lostAt != nil {
-		mark += " (the DUT lost frames at " + fmtInt(lostAt.FramesPerSecond) + " frames/s)"
 	}
 	return mark
 }
