@@ -377,12 +377,6 @@ type ThroughputResult struct {
 	// trialSeconds is the total traffic time of those trials, in seconds.
 	// +required
 	TrialSeconds string `json:"trialSeconds"`
-	// lostAt is the lowest rate at which the DUT lost more than the loss tolerance in trials the tester did
-	// not spoil, as the search goal decides a load (RFC 2544: one full-length trial that lost): the DUT's
-	// throughput lies below it. It stands when the NDR does not (testerLimited, undetermined), so an
-	// expectation above it fails rather than stays undecided.
-	// +optional
-	LostAt *Rate `json:"lostAt,omitempty"`
 	// testerLimited is true when the tester could not offer more: the DUT may be faster.
 	// +optional
 	TesterLimited bool `json:"testerLimited,omitempty"`
@@ -630,12 +624,6 @@ type ImixResult struct {
 	// trials is the number of trials the search used.
 	// +required
 	Trials int32 `json:"trials"`
-	// lostAt is the lowest rate at which the DUT lost more than the loss tolerance in trials the tester did
-	// not spoil, as the search goal decides a load (RFC 2544: one full-length trial that lost): the DUT's
-	// throughput lies below it. It stands when the NDR does not (testerLimited, undetermined), so an
-	// expectation above it fails rather than stays undecided.
-	// +optional
-	LostAt *Rate `json:"lostAt,omitempty"`
 	// testerLimited is true when the tester could not offer more: the DUT may be faster.
 	// +optional
 	TesterLimited bool `json:"testerLimited,omitempty"`

@@ -270,7 +270,7 @@ func (c *Calibration) ceilingFor(size int32, dir string) *Ceiling {
 // not the DUT, may be what stopped the search there. It returns the notes that say so.
 func Apply(res *v1alpha1.Results, c *Calibration, marginPercent, resolutionPercent float64) []string {
 	var notes []string
-	judge := func(size int32, dir string, ndr v1alpha1.Rate, limited *bool, margin *string, lostAt **v1alpha1.Rate) {
+	judge := func(size int32, dir string, ndr v1alpha1.Rate, limited *bool, margin *string) {
 		cl := c.ceilingFor(size, dir)
 		what := fmt.Sprintf("%d B %s", size, dir)
 		if size == 0 {
@@ -283,25 +283,17 @@ func Apply(res *v1alpha1.Results, c *Calibration, marginPercent, resolutionPerce
 		case cl.AtLineRate:
 			*margin = ""
 			return
+		case ndr.FramesPerSecond <= 0:
+			return
 		}
+		m := 100 * (1 - float64(ndr.FramesPerSecond)/float64(cl.FramesPerSecond))
+		*margin = strconv.FormatFloat(m, 'f', 1, 64)
 		within := marginPercent
 		if pct, err := strconv.ParseFloat(cl.PercentOfLineRate, 64); err == nil && pct > 0 {
 			// the resolutions are in percent of line rate; the margin is in percent of the ceiling
 			within = max(within, 100*(c.ResolutionPercent+resolutionPercent)/pct)
 		}
 		within = max(within, cl.SpreadPercent)
-		// frames lost near or past the tester's ceiling may be the tester's own, though no fault of its
-		// showed: such a loss bounds nothing of the DUT's
-		if l := *lostAt; l != nil && float64(l.FramesPerSecond) >= float64(cl.FramesPerSecond)*(1-within/100) {
-			*lostAt = nil
-			notes = append(notes, fmt.Sprintf("throughput %s: frames were lost at %d frames/s, within %.1f%% of the tester's calibrated ceiling of %d frames/s or above it: the loss may be the tester's, so it bounds nothing of the DUT's",
-				what, l.FramesPerSecond, within, cl.FramesPerSecond))
-		}
-		if ndr.FramesPerSecond <= 0 {
-			return
-		}
-		m := 100 * (1 - float64(ndr.FramesPerSecond)/float64(cl.FramesPerSecond))
-		*margin = strconv.FormatFloat(m, 'f', 1, 64)
 		ceiling := fmt.Sprintf("%d frames/s (%s%% of line rate, calibrated %s)", cl.FramesPerSecond, cl.PercentOfLineRate, c.MeasuredAt.Format(time.RFC3339))
 		if cl.AtLeast != "" {
 			ceiling = "at least " + ceiling
@@ -322,11 +314,11 @@ func Apply(res *v1alpha1.Results, c *Calibration, marginPercent, resolutionPerce
 	}
 	for i := range res.Throughput {
 		t := &res.Throughput[i]
-		judge(t.FrameSize, t.Direction, t.NDR, &t.TesterLimited, &t.CeilingMarginPercent, &t.LostAt)
+		judge(t.FrameSize, t.Direction, t.NDR, &t.TesterLimited, &t.CeilingMarginPercent)
 	}
 	for i := range res.Imix {
 		m := &res.Imix[i]
-		judge(0, m.Direction, m.NDR, &m.TesterLimited, &m.CeilingMarginPercent, &m.LostAt)
+		judge(0, m.Direction, m.NDR, &m.TesterLimited, &m.CeilingMarginPercent)
 	}
 	for i := range res.Latency {
 		l := &res.Latency[i]

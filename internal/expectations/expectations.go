@@ -12,7 +12,8 @@ import (
 
 // Evaluate checks every expectation against the results of a run that planned the given rows. It returns
 // VerdictNone when there are no expectations. Otherwise the verdict fails closed:
-//   - Failed, with a message per expectation a measured result did not meet;
+//   - Failed, with a message per expectation a measured result did not meet, or that asks more than the
+//     ports' line rate carries (whatever the tester did, no DUT can meet it);
 //   - Inconclusive, when nothing failed but something could not be decided: a planned row was not
 //     measured (or the tester spoiled every trial of it), an expectation's row is missing, a tester-limited
 //     throughput lies below the expected value (the DUT may be faster), a latency was not measurable, or
@@ -151,21 +152,22 @@ func measured(testerLimited bool, ndr v1alpha1.Rate) bool {
 func checkThroughput(e v1alpha1.ThroughputExpectation, res *v1alpha1.Results) (failures, undecided []string) {
 	type row struct {
 		size         int32
+		bytes        float64 // the frame size, or the IMIX's average
 		direction    string
 		rate         v1alpha1.Rate
-		lostAt       *v1alpha1.Rate
 		limited      bool
 		undetermined string
 	}
 	var rows []row
 	for _, t := range res.Throughput {
 		if e.FrameSize == 0 || e.FrameSize == t.FrameSize {
-			rows = append(rows, row{t.FrameSize, t.Direction, t.NDR, t.LostAt, t.TesterLimited, t.Undetermined})
+			rows = append(rows, row{t.FrameSize, float64(t.FrameSize), t.Direction, t.NDR, t.TesterLimited, t.Undetermined})
 		}
 	}
 	if e.FrameSize == 0 {
 		for _, m := range res.Imix {
-			rows = append(rows, row{0, m.Direction, m.NDR, m.LostAt, m.TesterLimited, m.Undetermined})
+			avg, _ := strconv.ParseFloat(m.AverageFrameSize, 64)
+			rows = append(rows, row{0, avg, m.Direction, m.NDR, m.TesterLimited, m.Undetermined})
 		}
 	}
 	what := "every size"
@@ -180,66 +182,71 @@ func checkThroughput(e v1alpha1.ThroughputExpectation, res *v1alpha1.Results) (f
 		if r.size != 0 {
 			size = fmt.Sprintf("%d B", r.size)
 		}
-		below := belowExpected(e, r.rate, false)
-		if len(below) == 0 {
+		// more than the line carries is more than any DUT can forward: no measurement, and no tester limit,
+		// can change that
+		if beyond := beyondLineRate(e, r.bytes, res.LineRateBitsPerSecond); beyond != "" {
+			failures = append(failures, fmt.Sprintf("minThroughput %s %s: %s", size, r.direction, beyond))
 			continue
 		}
-		if r.undetermined == "" && !r.limited {
-			for _, b := range below {
-				failures = append(failures, fmt.Sprintf("minThroughput %s %s: %s is below %s", size, r.direction, b.got, b.want))
-			}
-			continue
+		var below []string
+		if e.L2BitsPerSecond != nil && r.rate.L2BitsPerSecond < e.L2BitsPerSecond.Value() {
+			below = append(below, fmt.Sprintf("%s L2 is below %s", units.FormatBits(r.rate.L2BitsPerSecond), units.FormatBits(e.L2BitsPerSecond.Value())))
 		}
-		// the NDR is a lower bound only, but a rate the DUT lost at in trials the tester did not spoil is an
-		// upper bound of its own: an expectation at or above it fails whatever the tester could offer
-		if r.lostAt != nil {
-			if lost := belowExpected(e, *r.lostAt, true); len(lost) > 0 {
-				for _, b := range lost {
-					failures = append(failures, fmt.Sprintf("minThroughput %s %s: the DUT lost frames at %s (lostAt), at or below the expected %s",
-						size, r.direction, b.got, b.want))
-				}
-				continue
+		if e.L1BitsPerSecond != nil && r.rate.L1BitsPerSecond < e.L1BitsPerSecond.Value() {
+			below = append(below, fmt.Sprintf("%s L1 is below %s", units.FormatBits(r.rate.L1BitsPerSecond), units.FormatBits(e.L1BitsPerSecond.Value())))
+		}
+		if e.FramesPerSecond != nil && r.rate.FramesPerSecond < e.FramesPerSecond.Value() {
+			below = append(below, fmt.Sprintf("%d frames/s is below %d", r.rate.FramesPerSecond, e.FramesPerSecond.Value()))
+		}
+		if e.PercentOfLineRate != "" {
+			want, _ := strconv.ParseFloat(string(e.PercentOfLineRate), 64)
+			got, _ := strconv.ParseFloat(r.rate.PercentOfLineRate, 64)
+			if got < want {
+				below = append(below, fmt.Sprintf("%s%% of line rate is below %s%%", r.rate.PercentOfLineRate, e.PercentOfLineRate))
 			}
 		}
-		for _, sf := range below {
-			b := sf.got + " is below " + sf.want
+		for _, b := range below {
 			if r.undetermined != "" {
 				// a lower bound below the expected value says nothing of the DUT's throughput
 				undecided = append(undecided, fmt.Sprintf("minThroughput %s %s: %s, but the NDR is undetermined (%s)", size, r.direction, b, r.undetermined))
-			} else {
+				continue
+			}
+			if r.limited {
 				// the tester, not the DUT, stopped there: the DUT may well reach the expected value
 				undecided = append(undecided, fmt.Sprintf("minThroughput %s %s: %s, but the tester was the limit (testerLimited)", size, r.direction, b))
+			} else {
+				failures = append(failures, fmt.Sprintf("minThroughput %s %s: %s", size, r.direction, b))
 			}
 		}
 	}
 	return failures, undecided
 }
 
-// shortfall is how a rate compares with an expectation in one unit.
-type shortfall struct{ got, want string }
-
-// belowExpected lists, in each unit the expectation names, where a rate is below it (or, orEqual, not
-// above it); empty when it is in none.
-func belowExpected(e v1alpha1.ThroughputExpectation, rate v1alpha1.Rate, orEqual bool) []shortfall {
-	short := func(got, want float64) bool { return got < want || orEqual && got == want }
-	var out []shortfall
-	if e.L2BitsPerSecond != nil && short(float64(rate.L2BitsPerSecond), float64(e.L2BitsPerSecond.Value())) {
-		out = append(out, shortfall{units.FormatBits(rate.L2BitsPerSecond) + " L2", units.FormatBits(e.L2BitsPerSecond.Value())})
+// beyondLineRate says how an expectation asks more than the ports' line rate carries at a frame size (""
+// when it does not, or when the line rate or the size is unknown): frames of S bytes take S + 20 bytes of
+// the line (preamble, start delimiter, inter-frame gap), so at most line / ((S+20)*8) of them a second.
+func beyondLineRate(e v1alpha1.ThroughputExpectation, frameBytes float64, lineBps int64) string {
+	if lineBps <= 0 || frameBytes <= 0 {
+		return ""
 	}
-	if e.L1BitsPerSecond != nil && short(float64(rate.L1BitsPerSecond), float64(e.L1BitsPerSecond.Value())) {
-		out = append(out, shortfall{units.FormatBits(rate.L1BitsPerSecond) + " L1", units.FormatBits(e.L1BitsPerSecond.Value())})
-	}
-	if e.FramesPerSecond != nil && short(float64(rate.FramesPerSecond), float64(e.FramesPerSecond.Value())) {
-		out = append(out, shortfall{fmt.Sprintf("%d frames/s", rate.FramesPerSecond), fmt.Sprintf("%d", e.FramesPerSecond.Value())})
+	line := float64(lineBps)
+	fps := line / ((frameBytes + 20) * 8)
+	over := func(want, most float64) bool { return want > most*(1+1e-9) }
+	at := fmt.Sprintf("the ports' line rate of %s carries at most", units.FormatBits(lineBps))
+	switch {
+	case e.L2BitsPerSecond != nil && over(float64(e.L2BitsPerSecond.Value()), fps*frameBytes*8):
+		return fmt.Sprintf("%s L2 is more than %s %s L2 at this frame size: no DUT can meet it", units.FormatBits(e.L2BitsPerSecond.Value()), at, units.FormatBits(int64(fps*frameBytes*8)))
+	case e.L1BitsPerSecond != nil && over(float64(e.L1BitsPerSecond.Value()), line):
+		return fmt.Sprintf("%s L1 is more than %s %s L1: no DUT can meet it", units.FormatBits(e.L1BitsPerSecond.Value()), at, units.FormatBits(lineBps))
+	case e.FramesPerSecond != nil && over(float64(e.FramesPerSecond.Value()), fps):
+		return fmt.Sprintf("%d frames/s is more than %s %.0f frames/s at this frame size: no DUT can meet it", e.FramesPerSecond.Value(), at, fps)
 	}
 	if e.PercentOfLineRate != "" {
-		want, _ := strconv.ParseFloat(string(e.PercentOfLineRate), 64)
-		got, _ := strconv.ParseFloat(rate.PercentOfLineRate, 64)
-		if short(got, want) {
-			out = append(out, shortfall{rate.PercentOfLineRate + "% of line rate", string(e.PercentOfLineRate) + "%"})
+		if want, err := strconv.ParseFloat(string(e.PercentOfLineRate), 64); err == nil && over(want, 100) {
+			return fmt.Sprintf("%s%% of line rate is more than the line carries: no DUT can meet it", e.PercentOfLineRate)
 		}
 	}
-	return out
+	return ""
 }
 
 func checkLatency(e v1alpha1.LatencyExpectation, res *v1alpha1.Results) (failures, undecided []string) {

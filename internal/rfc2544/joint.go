@@ -105,10 +105,6 @@ func (r *Runner) confirmBidirectional(ctx context.Context, test v1alpha1.TestKin
 			if above != nil && above.RatePercent > rate && (sr.AboveNDR == nil || above.RatePercent <= sr.AboveNDR.RatePercent) {
 				sr.AboveNDR = above
 			}
-			// a pair that lost together bounds what the DUT forwards with both directions running
-			if above != nil && (sr.LostAt == nil || above.RatePercent < sr.LostAt.RatePercent) {
-				sr.LostAt = above
-			}
 		})
 	if err != nil || tp.PDRLossTolerancePercent == nil {
 		return trials, spent, err

@@ -268,10 +268,6 @@ func (r *Runner) throughput(ctx context.Context, size int) error {
 		tr := v1alpha1.ThroughputResult{FrameSize: int32(size), Direction: dirs[d].Name,
 			NDR: r.rate(best.NDR, float64(size)), LossPercent: "0", Trials: int32(a.trials),
 			TrialSeconds: fmt.Sprintf("%.0f", a.seconds), TesterLimited: a.limited, Undetermined: a.undetermined}
-		if a.lostAt > 0 {
-			lost := r.rate(a.lostAt, float64(size))
-			tr.LostAt = &lost
-		}
 		if sl := best.ShortLoss; sl != nil && best.Found && sl.RatePercent <= best.NDR+1e-9 {
 			tr.ShortTrialLossPercent = FormatPct(sl.RatePercent)
 		}
@@ -322,17 +318,12 @@ type repetitionsAcc struct {
 	noAnswer, none int
 	// undetermined: why a repetition's search did not determine the NDR
 	undetermined string
-	// lostAt is the lowest rate any repetition saw the DUT lose at (search.Result.LostAt; 0: none)
-	lostAt float64
 }
 
 func (a *repetitionsAcc) add(sr *search.Result, rep, reps int, lineFPS float64) {
 	a.trials += sr.Trials
 	a.seconds += sr.TrialTime.Seconds()
 	a.limited = a.limited || sr.TesterLimited
-	if sr.LostAt != nil && (a.lostAt == 0 || sr.LostAt.RatePercent < a.lostAt) {
-		a.lostAt = sr.LostAt.RatePercent
-	}
 	if sr.Undetermined != "" && a.undetermined == "" {
 		a.undetermined = sr.Undetermined
 		if reps > 1 {
@@ -423,10 +414,6 @@ func (r *Runner) imix(ctx context.Context) error {
 			}
 			if dr := detailOf(sr.AboveNDR, d); dr != nil {
 				ir.ClassesAboveNDR = classResults(dr.stream.Classes)
-			}
-			if sr.LostAt != nil {
-				lost := r.rate(sr.LostAt.RatePercent, mean)
-				ir.LostAt = &lost
 			}
 			switch {
 			case sr.Undetermined != "":

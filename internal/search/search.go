@@ -99,11 +99,6 @@ type Result struct {
 	NDRTrial *Measurement
 	// AboveNDR is the lowest failing trial above the NDR, the one that shows what the DUT drops first.
 	AboveNDR *Measurement
-	// LostAt is a trial that lost at the lowest load the goal classifies as an upper bound (under the RFC
-	// 2544 goal, the lowest-rate full-length trial the tester did not spoil that lost more than the
-	// tolerance): the DUT's throughput lies below its rate whatever the tester could or could not offer,
-	// so an expectation above it fails even when the NDR is tester-limited or undetermined (nil: none).
-	LostAt   *Measurement
 	PDR      *float64
 	PDRTrial *Measurement
 	// Trials and TrialTime count every trial of this search (traffic time only).
@@ -440,7 +435,6 @@ func (s *state) stop(err error, what string) error {
 }
 
 func (s *state) setNDR(ndr float64, m *Measurement) {
-	s.r.LostAt = s.lowestFullLengthLoss()
 	if m == nil {
 		s.r.Found, s.r.NDR = false, 0
 		if s.ceiling < s.p.MaxRate-eps && !s.validFailureUpTo(s.ceiling) {
@@ -459,34 +453,10 @@ func (s *state) setNDR(ndr float64, m *Measurement) {
 			s.r.Notes = appendOnce(s.r.Notes, fmt.Sprintf("shorter trials lost frames at or below the NDR (the lowest at %.3f%% of line rate in %s, loss %.4f%%, above the tolerance) where full-length trials kept within it: the DUT's capacity varies from trial to trial near its NDR; RFC 2544 decides by the full-length trials, the short ones only steer the search",
 				low.RatePercent, low.Duration, low.LossPercent))
 		}
-		// at the ceiling the tester may have kept the answer low, unless a valid full-length failure within
-		// the goal width above bounds it as the DUT's own
-		if s.ceiling < s.p.MaxRate-eps && ndr >= s.ceiling-s.width(s.ceiling)-eps &&
-			(s.r.LostAt == nil || s.r.LostAt.RatePercent > ndr+s.width(s.r.LostAt.RatePercent)+eps) {
+		if s.ceiling < s.p.MaxRate-eps && ndr >= s.ceiling-s.width(s.ceiling)-eps {
 			s.r.TesterLimited = true
 		}
 	}
-}
-
-// lowestFullLengthLoss is a trial that lost at the lowest load the goal classifies as an upper bound
-// (under the RFC 2544 goal: a full-length trial the tester did not spoil that lost), the longest of those
-// there (nil: no load is an upper bound).
-func (s *state) lowestFullLengthLoss() *Measurement {
-	g := s.goal(s.p.LossTolerance)
-	var low *Measurement
-	for i := range s.r.History {
-		m := &s.r.History[i]
-		if m.TesterLimited || m.Aborted != "" || Pass(m.LossPercent, s.p.LossTolerance) {
-			continue
-		}
-		if low != nil && (m.RatePercent > low.RatePercent || m.RatePercent == low.RatePercent && m.Duration <= low.Duration) {
-			continue
-		}
-		if c, _ := g.Classify(s.at(m.RatePercent)); c == UpperBound {
-			low = m
-		}
-	}
-	return low
 }
 
 // fullTrialsAt counts the valid trials at a rate that are not short search trials.
