@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -47,6 +48,7 @@ func TestTestsCreatedTogetherTakeTurns(t *testing.T) {
 	for _, n := range names {
 		newTest(t, ns, n, sriovTest())
 	}
+	var order []string
 	for range names {
 		var running []string
 		eventually(t, "a test on the testbed", func() (bool, string) {
@@ -60,7 +62,21 @@ func TestTestsCreatedTogetherTakeTurns(t *testing.T) {
 				t.Fatalf("tests on one testbed at once: %v", running)
 			}
 		}
+		order = append(order, running[0])
 		finishRun(t, ns, running[0], 1)
+	}
+	// after the first (which may start before the others exist), the queue goes by creation time, which is
+	// to the second, and by name among tests created in the same second
+	rest := slices.Clone(order[1:])
+	slices.SortFunc(rest, func(a, b string) int {
+		ta, tb := getTest(t, ns, a).CreationTimestamp.Time, getTest(t, ns, b).CreationTimestamp.Time
+		if c := ta.Compare(tb); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	if !slices.Equal(rest, order[1:]) {
+		t.Errorf("ran in the order %v, want %v after %s (creation second, then name)", order[1:], rest, order[0])
 	}
 }
 

@@ -1,6 +1,7 @@
 package v1alpha1_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"sort"
@@ -9,6 +10,8 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
+
+	"linerate.dev/linerate/api/v1alpha1"
 )
 
 // TestEveryFieldIsDocumented keeps `kubectl explain traffictest.spec` and `.status` a manual: every property
@@ -59,5 +62,42 @@ func walkUndocumented(path string, s apiextensionsv1.JSONSchemaProps, out *[]str
 	}
 	if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
 		walkUndocumented(path+"{}", *s.AdditionalProperties.Schema, out)
+	}
+}
+
+// `kubectl get traffictests` shows where a queued test stands and what it waits for: the columns read the
+// status fields the operator writes (a renamed field would leave them empty without this).
+func TestQueueColumnsReadTheQueue(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "config", "crd", "bases", "linerate.dev_traffictests.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := yaml.Unmarshal(data, &crd); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"Phase": ".status.phase", "Queue": ".status.queue.position", "Waiting For": ".status.queue.waitingFor[0]",
+		"Verdict": ".status.verdict"}
+	for _, v := range crd.Spec.Versions {
+		got := map[string]string{}
+		for _, c := range v.AdditionalPrinterColumns {
+			got[c.Name] = c.JSONPath
+		}
+		for name, path := range want {
+			if got[name] != path {
+				t.Errorf("%s: column %q reads %q, want %q", v.Name, name, got[name], path)
+			}
+		}
+	}
+	// the paths name real fields: a queued status marshals them
+	b, err := json.Marshal(v1alpha1.TrafficTestStatus{Phase: v1alpha1.PhaseQueued,
+		Queue: &v1alpha1.QueueStatus{Position: 2, WaitingFor: []string{"a runs on DUT gw"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, field := range []string{`"phase":"Queued"`, `"queue":{"position":2,"waitingFor":["a runs on DUT gw"]}`} {
+		if !strings.Contains(string(b), field) {
+			t.Errorf("status %s lacks %s", b, field)
+		}
 	}
 }

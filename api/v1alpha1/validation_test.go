@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -227,6 +228,11 @@ func TestRunningSpecCannotChangeButRunControlCan(t *testing.T) {
 		}},
 		{"durations.searchTrial", func(x *v1alpha1.TrafficTest) { x.Spec.Durations.SearchTrial.Duration *= 2 }},
 		{"durations.dutRest", func(x *v1alpha1.TrafficTest) { x.Spec.Durations.DUTRest.Duration *= 2 }},
+		{"durations.validationTrial", func(x *v1alpha1.TrafficTest) { x.Spec.Durations.ValidationTrial.Duration += time.Second }},
+		{"durations.latencyTrial", func(x *v1alpha1.TrafficTest) { x.Spec.Durations.LatencyTrial.Duration += time.Second }},
+		{"durations.backToBackTrial", func(x *v1alpha1.TrafficTest) { x.Spec.Durations.BackToBackTrial.Duration += time.Second }},
+		{"durations.warmUp", func(x *v1alpha1.TrafficTest) { x.Spec.Durations.WarmUp.Duration += time.Second }},
+		{"durations.drain", func(x *v1alpha1.TrafficTest) { x.Spec.Durations.Drain.Duration += time.Second }},
 		{"throughput", func(x *v1alpha1.TrafficTest) { x.Spec.Throughput.Repetitions = 7 }},
 		{"latency", func(x *v1alpha1.TrafficTest) { x.Spec.Latency.Repetitions = 21 }},
 		{"frameLoss", func(x *v1alpha1.TrafficTest) { x.Spec.FrameLoss.Step = "5" }},
