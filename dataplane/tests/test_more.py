@@ -434,15 +434,16 @@ class Line(Base):
             self.line.stdout.close()
         super().tearDown()
 
-    def start_line(self, delay_us, extra_us, every):
-        """The line from t0 (tester port 0) to t1 (tester port 1), in a DUT namespace of its own."""
+    def start_line(self, delay_us, extra_us, every, options=()):
+        """The line from t0 (tester port 0) to t1 (tester port 1), in a DUT namespace of its own; options are
+        delayline.py's flags (--in-flow, --dup-every K)."""
         self.tns = tns = self.net.ns("t")
         dns = self.net.ns("d")
         self.net.veth("t0", tns, "d0", dns)
         self.net.veth("t1", tns, "d1", dns)
         self.line = subprocess.Popen(["ip", "netns", "exec", dns, "python3", os.path.join(
                                       os.path.dirname(__file__), "delayline.py"), "d0", "d1", str(delay_us),
-                                      str(extra_us), str(every)],
+                                      str(extra_us), str(every)] + list(options),
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.assertEqual(self.line.stdout.readline().strip(), "ready")
 

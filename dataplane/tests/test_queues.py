@@ -199,6 +199,77 @@ class ReorderingLineQueues(test_more.Line):
         self.assertEqual(len(set(counts.values())), 1, "one worker and two counted differently: %s" % counts)
 
 
+class InFlowReorderingLineQueues(test_more.Line):
+    """Loss, duplicates and reordering against the DUT's own truth when one stream's flows arrive on two RX
+    queues, with one worker serving both and with one worker each. The line (delayline.py --in-flow) sends
+    every EVERY-th frame right after the next frame of its own flow (a flow is a UDP source port: the stream
+    varies sport), so that frame is overtaken by its flow's next frame and by the frames of other flows that
+    arrived between the two, and nothing else is reordered; a frame whose flow has no next frame (the end of
+    the trial) leaves in its place after EXTRA_US, the frames behind it waiting, so it is overtaken by none.
+    Every frame of a flow lands on one RX queue (the kernel's flow hash, seeded at random), so each frame the
+    line reordered is counted reordered by its own queue's worker whatever queue the hash chose, and no
+    other frame is: the engine's `reordered` must equal the line's overtaken_in_flow exactly. (A line that
+    let a frame be overtaken only by other flows' frames would make the truth depend on the hash: the line
+    says so, overtaken above overtaken_in_flow, and the test requires it not to.) The line also sends every
+    DUP-th frame twice, the copy identical and right after it: the copy lands on its original's queue, and
+    the engine's `duplicates` must equal the line's dups and its rx_frames the frames sent plus them, with
+    nothing missing.
+
+    EVERY is prime to FLOWS, so a frame's flow's next frame (FLOWS later) is never held itself, and DUP too,
+    so the copies are of every flow's frames (on both queues), some of them of held frames (a copy of a
+    reordered frame is a duplicate, not reordered again); a trial's frames are a multiple of both, so the
+    line does the same in every trial. Frames are 1000 / FPS ms apart, a flow's next frame FLOWS times that
+    (67 ms), well within EXTRA_US. 16 flows put all on one of two queues with a chance of 2 in 2^16; the test
+    requires both to receive."""
+
+    FPS = 240
+    FLOWS, EVERY, DUP = 16, 5, 3
+    EXTRA_US = 200000
+
+    def test_one_and_two_workers_count_the_lines_truth_on_two_queues(self):
+        self.start_line(2000, self.EXTRA_US, self.EVERY, ("--in-flow", "--dup-every", str(self.DUP)))
+        sent = 2 * self.FPS
+        # held frames whose flow has a next frame in the trial: all but those of the last FLOWS frames
+        held = len([n for n in range(sent - self.FLOWS) if n % self.EVERY == self.EVERY - 1])
+        counts, truths = {}, {}
+        for lcores, layout in ((ONE, [[(0, 0), (1, 0), (1, 1)]]), (TWO, [[(0, 0), (1, 1)], [(1, 0)]])):
+            e = Engine(self.tns, ["t0", "t1"], tag="if", lcores=lcores, extra=("--idle-sleep-us", "50"), qpairs=(1, 2))
+            self.engines.append(e)
+            e.cmd("PORT id=0 ip4=198.18.1.2/24 peer_mac=%s" % self.net.mac("t1", self.tns))
+            e.cmd("PORT id=1 ip4=198.19.1.2/24 peer_mac=%s" % self.net.mac("t0", self.tns))
+            e.cmd("STREAM id=0 tx=0 rx=1 src=198.18.1.2 dst=198.19.1.2 flows=%d vary=sport sizes=128" % self.FLOWS)
+            self.line_stats()
+            # the frames a flow's frame waits for leave at most EXTRA_US later, well within the drain
+            r = e.trial([0], [self.FPS], duration_ms=2000, drain_ms=1000)
+            line = {k: int(v) for k, v in self.line_stats().items()}
+            s = r["streams"][0]
+            per_queue = rx_per_queue(r, 1)
+            print("\n%s: line %s; engine tx %d rx %d missing %d duplicates %d reordered %d max_late %d, rx per queue %s"
+                  % (lcores, line, s["tx_frames"], s["rx_frames"], missing(s), s["duplicates"], s["reordered"],
+                     s["max_late"], per_queue), file=sys.stderr)
+            self.assertEqual(queues(r), layout, r["workers"])
+            self.assertEqual(s["rx_queues"], 2, s)
+            self.assertTrue(len(per_queue) == 2 and min(per_queue) > 0, per_queue)
+            # the line forwarded the trial's frames and nothing else, and reordered within flows only
+            self.assertEqual(line["frames"], sent, line)
+            self.assertEqual(line["overtaken"], line["overtaken_in_flow"], line)
+            # not vacuous: nearly every held frame was overtaken (its flow's next frame came in time), and
+            # every DUP-th frame was sent twice
+            self.assertGreaterEqual(line["overtaken_in_flow"], held * 9 // 10, line)
+            self.assertGreaterEqual(line["dups"], sent // self.DUP * 9 // 10, line)
+            self.assertEqual((s["tx_frames"], s["rx_frames"], missing(s), s["duplicates"], s["reordered"]),
+                             (sent, sent + line["dups"], 0, line["dups"], line["overtaken_in_flow"]), (lcores, line, s))
+            self.assertEqual((s["beyond_window"], s["bad_flow"], s["corrupted"]), (0, 0, 0), s)
+            counts[lcores] = (s["rx_frames"], s["duplicates"], s["reordered"], s["max_late"])
+            truths[lcores] = line["overtaken_in_flow"], line["dups"]
+            e.close()
+            self.engines.remove(e)
+        # the line did the same in both trials (unless the OS delayed a flow's next frame by EXTRA_US), and
+        # then one worker and two counted the same
+        if len(set(truths.values())) == 1:
+            self.assertEqual(len(set(counts.values())), 1, "one worker and two counted differently: %s" % counts)
+
+
 def read(path):
     with open(path) as f:
         return f.read()
