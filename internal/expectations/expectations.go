@@ -12,8 +12,7 @@ import (
 
 // Evaluate checks every expectation against the results of a run that planned the given rows. It returns
 // VerdictNone when there are no expectations. Otherwise the verdict fails closed:
-//   - Failed, with a message per expectation a measured result did not meet, or that asks more than the
-//     ports' line rate carries (whatever the tester did, no DUT can meet it);
+//   - Failed, with a message per expectation a measured result did not meet;
 //   - Inconclusive, when nothing failed but something could not be decided: a planned row was not
 //     measured (or the tester spoiled every trial of it), an expectation's row is missing, a tester-limited
 //     throughput lies below the expected value (the DUT may be faster), a latency was not measurable, or
@@ -152,7 +151,6 @@ func measured(testerLimited bool, ndr v1alpha1.Rate) bool {
 func checkThroughput(e v1alpha1.ThroughputExpectation, res *v1alpha1.Results) (failures, undecided []string) {
 	type row struct {
 		size         int32
-		bytes        float64 // the frame size, or the IMIX's average
 		direction    string
 		rate         v1alpha1.Rate
 		limited      bool
@@ -161,13 +159,12 @@ func checkThroughput(e v1alpha1.ThroughputExpectation, res *v1alpha1.Results) (f
 	var rows []row
 	for _, t := range res.Throughput {
 		if e.FrameSize == 0 || e.FrameSize == t.FrameSize {
-			rows = append(rows, row{t.FrameSize, float64(t.FrameSize), t.Direction, t.NDR, t.TesterLimited, t.Undetermined})
+			rows = append(rows, row{t.FrameSize, t.Direction, t.NDR, t.TesterLimited, t.Undetermined})
 		}
 	}
 	if e.FrameSize == 0 {
 		for _, m := range res.Imix {
-			avg, _ := strconv.ParseFloat(m.AverageFrameSize, 64)
-			rows = append(rows, row{0, avg, m.Direction, m.NDR, m.TesterLimited, m.Undetermined})
+			rows = append(rows, row{0, m.Direction, m.NDR, m.TesterLimited, m.Undetermined})
 		}
 	}
 	what := "every size"
@@ -181,12 +178,6 @@ func checkThroughput(e v1alpha1.ThroughputExpectation, res *v1alpha1.Results) (f
 		size := "IMIX"
 		if r.size != 0 {
 			size = fmt.Sprintf("%d B", r.size)
-		}
-		// more than the line carries is more than any DUT can forward: no measurement, and no tester limit,
-		// can change that
-		if beyond := beyondLineRate(e, r.bytes, res.LineRateBitsPerSecond); beyond != "" {
-			failures = append(failures, fmt.Sprintf("minThroughput %s %s: %s", size, r.direction, beyond))
-			continue
 		}
 		var below []string
 		if e.L2BitsPerSecond != nil && r.rate.L2BitsPerSecond < e.L2BitsPerSecond.Value() {
@@ -220,33 +211,6 @@ func checkThroughput(e v1alpha1.ThroughputExpectation, res *v1alpha1.Results) (f
 		}
 	}
 	return failures, undecided
-}
-
-// beyondLineRate says how an expectation asks more than the ports' line rate carries at a frame size (""
-// when it does not, or when the line rate or the size is unknown): frames of S bytes take S + 20 bytes of
-// the line (preamble, start delimiter, inter-frame gap), so at most line / ((S+20)*8) of them a second.
-func beyondLineRate(e v1alpha1.ThroughputExpectation, frameBytes float64, lineBps int64) string {
-	if lineBps <= 0 || frameBytes <= 0 {
-		return ""
-	}
-	line := float64(lineBps)
-	fps := line / ((frameBytes + 20) * 8)
-	over := func(want, most float64) bool { return want > most*(1+1e-9) }
-	at := fmt.Sprintf("the ports' line rate of %s carries at most", units.FormatBits(lineBps))
-	switch {
-	case e.L2BitsPerSecond != nil && over(float64(e.L2BitsPerSecond.Value()), fps*frameBytes*8):
-		return fmt.Sprintf("%s L2 is more than %s %s L2 at this frame size: no DUT can meet it", units.FormatBits(e.L2BitsPerSecond.Value()), at, units.FormatBits(int64(fps*frameBytes*8)))
-	case e.L1BitsPerSecond != nil && over(float64(e.L1BitsPerSecond.Value()), line):
-		return fmt.Sprintf("%s L1 is more than %s %s L1: no DUT can meet it", units.FormatBits(e.L1BitsPerSecond.Value()), at, units.FormatBits(lineBps))
-	case e.FramesPerSecond != nil && over(float64(e.FramesPerSecond.Value()), fps):
-		return fmt.Sprintf("%d frames/s is more than %s %.0f frames/s at this frame size: no DUT can meet it", e.FramesPerSecond.Value(), at, fps)
-	}
-	if e.PercentOfLineRate != "" {
-		if want, err := strconv.ParseFloat(string(e.PercentOfLineRate), 64); err == nil && over(want, 100) {
-			return fmt.Sprintf("%s%% of line rate is more than the line carries: no DUT can meet it", e.PercentOfLineRate)
-		}
-	}
-	return ""
 }
 
 func checkLatency(e v1alpha1.LatencyExpectation, res *v1alpha1.Results) (failures, undecided []string) {

@@ -318,38 +318,3 @@ func TestPenaltyOfATesterLimitedFigure(t *testing.T) {
 		})
 	}
 }
-
-// An expectation above what the ports' line rate carries fails whatever the row says: no DUT can forward
-// more than the line, so a tester limit (or an undetermined search) does not leave it undecided. The e2e's
-// impossible expectation (100 Gbit/s on 1 GbE ports) was Inconclusive when the shared host spoiled the
-// trials just above the DUT's NDR.
-func TestAnExpectationBeyondTheLineRateFails(t *testing.T) {
-	const gbe = 1_000_000_000 // at 64 B: 1,488,095 frames/s, 761.9 Mbit/s L2
-	for _, c := range []struct {
-		name         string
-		expect       v1alpha1.ThroughputExpectation
-		limited      bool
-		undetermined string
-		lineBps      int64
-		want         v1alpha1.Verdict
-		mention      string
-	}{
-		{"L2 above the line, tester-limited row", v1alpha1.ThroughputExpectation{FrameSize: 64, L2BitsPerSecond: quantity("100G")}, true, "", gbe, v1alpha1.VerdictFailed, "no DUT can meet it"},
-		{"L2 above the line, undetermined row", v1alpha1.ThroughputExpectation{FrameSize: 64, L2BitsPerSecond: quantity("800M")}, false, "trial cap", gbe, v1alpha1.VerdictFailed, "761.90 Mbit/s L2"},
-		{"L2 at the line's most, tester-limited row", v1alpha1.ThroughputExpectation{FrameSize: 64, L2BitsPerSecond: quantity("761904761")}, true, "", gbe, v1alpha1.VerdictInconclusive, "testerLimited"},
-		{"frames/s above the line", v1alpha1.ThroughputExpectation{FrameSize: 64, FramesPerSecond: quantity("1488096")}, true, "", gbe, v1alpha1.VerdictFailed, "1488095 frames/s"},
-		{"L1 above the line", v1alpha1.ThroughputExpectation{FrameSize: 64, L1BitsPerSecond: quantity("2G")}, true, "", gbe, v1alpha1.VerdictFailed, "2.000 Gbit/s L1"},
-		{"percent above 100", v1alpha1.ThroughputExpectation{FrameSize: 64, PercentOfLineRate: "101"}, true, "", gbe, v1alpha1.VerdictFailed, "101% of line rate"},
-		{"line rate unknown", v1alpha1.ThroughputExpectation{FrameSize: 64, L2BitsPerSecond: quantity("100G")}, true, "", 0, v1alpha1.VerdictInconclusive, "testerLimited"},
-		{"a measured row below: the usual failure", v1alpha1.ThroughputExpectation{FrameSize: 64, L2BitsPerSecond: quantity("500M")}, false, "", gbe, v1alpha1.VerdictFailed, "400.00 Mbit/s L2 is below 500.00 Mbit/s"},
-	} {
-		res := sampleResults()
-		res.LineRateBitsPerSecond = c.lineBps
-		res.Throughput[0].TesterLimited, res.Throughput[0].Undetermined = c.limited, c.undetermined
-		exp := &v1alpha1.Expectations{MinThroughput: []v1alpha1.ThroughputExpectation{c.expect}}
-		v, f := Evaluate(exp, res, planned)
-		if v != c.want || !strings.Contains(strings.Join(f, ";"), c.mention) {
-			t.Errorf("%s: %s %q, want %s naming %q", c.name, v, f, c.want, c.mention)
-		}
-	}
-}

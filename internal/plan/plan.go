@@ -484,6 +484,9 @@ func Resolve(tt *v1alpha1.TrafficTest, profile *v1alpha1.ImixProfile) (*Plan, er
 		}
 		p.Ports = append(p.Ports, port)
 	}
+	if err := p.unreachableExpectation(); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 

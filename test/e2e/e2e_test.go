@@ -366,24 +366,54 @@ func near(got, want int64, tolerance float64) bool {
 	return d <= tolerance && d >= -tolerance
 }
 
-// TestImpossibleExpectationFailsTheVerdict: an expectation no DUT here can meet makes the verdict Failed.
-func TestImpossibleExpectationFailsTheVerdict(t *testing.T) {
-	tt := load(t, "e2e-strict", func(tt *v1alpha1.TrafficTest) {
+// TestImpossibleExpectationIsRefusedBeforeTheRun: an expectation above what the line carries (100 Gbit/s on
+// the demo's 1G) is refused at planning, naming the field, and no tester pod takes the testbed.
+func TestImpossibleExpectationIsRefusedBeforeTheRun(t *testing.T) {
+	tt := load(t, "e2e-impossible", func(tt *v1alpha1.TrafficTest) {
 		tt.Spec.Tests = []v1alpha1.TestKind{v1alpha1.TestThroughput}
 		tt.Spec.FrameSizes = []int32{64}
 		q := resourceQuantity(t, "100G")
 		tt.Spec.Expectations = &v1alpha1.Expectations{MinThroughput: []v1alpha1.ThroughputExpectation{{L2BitsPerSecond: &q}}}
 	})
+	refused := wait(t, tt, 2*time.Minute, "PlanReady False", func(tt *v1alpha1.TrafficTest) bool {
+		c := meta.FindStatusCondition(tt.Status.Conditions, v1alpha1.ConditionPlanReady)
+		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == v1alpha1.ReasonInvalidPlan
+	})
+	c := meta.FindStatusCondition(refused.Status.Conditions, v1alpha1.ConditionPlanReady)
+	if !strings.Contains(c.Message, "spec.expectations.minThroughput[0].l2BitsPerSecond") || len(refused.Status.TesterPods) != 0 {
+		t.Errorf("PlanReady %q, tester pods %v", c.Message, refused.Status.TesterPods)
+	}
+	t.Logf("refused: %s", c.Message)
+}
+
+// TestMissedExpectationFailsTheVerdict: an expectation the DUT (a 10 Mbit/s shaper) cannot meet but the line
+// could (half the line rate) makes the verdict Failed with the failure listed. On a shared host the tester
+// may spoil the trials just above the DUT's NDR and mark it tester-limited: then, and only then, the
+// verdict is Inconclusive, every reason naming the tester limit (never Passed).
+func TestMissedExpectationFailsTheVerdict(t *testing.T) {
+	tt := load(t, "e2e-strict", func(tt *v1alpha1.TrafficTest) {
+		tt.Spec.Tests = []v1alpha1.TestKind{v1alpha1.TestThroughput}
+		tt.Spec.FrameSizes = []int32{64}
+		tt.Spec.Expectations = &v1alpha1.Expectations{MinThroughput: []v1alpha1.ThroughputExpectation{{PercentOfLineRate: "50"}}}
+	})
 	done := wait(t, tt, 10*time.Minute, "the end", finished)
-	if done.Status.Verdict != v1alpha1.VerdictFailed {
+	switch done.Status.Verdict {
+	case v1alpha1.VerdictFailed:
+		if len(done.Status.Failures) == 0 {
+			t.Errorf("a Failed verdict without the failures listed")
+		}
+		c := meta.FindStatusCondition(done.Status.Conditions, v1alpha1.ConditionExpectationsMet)
+		if c == nil || c.Status != metav1.ConditionFalse {
+			t.Errorf("ExpectationsMet: %+v", c)
+		}
+	case v1alpha1.VerdictInconclusive:
+		for _, f := range done.Status.Failures {
+			if !strings.Contains(f, "testerLimited") {
+				t.Errorf("Inconclusive for a reason other than the tester's limit: %q", f)
+			}
+		}
+	default:
 		t.Fatalf("verdict %q, want Failed; failures %v", done.Status.Verdict, done.Status.Failures)
-	}
-	if len(done.Status.Failures) == 0 {
-		t.Errorf("a Failed verdict without the failures listed")
-	}
-	c := meta.FindStatusCondition(done.Status.Conditions, v1alpha1.ConditionExpectationsMet)
-	if c == nil || c.Status != metav1.ConditionFalse {
-		t.Errorf("ExpectationsMet: %+v", c)
 	}
 	t.Logf("verdict %s: %v", done.Status.Verdict, done.Status.Failures)
 }
