@@ -174,4 +174,12 @@ func TestGitOpsToolsReadTheRun(t *testing.T) {
 	if ks := kstatusOf(t, stale); ks != string(status.InProgressStatus) {
 		t.Errorf("unobserved generation: kstatus %s", ks)
 	}
+	// a test just created, before the operator wrote any status, is Current to kstatus (no conditions, no
+	// observedGeneration: the library's reading of an unknown resource), which the chart README warns of;
+	// Argo CD's check calls it Progressing
+	fresh := passed.DeepCopy()
+	fresh.Status = v1alpha1.TrafficTestStatus{}
+	if ks, argo := kstatusOf(t, fresh), first(argoHealth(t, fresh)); ks != string(status.CurrentStatus) || argo != "Progressing" {
+		t.Errorf("no status yet: kstatus %s (the README says Current), Argo CD %s", ks, argo)
+	}
 }
