@@ -312,7 +312,8 @@ type ThroughputParams struct {
 	// highest rate losing at most this much, found in the same search. Unset: no PDR.
 	// +optional
 	PDRLossTolerance Percent `json:"pdrLossTolerance,omitempty"`
-	// resolution is the precision of the search in percent of line rate.
+	// resolution is the precision of the search in percent of line rate (unless throughput.goal.width sets a
+	// relative one), and the low end of the rates it searches.
 	// +kubebuilder:default="0.5"
 	// +optional
 	Resolution Percent `json:"resolution,omitempty"`
@@ -356,7 +357,7 @@ const (
 // trials show the DUT keeps within the loss tolerance for all but exceedRatio of durationSum, counting
 // only trials of at least finalTrialDuration as full-length, and an upper bound once they show it does not.
 // +kubebuilder:validation:XValidation:rule="!has(self.exceedRatio) || double(self.exceedRatio) < 100.0",message="throughput.goal.exceedRatio must be less than 100"
-// +kubebuilder:validation:XValidation:rule="!has(self.width) || (double(self.width) > 0.0 && double(self.width) < 100.0)",message="throughput.goal.width must be more than 0 and less than 100 (percent of the upper bound)"
+// +kubebuilder:validation:XValidation:rule="!has(self.width) || (double(self.width) >= 0.01 && double(self.width) < 100.0)",message="throughput.goal.width must be at least 0.01 and less than 100 (percent of the upper bound)"
 type SearchGoal struct {
 	// preset fills the settings not given: RFC2544 (the default) or CSIT.
 	// +optional
@@ -374,13 +375,14 @@ type SearchGoal struct {
 	// answer (RFC2544: 0; CSIT: 50).
 	// +optional
 	ExceedRatio Percent `json:"exceedRatio,omitempty"`
-	// width is RFC 9971's goal width, relative, in percent of the upper bound: the search is done once its
-	// lower bound L and upper bound U satisfy (U - L) / U <= width (RFC2544: unset; CSIT: 0.5). Set, it
-	// stops the search in place of throughput.resolution: 0.5 brackets an NDR at 5 % of line rate to
-	// 0.025 % of line rate, one at 90 % to 0.45 %. resolution stays the lowest rate the search tries, so
-	// the bracket never narrows below width percent of resolution (0.0025 % of line rate at 0.5 and 0.5);
-	// a search that runs out of trials first is undetermined. Unset: resolution, an absolute width in
-	// percent of line rate, stops the search, as in RFC 2544's bisection.
+	// width is the goal width (RFC 9971 leaves absolute or relative to the implementation; this is FD.io
+	// CSIT's relative width), in percent of the upper bound: the search is done once its lower bound L and
+	// upper bound U satisfy (U - L) / U <= width (RFC2544: unset; CSIT: 0.5). Set, it stops the search in
+	// place of throughput.resolution: 0.5 brackets an NDR at 5 % of line rate to 0.025 % of line rate, one
+	// at 90 % to 0.45 %. Below the resolution (the low end of the rates searched) the bracket asked for is
+	// width percent of the resolution. At least 0.01: finer brackets than rates can be told apart waste the
+	// search's trials. A search that runs out of trials first is undetermined. Unset: resolution, an
+	// absolute width in percent of line rate, stops the search, as in RFC 2544's bisection.
 	// +optional
 	Width Percent `json:"width,omitempty"`
 }

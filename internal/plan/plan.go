@@ -23,8 +23,13 @@ import (
 )
 
 // Version of the plan format; the runner refuses plans it does not know. 2: a tester's calibration, which a
-// runner that ignored it would let pass the tester's ceiling as the DUT's.
-const Version = 2
+// runner that ignored it would let pass the tester's ceiling as the DUT's. 3: the goal's relative width
+// (and the CSIT preset's 0.5 %), which a runner that ignored it would stop at the resolution.
+const Version = 3
+
+// MinWidthPercent is the finest relative goal width: 1e-4 of the upper bound, above the 1e-6 % of line rate
+// that rates are rounded to down to a bound of 1 % of line rate.
+const MinWidthPercent = 0.01
 
 // ConfigMapKey is the key of the plan in the plan ConfigMap.
 const ConfigMapKey = "plan.json"
@@ -693,8 +698,8 @@ func resolveGoal(g *v1alpha1.SearchGoal, validation time.Duration) (*Goal, error
 		return nil, fmt.Errorf("spec.throughput.goal: finalTrialDuration and durationSum must be longer than 0s")
 	case out.ExceedRatioPercent >= 100:
 		return nil, fmt.Errorf("spec.throughput.goal.exceedRatio must be less than 100")
-	case g.Width != "" && (out.WidthPercent <= 0 || out.WidthPercent >= 100):
-		return nil, fmt.Errorf("spec.throughput.goal.width: %q must be more than 0 and less than 100 (percent of the upper bound)", g.Width)
+	case g.Width != "" && (out.WidthPercent < MinWidthPercent || out.WidthPercent >= 100):
+		return nil, fmt.Errorf("spec.throughput.goal.width: %q must be at least %g and less than 100 (percent of the upper bound)", g.Width, MinWidthPercent)
 	case out.FinalTrialDuration == validation && out.DurationSum == validation && out.ExceedRatioPercent == 0 && out.WidthPercent == 0:
 		return nil, nil // RFC 2544 strict: what the search does without a goal
 	}

@@ -59,8 +59,16 @@ func (r *Runner) searchLanes(ctx context.Context, test v1alpha1.TestKind, size, 
 		params.InvalidRetries = -1 // the plan asked for none
 	}
 	if g := tp.Goal; g != nil {
-		r.note(fmt.Sprintf("throughput was searched with the %s goal (RFC 9971): a rate is the answer when its %s trials kept within the loss tolerance for all but %s%% of %s, so a trial at the NDR may have lost frames; the loss given is the loss at that share (the conditional throughput's), and the results are comparable only with runs of the same goal",
-			g.Preset, g.FinalTrialDuration, FormatPct(g.ExceedRatioPercent), g.DurationSum))
+		width := fmt.Sprintf("the goal width is the resolution, %s%% of line rate (absolute)", FormatPct(tp.ResolutionPercent))
+		if g.WidthPercent > 0 {
+			width = fmt.Sprintf("the goal width is %s%% of the upper bound, relative ((upper - lower) / upper)", FormatPct(g.WidthPercent))
+		}
+		share := "so a trial at the NDR may have lost frames; the loss given is the loss at that share (the conditional throughput's)"
+		if g.ExceedRatioPercent == 0 {
+			share = "so no full-length trial at the NDR lost more than the tolerance"
+		}
+		r.note(fmt.Sprintf("throughput was searched with the %s goal (RFC 9971): a rate is the answer when its %s trials kept within the loss tolerance for all but %s%% of %s, %s; %s; the results are comparable only with runs of the same goal",
+			g.Preset, g.FinalTrialDuration, FormatPct(g.ExceedRatioPercent), g.DurationSum, share, width))
 		// full-length is the goal's final trial duration; its loss ratio is the tolerance searched
 		params.Goal = r.searchGoal()
 		params.ValidationTrial = g.FinalTrialDuration
