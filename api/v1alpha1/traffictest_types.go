@@ -309,7 +309,8 @@ type ThroughputParams struct {
 	// +optional
 	LossTolerance Percent `json:"lossTolerance,omitempty"`
 	// pdrLossTolerance is the loss, in percent, of a partial drop rate (PDR) reported next to the NDR: the
-	// highest rate losing at most this much, found in the same search. Unset: no PDR.
+	// highest rate losing at most this much, found in the same search. Unset: no PDR, except under the CSIT
+	// goal preset, whose PDR is at 0.5.
 	// +optional
 	PDRLossTolerance Percent `json:"pdrLossTolerance,omitempty"`
 	// resolution is the precision of the search in percent of line rate (unless throughput.goal.width sets a
@@ -348,8 +349,8 @@ const (
 	// short search trials only steer the search (a row names a rate at or below its NDR where one lost).
 	GoalRFC2544 GoalPreset = "RFC2544"
 	// GoalCSIT is FD.io CSIT's NDR/PDR goal: 1 s trials, 21 s of them decide a rate, up to half of that
-	// time may lose more than the tolerance at the answer, and the search is done at a relative width of
-	// 0.5 % of the upper bound.
+	// time may lose more than the tolerance at the answer, the search is done at a relative width of 0.5 %
+	// of the upper bound, and a PDR at 0.5 % loss is searched beside the NDR unless pdrLossTolerance is set.
 	GoalCSIT GoalPreset = "CSIT"
 )
 

@@ -27,6 +27,10 @@ import (
 // (and the CSIT preset's 0.5 %), which a runner that ignored it would stop at the resolution.
 const Version = 3
 
+// CSITPDRLossPercent is the PDR's loss ratio in FD.io CSIT's NDR/PDR settings, searched with the CSIT
+// preset unless throughput.pdrLossTolerance says otherwise.
+const CSITPDRLossPercent = 0.5
+
 // MinWidthPercent is the finest relative goal width: 1e-4 of the upper bound, above the 1e-6 % of line rate
 // that rates are rounded to down to a bound of 1 % of line rate.
 const MinWidthPercent = 0.01
@@ -417,6 +421,11 @@ func Resolve(tt *v1alpha1.TrafficTest, profile *v1alpha1.ImixProfile) (*Plan, er
 		if err != nil {
 			return nil, err
 		}
+		p.Throughput.PDRLossTolerancePercent = &v
+	}
+	if th.PDRLossTolerance == "" && th.Goal != nil && th.Goal.Preset == v1alpha1.GoalCSIT && p.Throughput.LossTolerancePercent < CSITPDRLossPercent {
+		// CSIT's NDR/PDR settings search a PDR at 0.5 % loss beside the NDR (above the NDR's tolerance)
+		v := CSITPDRLossPercent
 		p.Throughput.PDRLossTolerancePercent = &v
 	}
 	if p.Throughput.ResolutionPercent, err = Percent("spec.throughput.resolution", th.Resolution, 0.5); err != nil {

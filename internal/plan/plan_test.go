@@ -198,6 +198,17 @@ func TestResolveSearchGoal(t *testing.T) {
 			case (p.Throughput.Goal == nil) != (tc.want == nil) || (tc.want != nil && *p.Throughput.Goal != *tc.want):
 				t.Errorf("goal %+v, want %+v", p.Throughput.Goal, tc.want)
 			}
+			// CSIT's settings search a PDR at 0.5 % loss; no other goal adds one
+			pdr := p != nil && p.Throughput.PDRLossTolerancePercent != nil
+			if csit := tc.goal != nil && tc.goal.Preset == v1alpha1.GoalCSIT && err == nil; pdr != csit || (pdr && *p.Throughput.PDRLossTolerancePercent != 0.5) {
+				t.Errorf("PDR tolerance %v under %+v", p.Throughput.PDRLossTolerancePercent, tc.goal)
+			}
 		})
+	}
+	// one the user sets stands
+	p, err := Resolve(testWith(v1alpha1.TrafficTestSpec{Tests: []v1alpha1.TestKind{"throughput"},
+		Throughput: v1alpha1.ThroughputParams{Goal: &v1alpha1.SearchGoal{Preset: v1alpha1.GoalCSIT}, PDRLossTolerance: "0.1"}}), nil)
+	if err != nil || p.Throughput.PDRLossTolerancePercent == nil || *p.Throughput.PDRLossTolerancePercent != 0.1 {
+		t.Errorf("CSIT with pdrLossTolerance 0.1: %v %v", p.Throughput.PDRLossTolerancePercent, err)
 	}
 }

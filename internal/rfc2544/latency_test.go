@@ -2,6 +2,7 @@ package rfc2544_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -60,5 +61,24 @@ func TestRepetitionsTheEngineCouldNotMeasureCountAsInvalid(t *testing.T) {
 	}
 	if s := row.RFC8219; s == nil || s.Repetitions != 2 || s.Invalid != 2 {
 		t.Errorf("RFC 8219 summary %+v, want 2 valid and 2 invalid of 4", s)
+	}
+}
+
+// Twenty repetitions of which two the engine could not measure leave an RFC 8219 summary over 18: the run
+// says it is over fewer than the 20 the RFC asks for; twenty valid ones say nothing.
+func TestASummaryOverFewerThanTwentyValidRepetitionsSaysSo(t *testing.T) {
+	for _, refused := range []map[int]bool{{3: true, 11: true}, {}} {
+		p := planFor(t, v1alpha1.TestThroughput, v1alpha1.TestLatency)
+		p.FrameSizes = []int{64}
+		p.Latency.Repetitions = 20
+		e := &unsyncedLatencyTrials{Engine: sim.New(sim.DUT{CapacityFPS: 3e6}), latencyTrial: p.Durations.LatencyTrial, refuse: refused}
+		res, err := rfc2544.New(p, e, nil, rfc2544.Options{Sleep: e.Sleep}).Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		said := strings.Contains(strings.Join(res.Notes, "\n"), "the RFC 8219 summary is over 18 valid repetitions of 20, fewer than the 20 it asks for")
+		if said != (len(refused) > 0) {
+			t.Errorf("%d refused: said %v; notes %q", len(refused), said, res.Notes)
+		}
 	}
 }

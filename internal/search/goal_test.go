@@ -42,6 +42,7 @@ func TestGoalClassifiesALoad(t *testing.T) {
 	tst009 := search.Goal{FinalTrialDuration: 60 * s, DurationSum: 120 * s, ExceedRatio: 0.5}
 	csitNDR := search.Goal{FinalTrialDuration: s, DurationSum: 21 * s, ExceedRatio: 0.5}
 	csitPDR := search.Goal{FinalTrialDuration: s, DurationSum: 21 * s, LossRatio: 0.005, ExceedRatio: 0.5}
+	exceed25 := search.Goal{FinalTrialDuration: 60 * s, DurationSum: 120 * s, ExceedRatio: 0.25}
 	for _, tc := range []struct {
 		name   string
 		goal   search.Goal
@@ -71,6 +72,13 @@ func TestGoalClassifiesALoad(t *testing.T) {
 		{"CSIT NDR: past the sum the whole grows", csitNDR, join(trials(15, s, 0), trials(14, s, 0.1)), search.LowerBound, 14.0 / 29, 14.0 / 29},
 		{"CSIT PDR: 0.4 % loss is low-loss", csitPDR, trials(21, s, 0.4), search.LowerBound, 0, 0},
 		{"CSIT PDR: 0.6 % loss is high-loss", csitPDR, trials(11, s, 0.6), search.UpperBound, 11.0 / 21, 21.0 / 21},
+		// the exceed ratio's balancing: 30 short clean seconds balance 30 × 0.25 / 0.75 = 10 short lossy ones
+		{"exceed 25 %: short lossy time past what short clean time balances is an upper bound", exceed25,
+			join(trials(1, 60*s, 0), trials(30, s, 0), trials(45, s, 1)), search.UpperBound, 35.0 / 120, 60.0 / 120},
+		{"exceed 25 %: just within it is undecided", exceed25,
+			join(trials(1, 60*s, 0), trials(30, s, 0), trials(39, s, 1)), search.Undecided, 29.0 / 120, 60.0 / 120},
+		{"exceed 25 %: balanced exactly, with the sum in full-length clean time, is a lower bound", exceed25,
+			join(trials(2, 60*s, 0), trials(30, s, 0), trials(10, s, 1)), search.LowerBound, 0, 0},
 		{"spoiled and aborted trials do not count", strict,
 			[]search.Measurement{{Duration: 60 * s, LossPercent: 5, TesterLimited: true}, {Duration: 60 * s, LossPercent: 100, Aborted: "dut-stalled"}, {Duration: 60 * s}},
 			search.LowerBound, 0, 0},

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"math"
 	"testing"
 	"time"
 )
@@ -10,17 +9,10 @@ import (
 // every model Multistage needs at most half of Binary's traffic time and misses the truth by no more on
 // average.
 func TestMisleadingModels(t *testing.T) {
-	const (
-		seeds = 50
-		// pairedErrSD is the standard deviation over the seeds of Multistage's |err| less Binary's on the
-		// same seed, on the model where their means are closest (noise 2 %: 0.46 % of line rate over 300
-		// seeds, the means 0.01 apart); the steady models vary less (0.11 to 0.15), rare loss more (2.95)
-		// but with Multistage ahead by 1.9.
-		pairedErrSD = 0.46
-	)
-	// Three standard errors of the mean difference at this seed count (0.20 % of line rate, under half the
-	// resolution): a search no worse on average passes, one worse by more than that fails.
-	absErrTolerance := 3 * pairedErrSD / math.Sqrt(seeds)
+	// The seeds are fixed, so the table is the same on every run: the goal is asserted as the
+	// benchmark prints it, at its 300 seeds, with no statistical slack (Multistage's mean |err| no larger
+	// than Binary's on every model, its traffic time at most half).
+	const seeds = 300
 
 	rows, err := misleadingRows(0.5, 10*time.Second, 60*time.Second, seeds)
 	if err != nil {
@@ -43,9 +35,8 @@ func TestMisleadingModels(t *testing.T) {
 			t.Errorf("%s: Multistage's traffic time %.0f s is %.2f of Binary's %.0f s, want at most 0.5",
 				r.Model, m.Traffic.Seconds(), ratio, b.Traffic.Seconds())
 		}
-		if m.MeanAbsErr > b.MeanAbsErr+absErrTolerance {
-			t.Errorf("%s: Multistage's mean |err| %.3f%% above Binary's %.3f%% by more than %.3f%%",
-				r.Model, m.MeanAbsErr, b.MeanAbsErr, absErrTolerance)
+		if m.MeanAbsErr > b.MeanAbsErr {
+			t.Errorf("%s: Multistage's mean |err| %.3f%% is above Binary's %.3f%%", r.Model, m.MeanAbsErr, b.MeanAbsErr)
 		}
 	}
 }
