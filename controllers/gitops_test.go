@@ -9,6 +9,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
@@ -163,6 +164,20 @@ func TestGitOpsToolsReadTheRun(t *testing.T) {
 	held := waitTest(t, ns, "held", "Suspended", phaseIs(v1alpha1.PhaseSuspended))
 	if got, want := viewOf(t, held), (gitOpsView{"False", "False", "False", "InProgress", "Suspended"}); got != want {
 		t.Errorf("suspended: %+v, want %+v", got, want)
+	}
+
+	// a spec that cannot be planned (an expectation the line cannot carry) is stalled at once: failed to
+	// kstatus, degraded to Argo CD, and no tester pod holds the testbed
+	newTest(t, ns, "unplannable", sriovTest(func(tt *v1alpha1.TrafficTest) {
+		l2 := resource.MustParse("100G")
+		tt.Spec.Expectations = &v1alpha1.Expectations{MinThroughput: []v1alpha1.ThroughputExpectation{{L2BitsPerSecond: &l2}}}
+	}))
+	unplannable := waitTest(t, ns, "unplannable", "InvalidPlan", func(tt *v1alpha1.TrafficTest) bool {
+		c := condition(tt, v1alpha1.ConditionPlanReady)
+		return c != nil && c.Reason == v1alpha1.ReasonInvalidPlan && tt.Status.ObservedGeneration == tt.Generation
+	})
+	if got, want := viewOf(t, unplannable), (gitOpsView{"False", "False", "True", "Failed", "Degraded"}); got != want || len(unplannable.Status.TesterPods) != 0 {
+		t.Errorf("unplannable: %+v, want %+v; pods %v", got, want, unplannable.Status.TesterPods)
 	}
 
 	// a spec the operator has not yet looked at is in progress whatever the conditions say

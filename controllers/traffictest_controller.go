@@ -241,6 +241,11 @@ func (r *TrafficTestReconciler) resolvePlan(ctx context.Context, tt *v1alpha1.Tr
 		}
 	}
 	p, err := plan.Resolve(tt, profile)
+	if err == nil && tt.Status.StartTime == nil && len(tt.Status.TesterPods) == 0 {
+		// refused before a run only: a run under way or finished is judged by its verdict, whatever its
+		// expectations became since
+		err = p.UnreachableExpectation()
+	}
 	if err != nil {
 		r.setCondition(tt, v1alpha1.ConditionPlanReady, metav1.ConditionFalse, v1alpha1.ReasonInvalidPlan, err.Error())
 		return nil, "", false, nil

@@ -266,9 +266,10 @@ func (c *Calibration) ceilingFor(size int32, dir string) *Ceiling {
 
 // Apply states each throughput row's margin to the tester's ceiling and marks a row tester-limited when its
 // NDR is within marginPercent of that ceiling, or within what the two searches could not tell apart (the
-// calibration's resolution and the run's, resolutionPercent, both in percent of line rate): the tester,
+// calibration's resolution and the run's precision at the ceiling's rate, both in percent of line rate):
+// the tester,
 // not the DUT, may be what stopped the search there. It returns the notes that say so.
-func Apply(res *v1alpha1.Results, c *Calibration, marginPercent, resolutionPercent float64) []string {
+func Apply(res *v1alpha1.Results, c *Calibration, marginPercent float64, precision func(ratePercent float64) float64) []string {
 	var notes []string
 	judge := func(size int32, dir string, ndr v1alpha1.Rate, limited *bool, margin *string) {
 		cl := c.ceilingFor(size, dir)
@@ -291,7 +292,7 @@ func Apply(res *v1alpha1.Results, c *Calibration, marginPercent, resolutionPerce
 		within := marginPercent
 		if pct, err := strconv.ParseFloat(cl.PercentOfLineRate, 64); err == nil && pct > 0 {
 			// the resolutions are in percent of line rate; the margin is in percent of the ceiling
-			within = max(within, 100*(c.ResolutionPercent+resolutionPercent)/pct)
+			within = max(within, 100*(c.ResolutionPercent+precision(pct))/pct)
 		}
 		within = max(within, cl.SpreadPercent)
 		ceiling := fmt.Sprintf("%d frames/s (%s%% of line rate, calibrated %s)", cl.FramesPerSecond, cl.PercentOfLineRate, c.MeasuredAt.Format(time.RFC3339))

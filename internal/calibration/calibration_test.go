@@ -56,7 +56,7 @@ func TestApply(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			res := &v1alpha1.Results{Throughput: []v1alpha1.ThroughputResult{{FrameSize: tc.size, Direction: tc.dir,
 				NDR: v1alpha1.Rate{FramesPerSecond: tc.fps}, TesterLimited: tc.limited}}}
-			notes := Apply(res, cal(), DefaultMarginPercent, 0)
+			notes := Apply(res, cal(), DefaultMarginPercent, func(float64) float64 { return 0 })
 			row := res.Throughput[0]
 			if row.TesterLimited != tc.wantLimited || row.CeilingMarginPercent != tc.wantMargin {
 				t.Errorf("limited %v margin %q, want %v %q", row.TesterLimited, row.CeilingMarginPercent, tc.wantLimited, tc.wantMargin)
@@ -74,7 +74,7 @@ func TestApplyToImixAndLatency(t *testing.T) {
 		Imix:    []v1alpha1.ImixResult{{Direction: "west->east", NDR: v1alpha1.Rate{FramesPerSecond: 2_950_000}}},
 		Latency: []v1alpha1.LatencyResult{{FrameSize: 64, Direction: "west->east", Aggregate: v1alpha1.LatencySummary{Valid: true, MinNs: 30000}}},
 	}
-	notes := Apply(res, cal(), DefaultMarginPercent, 0)
+	notes := Apply(res, cal(), DefaultMarginPercent, func(float64) float64 { return 0 })
 	if !res.Imix[0].TesterLimited || res.Imix[0].CeilingMarginPercent != "1.7" {
 		t.Errorf("IMIX row %+v", res.Imix[0])
 	}
@@ -85,7 +85,7 @@ func TestApplyToImixAndLatency(t *testing.T) {
 		t.Errorf("latency row %+v carries no floor", res.Latency[0])
 	}
 	// applied again (each step applies it), it says the same and marks nothing more
-	again := Apply(res, cal(), DefaultMarginPercent, 0)
+	again := Apply(res, cal(), DefaultMarginPercent, func(float64) float64 { return 0 })
 	if len(again) != 1 || again[0] != notes[1] {
 		t.Errorf("applied twice: %q", again)
 	}

@@ -40,7 +40,11 @@ func TestAnExpectationTheLineCannotCarryIsRefused(t *testing.T) {
 				spec.Tests, spec.FrameSizes = c.tests, nil
 				spec.Imix = &v1alpha1.ImixSource{Entries: []v1alpha1.ImixEntry{{FrameSize: 64, Weight: 7}, {FrameSize: 1518, Weight: 1}}}
 			}
-			_, err := Resolve(testWith(spec), nil)
+			p, err := Resolve(testWith(spec), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = p.UnreachableExpectation()
 			switch {
 			case c.want == "" && err != nil:
 				t.Errorf("refused: %v", err)
@@ -48,5 +52,26 @@ func TestAnExpectationTheLineCannotCarryIsRefused(t *testing.T) {
 				t.Errorf("err %v, want one saying %q", err, c.want)
 			}
 		})
+	}
+}
+
+// How precisely a search places its answer: the resolution, or the goal's relative width of the rate (of
+// the resolution below it).
+func TestPrecisionIsTheResolutionOrTheWidthOfTheRate(t *testing.T) {
+	for _, c := range []struct {
+		width, rate, want float64
+	}{
+		{0, 40, 0.5},       // no width: the resolution
+		{0.5, 40, 0.2},     // 0.5 % of 40 % of line rate
+		{0.5, 100, 0.5},    // 0.5 % of line rate
+		{0.5, 0.2, 0.0025}, // below the resolution: 0.5 % of it
+	} {
+		tp := Throughput{ResolutionPercent: 0.5}
+		if c.width > 0 {
+			tp.Goal = &Goal{WidthPercent: c.width}
+		}
+		if got := tp.PrecisionPercent(c.rate); got < c.want-1e-12 || got > c.want+1e-12 {
+			t.Errorf("width %g at %g%%: %g, want %g", c.width, c.rate, got, c.want)
+		}
 	}
 }

@@ -364,13 +364,7 @@ func (r *Runner) applyCalibration() {
 	if c == nil {
 		return
 	}
-	// how precisely the search placed the NDR, in % of line rate: the resolution, or a relative goal width
-	// of an upper bound (at most 100 % of line rate, so at most the width itself)
-	precision := r.plan.Throughput.ResolutionPercent
-	if g := r.plan.Throughput.Goal; g != nil {
-		precision = max(precision, g.WidthPercent)
-	}
-	for _, n := range calibration.Apply(r.res, c, r.plan.CeilingMarginPercent, precision) {
+	for _, n := range calibration.Apply(r.res, c, r.plan.CeilingMarginPercent, r.plan.Throughput.PrecisionPercent) {
 		r.note(n)
 	}
 }

@@ -36,7 +36,7 @@ func Calibrate(ctx context.Context, o CalibrateOptions) (*calibration.Calibratio
 		}
 		return nil, runErr
 	}
-	c := calibration.FromResults(tt.Name, res, p.CalibrationShape(), p.Throughput.ResolutionPercent, time.Now())
+	c := calibration.FromResults(tt.Name, res, p.CalibrationShape(), p.Throughput.PrecisionPercent(100), time.Now())
 	if runErr != nil {
 		// what was measured is kept for the user to read, and refused as a calibration
 		c.Incomplete = runErr.Error()

@@ -154,6 +154,9 @@ func loadPlan(files []string) (*v1alpha1.TrafficTest, *plan.Plan, error) {
 		return nil, nil, err
 	}
 	p, err := plan.Resolve(tt, profile)
+	if err == nil {
+		err = p.UnreachableExpectation()
+	}
 	return tt, p, err
 }
 

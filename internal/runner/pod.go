@@ -223,7 +223,7 @@ func writeCalibration(ctx context.Context, sink *ConfigMapSink, p *plan.Plan, re
 	if !measured {
 		return nil // the run's own error says why nothing was measured
 	}
-	c := calibration.FromResults(p.Name, res, p.CalibrationShape(), p.Throughput.ResolutionPercent, time.Now())
+	c := calibration.FromResults(p.Name, res, p.CalibrationShape(), p.Throughput.PrecisionPercent(100), time.Now())
 	if runErr != nil {
 		c.Incomplete = runErr.Error()
 	}

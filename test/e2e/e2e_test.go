@@ -397,10 +397,13 @@ func TestMissedExpectationFailsTheVerdict(t *testing.T) {
 		tt.Spec.Expectations = &v1alpha1.Expectations{MinThroughput: []v1alpha1.ThroughputExpectation{{PercentOfLineRate: "50"}}}
 	})
 	done := wait(t, tt, 10*time.Minute, "the end", finished)
+	if done.Status.Phase != v1alpha1.PhaseSucceeded || len(done.Status.Failures) == 0 {
+		t.Fatalf("phase %s, verdict %s, failures %q: want a run that measured and a reason", done.Status.Phase, done.Status.Verdict, done.Status.Failures)
+	}
 	switch done.Status.Verdict {
 	case v1alpha1.VerdictFailed:
-		if len(done.Status.Failures) == 0 {
-			t.Errorf("a Failed verdict without the failures listed")
+		if !strings.HasPrefix(done.Status.Failures[0], "minThroughput 64 B") {
+			t.Errorf("failures %q, want the 64 B throughput's", done.Status.Failures)
 		}
 		c := meta.FindStatusCondition(done.Status.Conditions, v1alpha1.ConditionExpectationsMet)
 		if c == nil || c.Status != metav1.ConditionFalse {
