@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -93,10 +94,14 @@ type LocalOptions struct {
 	Stderr        io.Writer
 }
 
-// consoleSink prints one line per trial while the run goes on.
-type consoleSink struct{ w io.Writer }
+// consoleSink prints one line per trial while the run goes on, and the time left as each step of the plan
+// starts (the estimate the status carries, updated from what was measured).
+type consoleSink struct {
+	w    io.Writer
+	step int32 // the step whose start was last printed (0: none yet)
+}
 
-func (c consoleSink) OnTrial(t results.Trial) {
+func (c *consoleSink) OnTrial(t results.Trial) {
 	what := fmt.Sprintf("%s %dB", t.Test, t.FrameSize)
 	if t.FrameSize == 0 {
 		what = string(t.Test)
@@ -117,8 +122,21 @@ func (c consoleSink) OnTrial(t results.Trial) {
 	fmt.Fprintf(c.w, "trial %3d  %-22s %-12s %-10s %-11s %5.1fs  tx %d rx %d lost %d (%.4f%%)  %s\n", t.Seq, what,
 		t.Direction, t.Purpose, offered, t.DurationS, t.TxFrames, t.RxFrames, t.Lost, t.LossPercent, verdict)
 }
-func (consoleSink) OnProgress(v1alpha1.Progress) {}
-func (consoleSink) OnResults(*v1alpha1.Results)  {}
+func (c *consoleSink) OnProgress(p v1alpha1.Progress) {
+	step := p.StepsDone + 1
+	if p.StepsTotal == 0 || step == c.step || step > p.StepsTotal || p.EstimatedSecondsLeft <= 0 {
+		return
+	}
+	c.step = step
+	what := string(p.Test)
+	if p.FrameSize > 0 {
+		what = fmt.Sprintf("%s %dB", p.Test, p.FrameSize)
+	}
+	fmt.Fprintf(c.w, "linerate: step %d/%d (%s): about %s left\n", step, p.StepsTotal, what,
+		(time.Duration(p.EstimatedSecondsLeft) * time.Second).String())
+}
+
+func (*consoleSink) OnResults(*v1alpha1.Results) {}
 
 // ErrInterrupted is the cause of a run's context that a signal cancelled (wrapped with the signal's name).
 var ErrInterrupted = errors.New("interrupted")
@@ -182,7 +200,7 @@ func runPlan(ctx context.Context, o LocalOptions, name string, p *plan.Plan, rop
 		return nil, err
 	}
 	defer func() { _ = proc.Close() }() // the engine stops after the run; the run's own error is the one to report
-	r := rfc2544.New(p, proc.Client, consoleSink{o.Stderr}, ropt)
+	r := rfc2544.New(p, proc.Client, &consoleSink{w: o.Stderr}, ropt)
 	fmt.Fprintf(o.Stderr, "linerate: %s: expected to take %s\n", name, r.Estimate())
 	res, runErr := r.Run(ctx)
 	incomplete := ""
