@@ -209,8 +209,30 @@ func TestBackToBackFindsTheBuffer(t *testing.T) {
 	if got > truth || got < truth-p.BackToBack.Resolution {
 		t.Errorf("back-to-back %d frames, truth %d, resolution %d", got, truth, p.BackToBack.Resolution)
 	}
-	if res.BackToBack[0].Spread.Repetitions != 3 {
-		t.Errorf("repetitions: %+v", res.BackToBack[0].Spread)
+	// the simulated DUT holds the same burst every time: the spread says so, to the frame
+	if sp := res.BackToBack[0].Spread; sp.Repetitions != 3 || sp.StdDev != 0 || sp.Min != got || sp.Max != got || sp.Mean != got {
+		t.Errorf("spread %+v of a burst of %d every time", sp, got)
+	}
+	if res.BackToBack[0].Saturated {
+		t.Error("a buffer of 5000 frames marked saturated")
+	}
+}
+
+// A DUT whose buffer holds every burst the plan may send (backToBack.maxFrames) is marked saturated: the
+// burst given is the plan's limit, a lower bound of the DUT's, and a note says so.
+func TestBackToBackBeyondTheLongestBurstIsSaturated(t *testing.T) {
+	p := planFor(t, v1alpha1.TestBackToBack)
+	p.FrameSizes = []int{64}
+	p.BackToBack.MaxFrames = 2000
+	res, _, _, err := run(t, p, sim.DUT{CapacityFPS: 0.5 * 10e9 / (84 * 8), BufferFrames: 50000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.BackToBack) != 1 || !res.BackToBack[0].Saturated || res.BackToBack[0].Frames != 2000 {
+		t.Fatalf("b2b: %+v", res.BackToBack)
+	}
+	if !contains(strings.Join(res.Notes, "\n"), "the DUT forwarded the longest burst tried (2000 frames)") {
+		t.Errorf("no note on the saturated burst: %q", res.Notes)
 	}
 }
 
