@@ -28,7 +28,8 @@ import (
 const Version = 3
 
 // PrecisionPercent is how precisely the throughput search places an answer near ratePercent of line rate,
-// in percent of line rate: the resolution, or the goal's relative width of that rate when it is coarser.
+// in percent of line rate: the resolution, or, when the goal sets a relative width, that width of the rate
+// (of the resolution below it), which replaces the resolution however fine it is.
 func (t *Throughput) PrecisionPercent(ratePercent float64) float64 {
 	if t.Goal == nil || t.Goal.WidthPercent <= 0 {
 		return t.ResolutionPercent

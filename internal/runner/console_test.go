@@ -14,6 +14,7 @@ func TestTheConsoleSaysTheTimeLeftAtEachStep(t *testing.T) {
 	var out bytes.Buffer
 	c := &consoleSink{w: &out}
 	for _, p := range []v1alpha1.Progress{
+		{StepsTotal: 3, EstimatedTotalSeconds: 310, EstimatedSecondsLeft: 310}, // setting up: no step yet
 		{Test: v1alpha1.TestThroughput, FrameSize: 64, StepsDone: 0, StepsTotal: 3, Trial: 1, EstimatedSecondsLeft: 300},
 		{Test: v1alpha1.TestThroughput, FrameSize: 64, StepsDone: 0, StepsTotal: 3, Trial: 2, EstimatedSecondsLeft: 290},
 		{Test: v1alpha1.TestThroughput, FrameSize: 1518, StepsDone: 1, StepsTotal: 3, Trial: 7, EstimatedSecondsLeft: 185},

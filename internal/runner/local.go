@@ -124,7 +124,8 @@ func (c *consoleSink) OnTrial(t results.Trial) {
 }
 func (c *consoleSink) OnProgress(p v1alpha1.Progress) {
 	step := p.StepsDone + 1
-	if p.StepsTotal == 0 || step == c.step || step > p.StepsTotal || p.EstimatedSecondsLeft <= 0 {
+	// the report before the first step (setting up) names no test yet
+	if p.StepsTotal == 0 || p.Test == "" || step == c.step || step > p.StepsTotal || p.EstimatedSecondsLeft <= 0 {
 		return
 	}
 	c.step = step

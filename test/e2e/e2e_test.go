@@ -345,16 +345,33 @@ func TestSampleMeasuresTheDUT(t *testing.T) {
 		t.Errorf("results ConfigMap holds %d trials (%v), status counts %d", len(trials), err, done.Status.TrialsMeasured)
 	}
 
+	// a row the tester limited is exported as linerate_throughput_tester_limited, never as the DUT's NDR
 	metrics := scrapeOperator(t)
 	want := fmt.Sprintf(`traffictest="%s"`, tt.Name)
-	rows := 0
+	rows, limitedRows := 0, 0
 	for _, line := range strings.Split(metrics, "\n") {
-		if strings.HasPrefix(line, "linerate_throughput_l2_bits_per_second{") && strings.Contains(line, want) {
+		switch {
+		case !strings.Contains(line, want):
+		case strings.HasPrefix(line, "linerate_throughput_l2_bits_per_second{"):
 			rows++
+		case strings.HasPrefix(line, "linerate_throughput_tester_limited{"):
+			limitedRows++
 		}
 	}
-	if rows != len(r.Throughput) {
-		t.Errorf("the operator's /metrics has %d throughput rows for %s, the status %d", rows, tt.Name, len(r.Throughput))
+	limited, limitedImix := 0, 0
+	for _, row := range r.Throughput {
+		if row.TesterLimited {
+			limited++
+		}
+	}
+	for _, row := range r.Imix {
+		if row.TesterLimited {
+			limitedImix++
+		}
+	}
+	if rows != len(r.Throughput)-limited || limitedRows != limited+limitedImix {
+		t.Errorf("the operator's /metrics has %d throughput rows and %d tester-limited ones for %s, the status %d rows of which %d tester-limited",
+			rows, limitedRows, tt.Name, len(r.Throughput), limited)
 	}
 }
 
