@@ -10,10 +10,10 @@ import (
 
 // UnreachableExpectation names the first minThroughput that asks more than traffic.lineRate carries at a
 // frame size the plan measures it at (or the IMIX's mean): no DUT could meet it, and a run would spend the
-// testbed only to say so. It is asked before a run starts, not of a plan resolved again for a run under way
-// or finished (expectations may change then, and the verdict judges them). Frames of S bytes (FCS included) take S + 20 bytes of the line (preamble, start
-// delimiter, inter-frame gap). The slack (a millionth and one unit) lets through a figure copied from a
-// line-rate result, whose rates are rounded.
+// testbed only to say so. It is asked before a run starts, not of a plan resolved again for a run under
+// way or finished (expectations may change then, and the verdict judges them). Frames of S bytes (FCS
+// included) take S + 20 bytes of the line (preamble, start delimiter, inter-frame gap). The slack (a
+// millionth and one unit) lets through a figure copied from a line-rate result, whose rates are rounded.
 func (p *Plan) UnreachableExpectation() error {
 	if p.Expectations == nil || p.Traffic.LineRateBps <= 0 {
 		return nil
