@@ -49,7 +49,7 @@ static int parse_sizes(const char *s, struct lr_stream *st, struct out *o, unsig
 
 int do_stream(struct args *a, struct out *o)
 {
-	uint64_t id, sport, dport, flows, dscp;
+	uint64_t id, sport, dport, flows, dscp, lanes;
 	int tx = -1, rx = -1;
 	if (get_u64(a, o, "id", 0, LR_MAX_STREAMS - 1, UINT64_MAX, &id))
 		return -1;
@@ -65,8 +65,15 @@ int do_stream(struct args *a, struct out *o)
 	const char *payload = arg(a, "payload"), *sizes = arg(a, "sizes");
 	if (get_u64(a, o, "sport", 0, 65535, 1024, &sport) || get_u64(a, o, "dport", 0, 65535, 1024, &dport) ||
 	    get_u64(a, o, "flows", 1, 65536, 1, &flows) || get_u64(a, o, "dscp", 0, 63, 0, &dscp) ||
-	    check_unused(a, o, "STREAM"))
+	    get_u64(a, o, "lanes", 1, LR_MAX_QUEUES, 0, &lanes) || check_unused(a, o, "STREAM"))
 		return -1;
+	/* a stream this engine sends has its TX port's queues as lanes; one another engine sends has the
+	 * lanes that engine gives it, which only the runner of both knows */
+	if (lanes && tx >= 0)
+		return fail(o, "bad-value", "lanes=%llu: only for a stream another engine sends (tx=none); this engine "
+					    "sends it on a lane per queue pair of port %d (%u)", (unsigned long long)lanes, tx, lr.ports[tx].nq);
+	if (lanes == 0)
+		lanes = tx >= 0 ? lr.ports[tx].nq : 1;
 	int l3 = 4;
 	if (l3s && strcmp(l3s, "ipv6") == 0)
 		l3 = 6;
@@ -88,11 +95,10 @@ int do_stream(struct args *a, struct out *o)
 		}
 		lr.streams[id] = s;
 	}
-	/* RX state for every queue of its RX port (queue 0's at least) and every lane of its sender: the TX
-	 * port's queues, or, sent by another engine, one (a sender split over engines sends on one TX queue:
-	 * a window per possible lane would multiply every receive-only stream's memory by LR_MAX_QUEUES); now
-	 * and not in a trial, and kept for the life of the engine, as the stream is */
-	if (lr_rxq_alloc(s, rx >= 0 ? lr.ports[rx].nq : 1, tx >= 0 ? lr.ports[tx].nq : 1) != 0)
+	/* RX state for every queue of its RX port (queue 0's at least) and every lane of its sender (a window
+	 * per possible lane instead of lanes= would multiply every receive-only stream's address space by
+	 * LR_MAX_QUEUES); now and not in a trial, and kept for the life of the engine, as the stream is */
+	if (lr_rxq_alloc(s, rx >= 0 ? lr.ports[rx].nq : 1, (unsigned)lanes) != 0)
 		return fail(o, "no-memory", "STREAM: cannot allocate stream %llu's receive state", (unsigned long long)id);
 	struct lr_stream n;
 	memset(&n, 0, sizeof(n));
@@ -163,7 +169,7 @@ int do_stream(struct args *a, struct out *o)
 		mn = s->class_size[c] < mn ? s->class_size[c] : mn;
 		mx = s->class_size[c] > mx ? s->class_size[c] : mx;
 	}
-	put(o, "{\"ok\":true,\"id\":%d,\"cycle_len\":%u,\"mean_frame\":%.3f,\"min_frame\":%u,\"max_frame\":%u}", s->id,
-	    s->cycle_len, s->mean_frame, mn, mx);
+	put(o, "{\"ok\":true,\"id\":%d,\"cycle_len\":%u,\"mean_frame\":%.3f,\"min_frame\":%u,\"max_frame\":%u,\"lanes\":%llu}",
+	    s->id, s->cycle_len, s->mean_frame, mn, mx, (unsigned long long)lanes);
 	return 0;
 }

@@ -14,7 +14,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lrtest import Engine, missing  # noqa: E402
+from lrtest import Engine, missing, sh  # noqa: E402
 import test_engine  # noqa: E402
 import test_more  # noqa: E402
 
@@ -165,6 +165,73 @@ table ip lrt {
             e.close()
             self.engine = None
         self.assertEqual(len(set(seen.values())), 1, "one worker and two counted differently: %s" % seen)
+
+
+class SplitEnginesQueues(QueuesBase):
+    """A test split over two engine processes (two nodes), each with two workers and a port of two queue
+    pairs: the sender's stream leaves by both TX queues (two lanes), the receiver spreads it over both RX
+    queues and, told the sender's lanes (STREAM lanes=2), keys its windows by lane as the sender's own
+    engine would. Through the router of SplitSender (drops exactly 1 in 50, duplicates 1 in 10 of the rest):
+    the receiver's counts are the router's, both RX queues carry, and no frame is a number it cannot carry.
+    Without lanes=, a receiver keeps state for lane 0 only and would book lane 1's half as lost."""
+
+    RULES = SplitSender.RULES
+    EXTRA = ("--idle-sleep-us", "50")  # four workers on this machine's two CPUs: an idle one sleeps
+
+    def two_nodes(self):
+        """The generator's namespace (t0) and the receiver's (t1), as on two nodes, each linked to the router
+        (r0 198.18.1.1, r1 198.19.1.1). Two namespaces also keep the engines' af_packet fanout groups apart:
+        the PMD numbers a group from its PID and ifindex, and two engines' numbers can meet in one."""
+        gns, xns, self.rns = self.net.ns("g"), self.net.ns("x"), self.net.ns("r")
+        self.net.veth("t0", gns, "r0", self.rns)
+        self.net.veth("t1", xns, "r1", self.rns)
+        sh("ip", "addr", "add", "198.18.1.1/24", "dev", "r0", ns=self.rns)
+        sh("ip", "addr", "add", "198.19.1.1/24", "dev", "r1", ns=self.rns)
+        sh("sysctl", "-qw", "net.ipv4.ip_forward=1", ns=self.rns)
+        for k in ("all", "default", "r0", "r1"):
+            sh("sysctl", "-qw", "net.ipv4.conf.%s.rp_filter=0" % k, ns=self.rns)
+        return gns, xns
+
+    def test_receiver_told_the_senders_lanes_counts_the_truth_on_two_queues(self):
+        gns, xns = self.two_nodes()
+        gen = Engine(gns, ["t0"], tag="sg", lcores=TWO, qpairs=2, extra=self.EXTRA)
+        self.addCleanup(gen.close)
+        rcv = Engine(xns, ["t1"], tag="sr", lcores=TWO, qpairs=2, extra=self.EXTRA)
+        self.addCleanup(rcv.close)
+        for e, net in ((gen, 18), (rcv, 19)):
+            p = e.cmd("PORT id=0 ip4=198.%d.1.2/24 gw4=198.%d.1.1" % (net, net))
+            self.assertEqual((p["rx_queues"], p["tx_queues"]), (2, 2), p)
+            e.cmd("RESOLVE id=0 timeout_ms=3000")
+        spec = "src=198.18.1.2 dst=198.19.1.2 flows=%d vary=sport sizes=64,1518,570" % FLOWS
+        gen.cmd("STREAM id=0 tx=0 rx=none " + spec)
+        rcv.cmd("STREAM id=0 tx=none rx=0 lanes=2 " + spec)
+        for attempt in range(3):
+            self.nft(self.RULES)
+            # the receiver's trial first, longer, same id (as internal/engine's Pair runs them)
+            rcv.cmd("TRIAL streams=0 rates=0 unit=fps duration_ms=2000 drain_ms=500 id=%d" % (10 + attempt))
+            g = gen.trial([0], [RATE], duration_ms=1000, drain_ms=500, id=10 + attempt)
+            rcv.cmd("WAIT timeout_ms=30000")
+            r = rcv.cmd("RESULT")
+            gs, rs = g["streams"][0], r["streams"][0]
+            if not (gs["saturated"] or gs["tx_max_lag_ns"] > test_engine.MAX_LAG_NS):
+                break
+        else:
+            self.skipTest("the OS kept preempting the sender's workers: this machine is too loaded to pace traffic")
+        per_tx, per_rx = tx_per_queue(g, 0), rx_per_queue(r, 0)
+        print("\nsplit: tx per queue %s, rx per queue %s, rx %d duplicates %d reordered %d bad_flow %d" % (
+            per_tx, per_rx, rs["rx_frames"], rs["duplicates"], rs["reordered"], rs["bad_flow"]), file=sys.stderr)
+        self.assertEqual(per_tx, [RATE // 2, RATE // 2], "each lane sends half the schedule")
+        self.assertTrue(len(per_rx) == 2 and min(per_rx) > RATE // 10, per_rx)
+        self.assertEqual([len(w["queues"]) for w in r["workers"]], [1, 1], r["workers"])
+        dropped, duped = self.nft_counter("dropped", "ip"), self.nft_counter("duped", "ip")
+        lost = gs["tx_frames"] - (rs["rx_frames"] - rs["duplicates"])
+        self.assertEqual((gs["tx_frames"], lost, rs["duplicates"]), (RATE, RATE // 50, (RATE - RATE // 50) // 10), rs)
+        self.assertEqual((dropped, duped), (lost, rs["duplicates"]))
+        self.assertEqual((rs["reordered"], rs["beyond_window"], rs["bad_flow"], rs["rx_queues"]), (0, 0, 0, 2), rs)
+        # the size classes too: a lane starts the size cycle where its first number falls
+        self.assertEqual(sum(c["rx_frames"] for c in rs["classes"]), rs["rx_frames"] - rs["duplicates"], rs["classes"])
+        for gc, rc in zip(g["streams"][0]["classes"], rs["classes"]):
+            self.assertLessEqual(rc["rx_frames"], gc["tx_frames"], (gc, rc))
 
 
 class ReorderingLineQueues(test_more.Line):

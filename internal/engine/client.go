@@ -153,7 +153,7 @@ func (c *Client) Hello(ctx context.Context) (*Hello, error) {
 		return nil, err
 	}
 	if h.Proto != ProtocolVersion {
-		return nil, fmt.Errorf("engine HELLO: protocol version %d, this runner speaks %d (runner and engine come from the same release)", h.Proto, ProtocolVersion)
+		return nil, fmt.Errorf("%w: engine HELLO: protocol version %d, this runner speaks %d (runner and engine come from the same release)", ErrProtocolVersion, h.Proto, ProtocolVersion)
 	}
 	return &h, nil
 }
@@ -223,6 +223,9 @@ func (c *Client) Stream(ctx context.Context, s StreamConfig) (*StreamInfo, error
 	}
 	if s.Payload != "" {
 		args = append(args, KV{"payload", s.Payload})
+	}
+	if s.Lanes > 1 {
+		args = append(args, KV{"lanes", strconv.Itoa(s.Lanes)})
 	}
 	args = append(args, KV{"sizes", joinInts(s.Sizes)})
 	var info StreamInfo

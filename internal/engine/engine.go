@@ -90,6 +90,9 @@ type StreamConfig struct {
 	DSCP    int
 	Payload string // zeros, random, incrementing
 	Sizes   []int  // frame n has size Sizes[n % len]
+	// Lanes is, for a stream another engine sends (TX < 0), the lanes that engine sends it on (its
+	// StreamInfo.Lanes): the receiver keeps a sequence window per lane. 0: one. Refused when TX >= 0.
+	Lanes int
 }
 
 // StreamInfo is what the engine made of a stream definition.
@@ -99,6 +102,9 @@ type StreamInfo struct {
 	MeanFrame float64 `json:"mean_frame"`
 	MinFrame  int     `json:"min_frame"`
 	MaxFrame  int     `json:"max_frame"`
+	// Lanes are the lanes the stream is sent on by this engine (its TX port's queue pairs), or, received
+	// only, the lanes it keeps state for.
+	Lanes int `json:"lanes"`
 }
 
 // TrialConfig starts a trial. Rates are in frames per second, one per stream.
@@ -321,6 +327,10 @@ func (e *Error) Error() string {
 
 // ErrClosed is returned after Close.
 var ErrClosed = errors.New("engine: connection closed")
+
+// ErrProtocolVersion is an engine that answered HELLO with another protocol version than this package's:
+// an answer, not a failure to retry.
+var ErrProtocolVersion = errors.New("engine: another protocol version")
 
 // L1FPS converts an L1 bit rate into frames/s for a mean frame size (20 B preamble + gap per frame).
 func L1FPS(l1bps float64, meanFrame float64) float64 { return l1bps / ((meanFrame + 20) * 8) }

@@ -13,13 +13,12 @@ const (
 // port gets a queue pair per worker it can use, so the workers are a multiple of the ports (each then
 // owns exactly one pair, where one more worker would leave another owning two and be no faster than
 // without it), the queues per port a power of two (an 82599 VF takes 1, 2 or 4 RSS queues and refuses
-// others) and within the engine's limits. oneQueue keeps a worker per port and one queue pair each: an
-// engine whose streams are received by another engine (a test split over two nodes) sends each stream on
-// one TX queue, the only lane the other side reads.
-func WorkerLayout(cpus, ports int, oneQueue bool) (workers, queuesPerPort int) {
+// others) and within the engine's limits. A test split over two nodes is laid out so too, on each side:
+// the receiving engine is told the lanes the sending one sends each stream on (Pair.Stream).
+func WorkerLayout(cpus, ports int) (workers, queuesPerPort int) {
 	ports = max(1, ports)
 	workers = max(1, cpus-1) // with a single CPU, control and one worker share it: control sleeps
-	if oneQueue || workers <= ports {
+	if workers <= ports {
 		return min(workers, ports), 1
 	}
 	q := min(workers/ports, MaxQueuesPerPort, max(1, MaxWorkers/ports))

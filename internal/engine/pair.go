@@ -71,7 +71,10 @@ func (p *Pair) Resolve(ctx context.Context, port int, timeout time.Duration) (st
 	return e.Resolve(ctx, 0, timeout)
 }
 
-// Stream defines the sending half on the TX port's engine and the analysing half on the RX port's.
+// Stream defines the sending half on the TX port's engine and the analysing half on the RX port's, which
+// is told the lanes the sender sends it on (one per queue pair of its port): a receiver that kept state for
+// fewer would count the other lanes' frames as numbers it cannot carry, and their loss would be booked
+// against the DUT.
 func (p *Pair) Stream(ctx context.Context, cfg StreamConfig) (*StreamInfo, error) {
 	if cfg.TX == cfg.RX {
 		return nil, fmt.Errorf("engine pair: stream %d sends and receives on port %d", cfg.ID, cfg.TX)
@@ -90,9 +93,16 @@ func (p *Pair) Stream(ctx context.Context, cfg StreamConfig) (*StreamInfo, error
 	if err != nil {
 		return nil, err
 	}
-	half.TX, half.RX = -1, 0
-	if _, err := rx.Stream(ctx, half); err != nil {
+	if info.Lanes < 1 {
+		return nil, fmt.Errorf("engine pair: stream %d: the sending engine did not say how many lanes it sends on", cfg.ID)
+	}
+	half.TX, half.RX, half.Lanes = -1, 0, info.Lanes
+	rinfo, err := rx.Stream(ctx, half)
+	if err != nil {
 		return nil, err
+	}
+	if rinfo.Lanes != info.Lanes {
+		return nil, fmt.Errorf("engine pair: stream %d is sent on %d lanes and received with state for %d", cfg.ID, info.Lanes, rinfo.Lanes)
 	}
 	return info, nil
 }

@@ -265,6 +265,10 @@ func StartProcess(ctx context.Context, cfg ProcessConfig) (*Process, error) {
 				return p, nil
 			}
 			_ = c.Close()
+			if errors.Is(herr, ErrProtocolVersion) {
+				p.kill()
+				return nil, herr
+			}
 			err = herr
 		}
 		if time.Now().After(deadline) {

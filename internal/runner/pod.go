@@ -130,8 +130,7 @@ func RunPod(ctx context.Context, o PodOptions) error {
 		return fail("EngineFailed", err)
 	}
 	proc, err := Start(ctx, StartOptions{Binary: bin, Devices: devs, RunDir: o.RunDir, HugeDir: o.HugeDir,
-		FilePrefix: "linerate-" + hostname(), Log: o.Log, Plan: p, Extra: clockArgs(p, len(o.RemoteEngine) > 0),
-		OneQueue: len(o.RemoteEngine) > 0})
+		FilePrefix: "linerate-" + hostname(), Log: o.Log, Plan: p, Extra: clockArgs(p, len(o.RemoteEngine) > 0)})
 	if err != nil {
 		return fail("EngineFailed", err)
 	}
@@ -299,8 +298,7 @@ func ServeEngine(ctx context.Context, planFile string, ports []string, listen, h
 		host = "0.0.0.0"
 	}
 	proc, err := Start(ctx, StartOptions{Binary: bin, Devices: devs, RunDir: runDir, HugeDir: hugeDir,
-		Control: "tcp:" + host + ":" + port, FilePrefix: "linerate-" + hostname(), Log: log, Plan: p, Extra: clockArgs(p, true),
-		OneQueue: true})
+		Control: "tcp:" + host + ":" + port, FilePrefix: "linerate-" + hostname(), Log: log, Plan: p, Extra: clockArgs(p, true)})
 	if err != nil {
 		return err
 	}

@@ -45,7 +45,7 @@ func EngineBinary(flag string) (string, error) {
 // the kernel stop the tester mid-trial) and limit (the CPUs asked for, 0: all), laid out over the ports
 // by engine.WorkerLayout, and the queue pairs per port those workers want. With a single CPU, control and
 // one worker share it — the control thread sleeps almost always.
-func lcoreLayout(ports, limit int, oneQueue bool) (args []string, queuesPerPort int) {
+func lcoreLayout(ports, limit int) (args []string, queuesPerPort int) {
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
 		return []string{"-l", "0,1"}, 1
@@ -57,7 +57,7 @@ func lcoreLayout(ports, limit int, oneQueue bool) (args []string, queuesPerPort 
 	if limit > 0 {
 		usable = min(usable, limit)
 	}
-	workers, queuesPerPort := engine.WorkerLayout(usable, ports, oneQueue)
+	workers, queuesPerPort := engine.WorkerLayout(usable, ports)
 	var cpus []string
 	for i := 0; i < 1024 && len(cpus) < min(1+workers, usable); i++ {
 		if set.IsSet(i) {
@@ -105,9 +105,6 @@ type StartOptions struct {
 	// CPUs is how many CPUs the engine may take, control included (0: every one the cpuset and CPU quota
 	// give); those beyond a worker per port become queue pairs (engine.WorkerLayout).
 	CPUs int
-	// OneQueue keeps a worker per port and one queue pair each: the streams this engine sends are received
-	// by another engine, which reads one sender lane.
-	OneQueue bool
 }
 
 // defaultEngineMaxFrame is the largest frame linerate-engine buffers without --max-frame.
@@ -146,10 +143,7 @@ func processConfig(o StartOptions) engine.ProcessConfig {
 			args = append(args, "--max-frame", strconv.Itoa(f))
 		}
 	}
-	if o.OneQueue {
-		args = append(args, "--queues", "1")
-	}
-	lcores, queues := lcoreLayout(len(o.Devices), o.CPUs, o.OneQueue)
+	lcores, queues := lcoreLayout(len(o.Devices), o.CPUs)
 	cfg := engine.ProcessConfig{Binary: o.Binary, Devices: withQueuePairs(o.Devices, queues), Control: o.Control, FilePrefix: o.FilePrefix,
 		EAL: append(lcores, "--log-level", "lib.eal:notice"), Args: args, Stdout: o.Log, Stderr: o.Log}
 	if o.HugeDir != "" && hasHugepages(o.HugeDir) {

@@ -67,14 +67,13 @@ func TestLcoresTakeTheCPUsTheyMay(t *testing.T) {
 	}
 	for _, c := range []struct {
 		ports, limit int
-		oneQueue     bool
-	}{{2, 0, false}, {2, 2, false}, {1, 0, false}, {2, 0, true}, {2, 1, false}} {
-		got, _ := lcoreLayout(c.ports, c.limit, c.oneQueue)
+	}{{2, 0}, {2, 2}, {1, 0}, {2, 1}} {
+		got, _ := lcoreLayout(c.ports, c.limit)
 		lim := usable
 		if c.limit > 0 {
 			lim = min(lim, c.limit)
 		}
-		workers, _ := engine.WorkerLayout(lim, c.ports, c.oneQueue)
+		workers, _ := engine.WorkerLayout(lim, c.ports)
 		if lim == 1 || usable == 1 {
 			if got[0] != "--lcores" {
 				t.Errorf("%+v: lcores %v with one CPU, want control and one worker sharing it", c, got)
@@ -84,15 +83,6 @@ func TestLcoresTakeTheCPUsTheyMay(t *testing.T) {
 		if got[0] != "-l" || len(strings.Split(got[1], ",")) != 1+workers {
 			t.Errorf("%+v: lcores %v with %d usable CPUs, want control and %d workers", c, got, lim, workers)
 		}
-	}
-}
-
-func TestOneQueueSenderSaysSo(t *testing.T) {
-	cfg := processConfig(StartOptions{Binary: "/x", Control: "/run/e.sock", OneQueue: true})
-	args := cfg.EALArgs()
-	tail := strings.Join(args[slices.Index(args, "--"):], " ")
-	if !strings.Contains(tail, "--queues 1") {
-		t.Errorf("a sender for another engine must keep one queue pair per port: %q", tail)
 	}
 }
 

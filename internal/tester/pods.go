@@ -129,7 +129,7 @@ func Pods(tt *v1alpha1.TrafficTest, p *plan.Plan, planHash string, opt Options) 
 // of frames that arrive become resident.
 func windowMemory(p *plan.Plan, ports []int, cpus int) resource.Quantity {
 	_, frames := p.SeqWindow()
-	_, queues := engine.WorkerLayout(cpus, len(ports), SplitAcrossNodes(p))
+	_, queues := engine.WorkerLayout(cpus, len(ports))
 	streams := 0
 	for _, d := range p.Directions() {
 		if slices.Contains(ports, d.RX) {

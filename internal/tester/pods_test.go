@@ -28,7 +28,10 @@ func TestWindowMemoryCountsEveryRXQueue(t *testing.T) {
 		{"an odd CPU adds no queue", base, []int{0, 1}, 4, 22},
 		{"two queue pairs per port", base, []int{0, 1}, 5, 43},
 		{"four", base, []int{0, 1}, 9, 86},
-		{"a split test's pod receives one stream on one queue", split, []int{1}, 5, 11},
+		// a window per sender lane on each queue, each lane's holding its share of the numbers: per queue
+		// the stream's whole span again, whatever the sender's lanes
+		{"a split test's pod receives one stream, on its one port's 4 queue pairs", split, []int{1}, 5, 43},
+		{"a split test's pod of 2 CPUs: one queue pair", split, []int{1}, 2, 11},
 	} {
 		q := windowMemory(&c.p, c.ports, c.cpus)
 		if got := q.Value() >> 20; got != c.mib {

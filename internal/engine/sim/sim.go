@@ -213,6 +213,15 @@ func (e *Engine) Stream(_ context.Context, s engine.StreamConfig) (*engine.Strea
 	if len(s.Sizes) == 0 {
 		return nil, &engine.Error{Verb: "STREAM", Code: "bad-value", Message: "sizes: at least one size is needed"}
 	}
+	// as the engine: one lane per queue pair of the TX port (one here), or the sender's lanes= on a stream
+	// another engine sends
+	lanes := 1
+	if s.Lanes > 0 {
+		if s.TX >= 0 {
+			return nil, &engine.Error{Verb: "STREAM", Code: "bad-value", Message: "lanes=: only for a stream another engine sends (tx=none)"}
+		}
+		lanes = s.Lanes
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	s.Sizes = append([]int(nil), s.Sizes...)
@@ -222,7 +231,7 @@ func (e *Engine) Stream(_ context.Context, s engine.StreamConfig) (*engine.Strea
 		mean += float64(z)
 		mn, mx = min(mn, z), max(mx, z)
 	}
-	return &engine.StreamInfo{ID: s.ID, CycleLen: len(s.Sizes), MeanFrame: mean / float64(len(s.Sizes)), MinFrame: mn, MaxFrame: mx}, nil
+	return &engine.StreamInfo{ID: s.ID, CycleLen: len(s.Sizes), MeanFrame: mean / float64(len(s.Sizes)), MinFrame: mn, MaxFrame: mx, Lanes: lanes}, nil
 }
 
 // Close implements engine.Engine.
