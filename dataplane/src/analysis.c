@@ -26,7 +26,7 @@ void lr_analyse_one(struct lr_port *p, unsigned q, const struct lr_rx_frame *f, 
 		r->bad_flow++;
 		return;
 	}
-	r->last_rx_tsc = now;
+	lr_publish_u64(&r->last_rx_tsc, now);
 	/* the window holds the lane's own numbers (engine.h, lanes) */
 	enum lr_seq_class c = lr_seqwin_add(&r->win, seq & LR_SEQ_MASK);
 	r->rx_bytes += f->frame_size;
@@ -82,7 +82,7 @@ void lr_run_close(struct lr_run *r, uint32_t now_ns32, uint64_t now)
 	if (r->cycle_len == 1) /* counted here, not per frame (lr_run_add) */
 		q->class_rx[s->cycle_class[0]] += frames;
 	lr_add_latency(q, now_ns32 - r->lat, r->lat, r->next - r->lat_from);
-	q->last_rx_tsc = now;
+	lr_publish_u64(&q->last_rx_tsc, now);
 	r->s = NULL;
 }
 

@@ -100,6 +100,19 @@ struct lr_port {
 	uint64_t rx_kernel_drops;
 } __rte_cache_aligned;
 
+/* A counter one worker writes while another lcore reads it during the trial (a receipt time, a worker's
+ * last pass, which the leader reads for stall detection): relaxed atomic accesses, a plain mov on x86-64,
+ * so the reader never sees a torn or compiler-cached value and the writer pays nothing. */
+static inline void lr_publish_u64(uint64_t *p, uint64_t v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELAXED);
+}
+
+static inline uint64_t lr_peek_u64(const uint64_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
 /* a mod d with a precomputed reciprocal of d (a 64-bit division costs tens of cycles per frame) */
 static inline uint64_t lr_mod(uint64_t a, uint64_t d, const struct rte_reciprocal_u64 *r)
 {

@@ -149,7 +149,7 @@ static void count_corrupted(struct lr_port *p, unsigned q, const uint8_t *data, 
 		if (r == NULL)
 			r = s->rxq[q][0];
 		r->corrupted++;
-		r->last_rx_tsc = now;
+		lr_publish_u64(&r->last_rx_tsc, now);
 	}
 }
 
@@ -621,9 +621,9 @@ static int advance(uint64_t *nowp)
 				const struct lr_port *rp = &lr.ports[s->rx_port];
 				uint64_t last = t->meas_start_tsc, polled = UINT64_MAX;
 				for (unsigned q = 0; q < rp->nq; q++) {
-					uint64_t pw = lr.workers[rp->q[q].owner].last_tsc;
+					uint64_t pw = lr_peek_u64(&lr.workers[rp->q[q].owner].last_tsc);
 					for (unsigned k = 0; k < LR_MAX_QUEUES; k++) {
-						uint64_t l = s->rxq[q][k] ? s->rxq[q][k]->last_rx_tsc : 0;
+						uint64_t l = s->rxq[q][k] ? lr_peek_u64(&s->rxq[q][k]->last_rx_tsc) : 0;
 						if ((int64_t)(l - last) > 0)
 							last = l;
 					}
@@ -663,12 +663,12 @@ static int advance(uint64_t *nowp)
 static inline void note_pass(struct lr_worker *h, int st, uint64_t now)
 {
 	if (st != LR_RUNNING && st != LR_DRAINING) {
-		h->last_tsc = 0;
+		lr_publish_u64(&h->last_tsc, 0);
 		return;
 	}
 	if (h->last_tsc && now - h->last_tsc > h->max_gap_tsc)
 		h->max_gap_tsc = now - h->last_tsc;
-	h->last_tsc = now;
+	lr_publish_u64(&h->last_tsc, now);
 }
 
 /* A back-to-back trial: whether every burst worker w sends is with the PMD, whole. */
