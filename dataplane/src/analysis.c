@@ -18,8 +18,8 @@ void lr_analyse_one(struct lr_port *p, unsigned q, const struct lr_rx_frame *f, 
 	}
 	uint64_t seq = f->seq;
 	struct lr_rxq *r = lr_rxq_of(s, q, seq);
-	if (r == NULL) { /* a lane the stream has no state for: not a number it can carry */
-		s->rxq[q][0]->bad_flow++;
+	if (r == NULL) { /* a lane the stream has no state for: the tester was set up short of the sender's */
+		s->rxq[q][0]->unknown_lane++;
 		return;
 	}
 	if (f->flow != (uint16_t)lr_mod(seq, s->flows, &s->flows_div)) {

@@ -85,7 +85,7 @@ int do_result(struct args *a, struct out *o)
 		    "\"tx_bytes\":%llu,\"rx_frames\":%llu,\"rx_bytes\":%llu,\"duplicates\":%llu,"
 		    "\"reordered\":%llu,\"early\":%llu,\"late\":%llu,\"beyond_window\":%llu,\"max_late\":%llu,"
 		    "\"max_early\":%llu,"
-		    "\"bad_flow\":%llu,\"corrupted\":%llu,\"tx_max_lag_ns\":%llu,\"scheduled_frames\":%llu,"
+		    "\"bad_flow\":%llu,\"unknown_lane\":%llu,\"corrupted\":%llu,\"tx_max_lag_ns\":%llu,\"scheduled_frames\":%llu,"
 		    "\"tx_peak_fps\":%llu,\"rx_queues\":%u,",
 		    i ? "," : "", s->id, t->burst ? 0.0 : s->fps, achieved, saturated ? "true" : "false",
 		    (unsigned long long)tx.tx_frames, (unsigned long long)tx.tx_bytes, (unsigned long long)rx,
@@ -93,7 +93,7 @@ int do_result(struct args *a, struct out *o)
 		    (unsigned long long)m.win.reordered, (unsigned long long)m.win.early, (unsigned long long)m.late,
 		    (unsigned long long)m.win.beyond, (unsigned long long)m.win.max_late,
 		    (unsigned long long)m.win.max_early,
-		    (unsigned long long)m.bad_flow, (unsigned long long)m.corrupted,
+		    (unsigned long long)m.bad_flow, (unsigned long long)m.unknown_lane, (unsigned long long)m.corrupted,
 		    (unsigned long long)tx.lag_ns,
 		    (unsigned long long)(s->tx_port < 0 ? 0 : t->burst ? t->burst : expected),
 		    (unsigned long long)tx.peak_fps,

@@ -169,7 +169,12 @@ int do_stream(struct args *a, struct out *o)
 		mn = s->class_size[c] < mn ? s->class_size[c] : mn;
 		mx = s->class_size[c] > mx ? s->class_size[c] : mx;
 	}
-	put(o, "{\"ok\":true,\"id\":%d,\"cycle_len\":%u,\"mean_frame\":%.3f,\"min_frame\":%u,\"max_frame\":%u,\"lanes\":%llu}",
-	    s->id, s->cycle_len, s->mean_frame, mn, mx, (unsigned long long)lanes);
+	/* the lanes it sends on, or, received only, the lanes it has state for (a redefinition keeps more
+	 * than it asks): what the runner compares with the sender's */
+	unsigned kept = 0;
+	while (kept < LR_MAX_QUEUES && s->rxq[0][kept])
+		kept++;
+	put(o, "{\"ok\":true,\"id\":%d,\"cycle_len\":%u,\"mean_frame\":%.3f,\"min_frame\":%u,\"max_frame\":%u,\"lanes\":%u}",
+	    s->id, s->cycle_len, s->mean_frame, mn, mx, tx >= 0 ? lr.ports[tx].nq : kept);
 	return 0;
 }

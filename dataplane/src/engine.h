@@ -128,6 +128,9 @@ struct lr_rxq {
 	struct lr_seqwin win;
 	uint64_t rx_bytes, late, bad_flow;
 	uint64_t corrupted; /* measured frames with a bad checksum: not counted as received */
+	/* measured frames of a sender lane the stream keeps no state for (counted on lane 0's entry): the
+	 * tester's configuration (STREAM lanes= short of the sender's lanes), never the DUT's */
+	uint64_t unknown_lane;
 	uint64_t class_rx[LR_MAX_CLASSES];
 	uint64_t last_rx_tsc;
 	uint32_t lat_ts; /* TX timestamp of the last frame in lat: a frame with another one is a jitter sample */
@@ -140,8 +143,8 @@ struct lr_rxq {
 /* Lanes. A stream whose TX port has several queues is sent by the worker of each, at rate / lanes: lane k
  * sends the frames the stream's schedule has at positions k, k + L, k + 2L, .. (L lanes), so the lanes
  * together offer the paced rate exactly, and numbers them k << LR_LANE_SHIFT | 0, 1, 2, ..: each lane's
- * numbers are a sequence of their own, and the receiver keys its windows by lane (the top bits) without
- * being told how many lanes the sender has (another engine's, too). Two lanes leave by two TX queues whose
+ * numbers are a sequence of their own, and the receiver keys its windows by lane (the top bits): its own
+ * TX port's queues, or for a stream another engine sends, the lanes STREAM lanes= names (that engine's). Two lanes leave by two TX queues whose
  * frames interleave as the NIC takes them: their relative order is the tester's, not the DUT's, and is
  * never counted as reordering. Flows stay seq % flows: every lane sends every flow. */
 #define LR_LANE_SHIFT 44

@@ -219,6 +219,9 @@ type StreamResult struct {
 	BeyondWindow int64   `json:"beyond_window"`
 	MaxLate      int64   `json:"max_late"`
 	MaxEarly     int64   `json:"max_early"`
+	// UnknownLane frames came from a sender lane the receiver keeps no state for (a split stream's
+	// receiving engine told fewer lanes than its sender sends on): the tester's set-up, not the DUT's loss.
+	UnknownLane int64 `json:"unknown_lane"`
 	// Corrupted frames arrived with a bad IPv4 header or UDP checksum (on ports that verify them): they
 	// are not counted as received, so each is lost unless an intact copy of it arrived too.
 	Corrupted int64 `json:"corrupted"`

@@ -68,6 +68,10 @@ func (r *TrialResult) TesterFaults(streams []int, lim Limits) []string {
 	}
 	for _, id := range streams {
 		s := r.Stream(id)
+		if s != nil && s.UnknownLane > 0 {
+			out = append(out, fmt.Sprintf("stream %d: %d frames arrived from sender lanes its receiver keeps no state for (the receiving engine was told fewer lanes than the sender sends on): counted as lost by the tester, not the DUT",
+				id, s.UnknownLane))
+		}
 		if s == nil || s.ScheduledFrames == 0 {
 			continue // a receive-only half, or a trial that sent nothing of this stream
 		}

@@ -40,6 +40,7 @@ func TestTesterFaults(t *testing.T) {
 		{"receive error", func(r *engine.TrialResult) { r.Ports[1].IErrors = 1 }, lim, "receive errors"},
 		{"transmit error", func(r *engine.TrialResult) { r.Ports[0].OErrors = 1 }, lim, "failed to send"},
 		{"TX pool empty", func(r *engine.TrialResult) { r.Ports[0].TxAllocFail = 1 }, lim, "no buffer: 1"},
+		{"a frame of a sender lane the receiver has no state for", func(r *engine.TrialResult) { r.Streams[0].UnknownLane = 1 }, lim, "keeps no state for"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := clean()

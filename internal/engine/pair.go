@@ -101,7 +101,7 @@ func (p *Pair) Stream(ctx context.Context, cfg StreamConfig) (*StreamInfo, error
 	if err != nil {
 		return nil, err
 	}
-	if rinfo.Lanes != info.Lanes {
+	if rinfo.Lanes < info.Lanes {
 		return nil, fmt.Errorf("engine pair: stream %d is sent on %d lanes and received with state for %d", cfg.ID, info.Lanes, rinfo.Lanes)
 	}
 	return info, nil

@@ -66,6 +66,7 @@ func TestPairTellsTheReceiverTheSendersLanes(t *testing.T) {
 		{"remote sends on 4 queues", 2, 4, 0, 1, 0, 4, ""},
 		{"one queue", 1, 1, 0, 0, 1, 1, ""},
 		{"a receiver that keeps one lane", 2, 1, 1, 0, 1, 2, "sent on 2 lanes and received with state for 1"},
+		{"a receiver that keeps more lanes (a stream redefined)", 2, 1, 4, 0, 1, 2, ""},
 		{"a sender that does not say", 0, 1, 0, 0, 1, 0, "did not say how many lanes"},
 	} {
 		local := &streamRecorder{lanes: c.localLanes}

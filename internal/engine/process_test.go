@@ -123,6 +123,12 @@ func wire(t *testing.T, ns, macPrefix string) {
 // test may signal it). prefix names its DPDK files.
 func startIn(t *testing.T, eng, ns, prefix string, devices ...engine.Device) *engine.Process {
 	t.Helper()
+	return startInWith(t, eng, ns, prefix, []string{"-l", "0,1"}, devices...)
+}
+
+// startInWith is startIn with the engine's lcores given (EAL's -l or --lcores and their value).
+func startInWith(t *testing.T, eng, ns, prefix string, lcores []string, devices ...engine.Device) *engine.Process {
+	t.Helper()
 	dir := t.TempDir()
 	wrapper := filepath.Join(dir, "engine.sh")
 	if err := os.WriteFile(wrapper, []byte(fmt.Sprintf("#!/bin/sh\nexec ip netns exec %s %s \"$@\"\n", ns, eng)), 0o755); err != nil {
@@ -132,7 +138,7 @@ func startIn(t *testing.T, eng, ns, prefix string, devices ...engine.Device) *en
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	p, err := engine.StartProcess(ctx, engine.ProcessConfig{Binary: wrapper, Control: filepath.Join(dir, "ctl.sock"),
-		FilePrefix: fmt.Sprintf("%s%d", prefix, os.Getpid()), NoHuge: true, EAL: []string{"--no-shconf", "-l", "0,1"},
+		FilePrefix: fmt.Sprintf("%s%d", prefix, os.Getpid()), NoHuge: true, EAL: append([]string{"--no-shconf"}, lcores...),
 		Devices: devices, Stdout: &log, Stderr: &log})
 	if err != nil {
 		t.Fatalf("start in %s: %v\n%s", ns, err, log.String())
@@ -256,4 +262,45 @@ func TestEngineThatCannotStartFailsFast(t *testing.T) {
 		t.Errorf("error %v: want the exit, not a timeout", err)
 	}
 	t.Logf("failed in %s: %v", time.Since(t0).Round(time.Millisecond), err)
+}
+
+// An engine of another protocol version is an answer, not a start-up still under way: StartProcess says so
+// at once (it used to retry HELLO until its context ended and report only the deadline). The "engine" here
+// is a script that answers HELLO as an engine of protocol 3 would.
+func TestAnEngineOfAnotherProtocolIsRefusedAtOnce(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3 for the stand-in engine")
+	}
+	dir := t.TempDir()
+	script := filepath.Join(dir, "old-engine")
+	body := `#!/usr/bin/env python3
+import socket, sys
+path = sys.argv[sys.argv.index("--control") + 1]
+s = socket.socket(socket.AF_UNIX)
+s.bind(path)
+s.listen(4)
+while True:
+    c, _ = s.accept()
+    f = c.makefile("r")
+    for line in f:
+        c.sendall(b'{"ok":true,"proto":3,"engine":"linerate-engine old","ports":1}\n')
+    c.close()
+`
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	start := time.Now()
+	p, err := engine.StartProcess(ctx, engine.ProcessConfig{Binary: script, Control: filepath.Join(dir, "ctl.sock"), NoHuge: true})
+	if err == nil {
+		_ = p.Close()
+		t.Fatal("an engine speaking protocol 3 was accepted")
+	}
+	if !errors.Is(err, engine.ErrProtocolVersion) || !strings.Contains(err.Error(), "protocol version 3") {
+		t.Errorf("error %q: want one naming the engine's protocol version", err)
+	}
+	if waited := time.Since(start); waited > 20*time.Second {
+		t.Errorf("refused after %s: a version answer needs no retry", waited)
+	}
 }

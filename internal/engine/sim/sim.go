@@ -213,17 +213,19 @@ func (e *Engine) Stream(_ context.Context, s engine.StreamConfig) (*engine.Strea
 	if len(s.Sizes) == 0 {
 		return nil, &engine.Error{Verb: "STREAM", Code: "bad-value", Message: "sizes: at least one size is needed"}
 	}
-	// as the engine: one lane per queue pair of the TX port (one here), or the sender's lanes= on a stream
-	// another engine sends
-	lanes := 1
-	if s.Lanes > 0 {
-		if s.TX >= 0 {
-			return nil, &engine.Error{Verb: "STREAM", Code: "bad-value", Message: "lanes=: only for a stream another engine sends (tx=none)"}
-		}
-		lanes = s.Lanes
-	}
+	// as the engine: a lane per queue pair of the TX port, or the sender's lanes= (1-8) on a stream another
+	// engine sends; the client sends lanes= only above 1
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	lanes := max(1, e.DUT.RxQueues)
+	switch {
+	case s.Lanes > engine.MaxQueuesPerPort:
+		return nil, &engine.Error{Verb: "STREAM", Code: "bad-value", Message: fmt.Sprintf("lanes=%d: want an integer from 1 to %d", s.Lanes, engine.MaxQueuesPerPort)}
+	case s.Lanes > 1 && s.TX >= 0:
+		return nil, &engine.Error{Verb: "STREAM", Code: "bad-value", Message: "lanes=: only for a stream another engine sends (tx=none)"}
+	case s.TX < 0:
+		lanes = max(1, s.Lanes)
+	}
 	s.Sizes = append([]int(nil), s.Sizes...)
 	e.streams[s.ID] = s
 	mean, mn, mx := 0.0, s.Sizes[0], s.Sizes[0]
