@@ -1,6 +1,9 @@
 /* The verbs about the engine and its ports: HELLO (what the engine is and where it runs), TIME (its
  * clock), PORT (a port's addressing) and RESOLVE (a port's next hop, asked for through the worker). */
 #include <arpa/inet.h>
+#include <dirent.h>
+#include <net/if.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -13,6 +16,25 @@
 
 #include "control.h"
 #include "engine.h"
+
+/* The receive queues of the kernel interface behind a port (its sysfs queues/rx-N entries, in this
+ * process's network namespace), 0 when it has none or they cannot be read. */
+static unsigned kernel_rx_queues(int if_index)
+{
+	char name[IF_NAMESIZE], path[64 + IF_NAMESIZE];
+	if (if_index <= 0 || if_indextoname((unsigned)if_index, name) == NULL)
+		return 0;
+	snprintf(path, sizeof(path), "/sys/class/net/%s/queues", name);
+	DIR *d = opendir(path);
+	if (d == NULL)
+		return 0;
+	unsigned n = 0;
+	const struct dirent *e;
+	while ((e = readdir(d)) != NULL)
+		n += strncmp(e->d_name, "rx-", 3) == 0;
+	closedir(d);
+	return n;
+}
 
 int port_arg(struct args *a, struct out *o, const char *key, int *id, bool allow_none)
 {
@@ -141,10 +163,11 @@ int do_port(struct args *a, struct out *o)
 	bool ck4 = p->rx_cksum & RTE_ETH_RX_OFFLOAD_IPV4_CKSUM, cku = p->rx_cksum & RTE_ETH_RX_OFFLOAD_UDP_CKSUM;
 	put(o,
 	    "{\"ok\":true,\"id\":%d,\"mac\":\"%s\",\"driver\":\"%s\",\"device\":\"%s\",\"numa\":%d,\"rx_queues\":%u,"
-	    "\"tx_queues\":%u,\"link_up\":%s,\"speed_mbps\":%u,\"max_frame\":%u,\"rx_checksums\":\"%s%s%s\"}",
+	    "\"tx_queues\":%u,\"link_up\":%s,\"speed_mbps\":%u,\"max_frame\":%u,\"rx_checksums\":\"%s%s%s\","
+	    "\"kernel_rx_queues\":%u}",
 	    id, mac_str(p->mac, m), p->driver, p->device, p->numa, p->rx_queues, p->tx_queues, link.link_status ? "true" : "false",
 	    link.link_speed == RTE_ETH_SPEED_NUM_UNKNOWN ? 0u : link.link_speed, p->max_frame, ck4 ? "ipv4" : "", ck4 && cku ? "," : "",
-	    cku ? "udp" : "");
+	    cku ? "udp" : "", kernel_rx_queues(p->if_index));
 	return 0;
 }
 

@@ -98,6 +98,10 @@ struct lr_port {
 	 * trial because the port's ring was full (kernel_drops.c; control thread only) */
 	int kernel_ifindex;
 	uint64_t rx_kernel_drops;
+	/* the kernel interface of any port that has one (af_packet, af_xdp; 0: none): its receive queues are
+	 * reported with the port, since a PMD that binds fewer of them than the NIC spreads frames over never
+	 * sees the frames of the others */
+	int if_index;
 } __rte_cache_aligned;
 
 /* A counter one worker writes while another lcore reads it during the trial (a receipt time, a worker's

@@ -233,6 +233,7 @@ static int setup_port(uint16_t pid, uint16_t idx, unsigned max_frame)
 	struct rte_ether_addr mac;
 	rte_eth_macaddr_get(pid, &mac);
 	memcpy(p->mac, mac.addr_bytes, 6);
+	p->if_index = (int)info.if_index;
 	/* an af_packet port's ring drops are read from its socket (kernel_drops.c) */
 	if (!strcmp(p->driver, "net_af_packet"))
 		p->kernel_ifindex = (int)info.if_index;

@@ -73,6 +73,9 @@ type PortInfo struct {
 	// RxChecksums lists the checksums the port verifies on receipt ("ipv4,udp"; empty: none). Only on
 	// such a port are frames the DUT corrupted told apart (StreamResult.Corrupted).
 	RxChecksums string `json:"rx_checksums"`
+	// KernelRxQueues are the receive queues of the kernel interface behind the port (af_packet, af_xdp;
+	// 0: none). af_packet receives from all of them; af_xdp only from the RxQueues it binds.
+	KernelRxQueues int `json:"kernel_rx_queues"`
 }
 
 // StreamConfig defines a stream: frames leave port TX and are expected on port RX; a negative TX or RX

@@ -145,6 +145,17 @@ func refusePort(p *plan.Plan, port plan.Port, info *engine.PortInfo, waited time
 			Message: fmt.Sprintf("port %s: link at %d Mbit/s, slower than traffic.lineRate %s: every rate above it would be the port's limit; set traffic.lineRate to the link's speed",
 				name, info.SpeedMbps, units.FormatBits(p.Traffic.LineRateBps))})
 	}
+	if info.Driver == "net_af_xdp" && info.KernelRxQueues > info.RxQueues {
+		// the NIC spreads received frames over all its queues; the PMD's XDP program hands the frames of
+		// the queues it has no socket on to the kernel, and the tester would count them as the DUT's loss
+		iface := port.Interface
+		if iface == "" {
+			iface = "<interface>"
+		}
+		out = append(out, &PreflightError{Reason: v1alpha1.ReasonPortQueuesUnbound,
+			Message: fmt.Sprintf("port %s: af_xdp receives on %d of interface %s's %d receive queues: frames the NIC puts on the others go to the kernel, not the tester, and would count as lost; give the interface %d queue(s) (ethtool -L %s combined %d) or use driver af_packet, which reads them all",
+				name, info.RxQueues, iface, info.KernelRxQueues, info.RxQueues, iface, info.RxQueues)})
+	}
 	if largest := p.LargestFrame(); info.MaxFrame > 0 && largest > info.MaxFrame {
 		out = append(out, &PreflightError{Reason: v1alpha1.ReasonFrameTooLargeForPort,
 			Message: fmt.Sprintf("port %s: carries frames up to %d B, the plan's largest is %d B: raise the VF's MTU (SriovNetworkNodePolicy mtu, or ip link set <PF> mtu) or set dut.maxFrameSize", name, info.MaxFrame, largest)})

@@ -27,6 +27,9 @@ func TestPreflightRecordsAndRefuses(t *testing.T) {
 		{"link stays down", func(h *sim.Hardware) { h.LinkDownPolls = -1 }, v1alpha1.ReasonPortLinkDown, "port west (sim0): link down after 10s"},
 		{"a 1G link for a 10G test", func(h *sim.Hardware) { h.SpeedMbps = 1000 }, v1alpha1.ReasonPortSlowerThanLineRate, "link at 1000 Mbit/s, slower than traffic.lineRate 10.000 Gbit/s"},
 		{"MTU 1400 for 1518 B frames", func(h *sim.Hardware) { h.MaxFrame = 1418 }, v1alpha1.ReasonFrameTooLargeForPort, "carries frames up to 1418 B, the plan's largest is 1518 B"},
+		{"af_xdp on one of four queues", func(h *sim.Hardware) { h.Driver, h.KernelRxQueues = "net_af_xdp", 4 }, v1alpha1.ReasonPortQueuesUnbound, "af_xdp receives on 1 of interface"},
+		{"af_xdp on the one queue there is", func(h *sim.Hardware) { h.Driver, h.KernelRxQueues = "net_af_xdp", 1 }, "", ""},
+		{"af_packet on four queues reads them all", func(h *sim.Hardware) { h.Driver, h.KernelRxQueues = "net_af_packet", 4 }, "", ""},
 		{"cores on the other node", func(h *sim.Hardware) { h.LcoreNUMA = []int{0, 0} }, "", "port west (sim0) is on NUMA node 1, but the engine runs on CPU 8 (node 0), 9 (node 0)"},
 		{"hugepages on the other node", func(h *sim.Hardware) { h.MemoryNUMA = []int{0} }, "", "the engine's hugepages are on node 0"},
 	}

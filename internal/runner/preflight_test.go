@@ -53,3 +53,43 @@ func TestPreflightRefusesALinkThatStaysDown(t *testing.T) {
 		t.Fatalf("preflight record: %+v", pf)
 	}
 }
+
+// An af_xdp port binds one queue of its interface unless told more, while the interface here has four:
+// the XDP program hands the frames of the other queues to the kernel, where the tester never sees them,
+// and a run would book them as the DUT's loss. (On the old code this run failed at its first ARP, the
+// router's reply having landed on an unbound queue, with "gateway did not answer ARP": the wrong cause; a
+// bump-in-the-wire DUT with static MACs would have been measured with three queues' frames lost.) The
+// tester refuses before the first trial, naming the port, the queues and the fix.
+func TestPreflightRefusesAnAFXDPPortThatSeesOneQueueOfFour(t *testing.T) {
+	eng := need(t)
+	tns, rns := router(t, "xq")
+	// the receiving link again, with four queues each way
+	sh(t, "ip", "-n", tns, "link", "del", "t1")
+	sh(t, "ip", "link", "add", "xqt1", "numtxqueues", "4", "numrxqueues", "4", "type", "veth", "peer", "name", "xqr1", "numtxqueues", "4", "numrxqueues", "4")
+	sh(t, "ip", "link", "set", "xqt1", "netns", tns)
+	sh(t, "ip", "link", "set", "xqr1", "netns", rns)
+	sh(t, "ip", "-n", tns, "link", "set", "xqt1", "name", "t1", "up")
+	sh(t, "ip", "-n", rns, "link", "set", "xqr1", "name", "r1", "up")
+	sh(t, "ip", "netns", "exec", tns, "sysctl", "-qw", "net.ipv6.conf.t1.disable_ipv6=1")
+	sh(t, "ip", "-n", rns, "addr", "add", "198.19.1.1/24", "dev", "r1")
+	tt := routedTest("xdpq", throughput, []int32{64}, "1", "5", func(tt *v1alpha1.TrafficTest) {
+		tt.Spec.Ports[1].Driver = v1alpha1.DriverAFXDP
+	})
+	o, stderr, err := execCLI(t, eng, tns, tt, "")
+	if err == nil {
+		t.Fatalf("an af_xdp port that sees one of four receive queues must be refused; results %+v\n%s", o.Results.Throughput, stderr)
+	}
+	if strings.Contains(o.Error, "af_xdp") && strings.Contains(o.Error, "unavailable") {
+		t.Skipf("net_af_xdp unavailable here: %s", o.Error)
+	}
+	want := "port east (net_af_xdp1): af_xdp receives on 1 of interface t1's 4 receive queues"
+	if !strings.Contains(o.Error, want) || !strings.HasPrefix(o.Error, "preflight: ") {
+		t.Fatalf("error %q, want %q\n%s", o.Error, want, stderr)
+	}
+	if len(o.Trials) != 0 {
+		t.Errorf("a refused run measured %d trials", len(o.Trials))
+	}
+	if pf := o.Results.Preflight; pf == nil || len(pf.Ports) != 2 || pf.Ports[1].RxQueues != 1 {
+		t.Fatalf("preflight record: %+v", pf)
+	}
+}

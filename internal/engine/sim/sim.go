@@ -142,6 +142,10 @@ type Hardware struct {
 	// (0: 9216).
 	SpeedMbps int64
 	MaxFrame  int
+	// Driver names the ports' PMD (empty: "simulated"); KernelRxQueues the receive queues of the kernel
+	// interface behind each port (0: none).
+	Driver         string
+	KernelRxQueues int
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -199,6 +203,10 @@ func (e *Engine) Port(_ context.Context, p engine.PortConfig) (*engine.PortInfo,
 		if hw.MaxFrame > 0 {
 			info.MaxFrame = hw.MaxFrame
 		}
+		if hw.Driver != "" {
+			info.Driver = hw.Driver
+		}
+		info.KernelRxQueues = hw.KernelRxQueues
 	}
 	return info, nil
 }
