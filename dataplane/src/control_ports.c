@@ -2,9 +2,12 @@
  * clock), PORT (a port's addressing) and RESOLVE (a port's next hop, asked for through the worker). */
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -17,13 +20,54 @@
 #include "control.h"
 #include "engine.h"
 
-/* The receive queues of the kernel interface behind a port (its sysfs queues/rx-N entries, in this
- * process's network namespace), 0 when it has none or they cannot be read. */
+static int ethtool(int fd, const char *name, void *cmd)
+{
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	ifr.ifr_data = cmd;
+	return ioctl(fd, SIOCETHTOOL, &ifr);
+}
+
+/* The queues RSS spreads received frames over: the highest queue of the indirection table, plus one. 0
+ * when the driver has no table (veth, af_packet's view of most virtual devices). */
+static unsigned rss_queues(int fd, const char *name)
+{
+	struct ethtool_rxfh_indir head = {.cmd = ETHTOOL_GRXFHINDIR, .size = 0};
+	if (ethtool(fd, name, &head) != 0 || head.size == 0 || head.size > 65536)
+		return 0;
+	struct ethtool_rxfh_indir *t = calloc(1, sizeof(*t) + head.size * sizeof(t->ring_index[0]));
+	if (t == NULL)
+		return 0;
+	t->cmd = ETHTOOL_GRXFHINDIR;
+	t->size = head.size;
+	unsigned top = 0;
+	if (ethtool(fd, name, t) == 0)
+		for (unsigned i = 0; i < t->size; i++)
+			top = t->ring_index[i] + 1 > top ? t->ring_index[i] + 1 : top;
+	free(t);
+	return top;
+}
+
+/* The receive queues of the kernel interface behind a port, in this process's network namespace: those
+ * its RSS table spreads frames over, else its channels (ethtool -l: combined and RX-only, what an af_xdp
+ * socket binds), else its sysfs queues/rx-N entries (the kernel's real_num_rx_queues, which some drivers
+ * size beyond their channels); 0 when it has none or none can be read. */
 static unsigned kernel_rx_queues(int if_index)
 {
 	char name[IF_NAMESIZE], path[64 + IF_NAMESIZE];
 	if (if_index <= 0 || if_indextoname((unsigned)if_index, name) == NULL)
 		return 0;
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd >= 0) {
+		unsigned n = rss_queues(fd, name);
+		struct ethtool_channels ch = {.cmd = ETHTOOL_GCHANNELS};
+		if (n == 0 && ethtool(fd, name, &ch) == 0)
+			n = ch.combined_count + ch.rx_count;
+		close(fd);
+		if (n > 0)
+			return n;
+	}
 	snprintf(path, sizeof(path), "/sys/class/net/%s/queues", name);
 	DIR *d = opendir(path);
 	if (d == NULL)

@@ -642,8 +642,11 @@ class AfXdp(Base):
         except RuntimeError as err:
             self.skipTest("net_af_xdp unavailable here: %s" % str(err)[-300:])
         self.engines.append(e)
-        e.cmd("PORT id=0 ip4=198.18.1.2/24 peer_mac=%s" % self.net.mac("t1", tns))
-        e.cmd("PORT id=1 ip4=198.19.1.2/24 peer_mac=%s" % self.net.mac("t0", tns))
+        # the interface's receive queues are reported with the port (the runner refuses an af_xdp port that
+        # binds fewer): one each here
+        for i, peer in ((0, "t1"), (1, "t0")):
+            p = e.cmd("PORT id=%d ip4=198.%d.1.2/24 peer_mac=%s" % (i, 18 + i, self.net.mac(peer, tns)))
+            self.assertEqual((p["rx_queues"], p["kernel_rx_queues"]), (1, 1), p)
         e.cmd("STREAM id=0 tx=0 rx=1 src=198.18.1.2 dst=198.19.1.2 flows=4 sizes=64,1518")
         res = e.trial([0], [RATE], duration_ms=1000, drain_ms=500)
         self.check_exact(res["streams"][0], RATE)

@@ -72,6 +72,10 @@ func TestPairCountsAStreamSentOnTwoLanes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// frames of a lane the receiver was not told of are the fault under test: never retried away
+		if s := res.Stream(0); s == nil || s.UnknownLane > 0 {
+			t.Fatalf("the receiver counted frames of lanes it keeps no state for: %+v", s)
+		}
 		if faults := res.TesterFaults([]int{0}, engine.Limits{MaxTxLag: 20 * time.Millisecond}); len(faults) == 0 {
 			break
 		} else if try == 2 {

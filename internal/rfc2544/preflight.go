@@ -145,6 +145,10 @@ func refusePort(p *plan.Plan, port plan.Port, info *engine.PortInfo, waited time
 			Message: fmt.Sprintf("port %s: link at %d Mbit/s, slower than traffic.lineRate %s: every rate above it would be the port's limit; set traffic.lineRate to the link's speed",
 				name, info.SpeedMbps, units.FormatBits(p.Traffic.LineRateBps))})
 	}
+	if info.Driver == "net_af_xdp" && info.KernelRxQueues == 0 {
+		out = append(out, &PreflightError{Reason: v1alpha1.ReasonPortQueuesUnbound,
+			Message: fmt.Sprintf("port %s: af_xdp, and the engine could not read how many receive queues its interface has: frames the NIC puts on queues the port does not bind go to the kernel, not the tester, and would count as lost; use driver af_packet, which reads them all", name)})
+	}
 	if info.Driver == "net_af_xdp" && info.KernelRxQueues > info.RxQueues {
 		// the NIC spreads received frames over all its queues; the PMD's XDP program hands the frames of
 		// the queues it has no socket on to the kernel, and the tester would count them as the DUT's loss

@@ -29,6 +29,7 @@ func TestPreflightRecordsAndRefuses(t *testing.T) {
 		{"MTU 1400 for 1518 B frames", func(h *sim.Hardware) { h.MaxFrame = 1418 }, v1alpha1.ReasonFrameTooLargeForPort, "carries frames up to 1418 B, the plan's largest is 1518 B"},
 		{"af_xdp on one of four queues", func(h *sim.Hardware) { h.Driver, h.KernelRxQueues = "net_af_xdp", 4 }, v1alpha1.ReasonPortQueuesUnbound, "af_xdp receives on 1 of interface"},
 		{"af_xdp on the one queue there is", func(h *sim.Hardware) { h.Driver, h.KernelRxQueues = "net_af_xdp", 1 }, "", ""},
+		{"af_xdp on an interface whose queues could not be read", func(h *sim.Hardware) { h.Driver, h.KernelRxQueues = "net_af_xdp", 0 }, v1alpha1.ReasonPortQueuesUnbound, "could not read how many receive queues"},
 		{"af_packet on four queues reads them all", func(h *sim.Hardware) { h.Driver, h.KernelRxQueues = "net_af_packet", 4 }, "", ""},
 		{"cores on the other node", func(h *sim.Hardware) { h.LcoreNUMA = []int{0, 0} }, "", "port west (sim0) is on NUMA node 1, but the engine runs on CPU 8 (node 0), 9 (node 0)"},
 		{"hugepages on the other node", func(h *sim.Hardware) { h.MemoryNUMA = []int{0} }, "", "the engine's hugepages are on node 0"},
@@ -84,5 +85,29 @@ func TestPreflightSaysWhatItCouldNotCheck(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(res.Notes, "\n"), "port west (simulated) reports no link speed: whether it carries spec.traffic.lineRate was not checked") {
 		t.Errorf("notes %q", res.Notes)
+	}
+}
+
+// A receiving engine told fewer lanes than its sender sends on counts the other lanes' frames apart
+// (UnknownLane): the trial is the tester's, invalid, and since the set-up repeats in every trial the run
+// ends at the first with an error that says why, instead of searching down to a ceiling that is the
+// set-up's; the trial stays on record, and nothing is reported as the DUT's.
+func TestFramesOfUnknownLanesEndTheRun(t *testing.T) {
+	p := planFor(t, v1alpha1.TestThroughput)
+	p.FrameSizes = []int{1518}
+	e := sim.New(sim.DUT{CapacityFPS: 2.5e6})
+	e.Hardware = &sim.Hardware{PortNUMA: [2]int{-1, -1}, UnknownLaneFrames: 1234}
+	rec := &recorder{}
+	res, err := rfc2544.New(p, e, rec, rfc2544.Options{Sleep: e.Sleep}).Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "1234 frames of the west->east direction came from sender lanes") {
+		t.Fatalf("run error %v, want one naming the frames of unknown lanes", err)
+	}
+	if len(rec.trials) != 1 || !rec.trials[0].TesterLimited || rec.trials[0].Pass || !strings.Contains(strings.Join(rec.trials[0].TesterFaults, "\n"), "keeps no state for") {
+		t.Fatalf("trials %+v: want the one trial, kept, invalid for the unknown lanes", rec.trials)
+	}
+	for _, row := range res.Throughput {
+		if row.NDR.FramesPerSecond > 0 {
+			t.Errorf("a throughput reported from a run the tester's set-up spoiled: %+v", row)
+		}
 	}
 }

@@ -639,6 +639,15 @@ func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, 
 		r.sink.OnTrial(rec)
 		out = append(out, dirResult{dir: d, rec: rec, stream: sr})
 	}
+	// Frames of sender lanes the receiving engine keeps no state for are a set-up fault that repeats in
+	// every trial (the trials above are invalid for it): the run ends here rather than search downwards
+	// for a ceiling that is the set-up's.
+	for _, o := range out {
+		if o.stream.UnknownLane > 0 {
+			return out, "", fmt.Errorf("tester set-up: %d frames of the %s direction came from sender lanes its receiving engine keeps no state for (it was told fewer lanes than the sender sends on): no trial of this run can be counted",
+				o.stream.UnknownLane, dirs[o.dir].Name)
+		}
+	}
 	aborted := ""
 	if res.Aborted() {
 		aborted = res.Reason

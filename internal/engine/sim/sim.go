@@ -146,6 +146,9 @@ type Hardware struct {
 	// interface behind each port (0: none).
 	Driver         string
 	KernelRxQueues int
+	// UnknownLaneFrames is what every received stream counts from sender lanes it keeps no state for (a
+	// split test whose receiver was told too few lanes).
+	UnknownLaneFrames int64
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -229,7 +232,7 @@ func (e *Engine) Stream(_ context.Context, s engine.StreamConfig) (*engine.Strea
 	switch {
 	case s.Lanes > engine.MaxQueuesPerPort:
 		return nil, &engine.Error{Verb: "STREAM", Code: "bad-value", Message: fmt.Sprintf("lanes=%d: want an integer from 1 to %d", s.Lanes, engine.MaxQueuesPerPort)}
-	case s.Lanes > 1 && s.TX >= 0:
+	case s.Lanes > 0 && s.TX >= 0:
 		return nil, &engine.Error{Verb: "STREAM", Code: "bad-value", Message: "lanes=: only for a stream another engine sends (tx=none)"}
 	case s.TX < 0:
 		lanes = max(1, s.Lanes)
@@ -388,6 +391,9 @@ func (e *Engine) RunTrial(ctx context.Context, t engine.TrialConfig, progress fu
 			sr.RxQueues, sr.Early, sr.MaxEarly, sr.MaxLate = d.RxQueues, rx*int64(d.RxQueues-1)/int64(d.RxQueues), int64(d.RxQueues), 1
 		} else if rx > 0 {
 			sr.RxQueues = 1
+		}
+		if e.Hardware != nil {
+			sr.UnknownLane = e.Hardware.UnknownLaneFrames
 		}
 		res.Streams = append(res.Streams, sr)
 	}
