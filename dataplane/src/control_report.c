@@ -128,16 +128,18 @@ int do_result(struct args *a, struct out *o)
 		memset(&es, 0, sizeof(es));
 		rte_eth_stats_get(p->id, &es);
 		p->rx_kernel_drops += lr_kernel_rx_drops(p->kernel_ifindex); /* stable across repeated RESULTs */
+		uint64_t rollovers = lr_kernel_rx_rollovers(p->kernel_ifindex) - p->rx_kernel_rollovers_base;
 		put(o,
 		    "%s{\"id\":%u,\"rx_foreign\":%llu,\"rx_arp\":%llu,\"tx_arp\":%llu,\"rx_stale\":%llu,"
 		    "\"rx_warmup\":%llu,\"imissed\":%llu,\"ierrors\":%llu,\"oerrors\":%llu,\"rx_nombuf\":%llu,"
-		    "\"tx_alloc_fail\":%llu,\"tx_full\":%llu,\"rx_bad_checksum\":%llu,\"rx_kernel_drops\":%llu}",
+		    "\"tx_alloc_fail\":%llu,\"tx_full\":%llu,\"rx_bad_checksum\":%llu,\"rx_kernel_drops\":%llu,"
+		    "\"rx_kernel_rollovers\":%llu}",
 		    i ? "," : "", i, (unsigned long long)c.rx_foreign, (unsigned long long)c.rx_arp,
 		    (unsigned long long)c.tx_arp, (unsigned long long)c.rx_stale, (unsigned long long)c.rx_warmup,
 		    (unsigned long long)es.imissed, (unsigned long long)es.ierrors, (unsigned long long)es.oerrors,
 		    (unsigned long long)es.rx_nombuf, (unsigned long long)c.tx_alloc_fail,
 		    (unsigned long long)c.tx_full, (unsigned long long)c.rx_bad_cksum,
-		    (unsigned long long)p->rx_kernel_drops);
+		    (unsigned long long)p->rx_kernel_drops, (unsigned long long)rollovers);
 	}
 	put(o, "],\"workers\":[");
 	for (unsigned i = 0; i < lr.nworkers; i++) {

@@ -24,8 +24,10 @@
  *    and one worker serving both queues counts exactly what two workers do;
  *  - early (a gap before a frame) is per queue too, and a queue's gaps include the frames of the flows
  *    hashed to the other queues: with frames on several queues (RESULT's rx_queues > 1) it says little.
- * Except when the receiver is overloaded: af_packet's fanout rolls a frame over to another socket when its
- * own ring is full (PACKET_FANOUT_FLAG_ROLLOVER), and a duplicate rolled over is then counted as new.
+ * Except when a receiving queue falls behind: af_packet's fanout rolls frames over to another socket when
+ * its own ring is nearly full (PACKET_FANOUT_FLAG_ROLLOVER, before any drop), and a duplicate rolled over
+ * is then counted as new; the port reports those rollovers (kernel_drops.c) and the runner holds such a
+ * trial invalid.
  */
 #ifndef LR_ENGINE_H
 #define LR_ENGINE_H
@@ -98,6 +100,8 @@ struct lr_port {
 	 * trial because the port's ring was full (kernel_drops.c; control thread only) */
 	int kernel_ifindex;
 	uint64_t rx_kernel_drops;
+	/* the kernel's rollovers of the port's sockets when the trial started (they count for life) */
+	uint64_t rx_kernel_rollovers_base;
 	/* the kernel interface of any port that has one (af_packet, af_xdp; 0: none): its receive queues are
 	 * reported with the port, since a PMD that binds fewer of them than the NIC spreads frames over never
 	 * sees the frames of the others */
@@ -296,6 +300,9 @@ void lr_zero_tx_pool(void);
 void lr_control_serve(const char *addr); /* control.c */
 /* frames the kernel dropped on the af_packet socket(s) of interface ifindex since the last call */
 uint64_t lr_kernel_rx_drops(int ifindex);
+/* the frames the kernel has moved from one of the port's af_packet sockets to another (fanout rollover)
+ * since the sockets opened */
+uint64_t lr_kernel_rx_rollovers(int ifindex);
 /* rxq.c: a stream's per-queue RX state for each queue of its RX port, allocated once (0, or -1 when out
  * of memory); reset before a trial; merged over the queues into sum (the queues that received a measured
  * frame of it in *nq_seen) */

@@ -1,10 +1,15 @@
-/* Frames the kernel dropped before an af_packet port saw them.
+/* What the kernel did to frames before an af_packet port saw them: dropped them, or moved them to another
+ * of the port's queues.
  *
  * The af_packet PMD of DPDK 22.11 reports no imissed: when its receive ring is full (the worker was
  * preempted, or is slower than the traffic), the kernel drops the frame and counts it on the socket
- * (PACKET_STATISTICS), where nobody reads it. Those frames would count as frames the DUT lost. The sockets
- * are this process's own: each is found by the interface it is bound to, and read here. Reading the
- * statistics resets them, so each call returns the drops since the previous one. */
+ * (PACKET_STATISTICS), where nobody reads it. Those frames would count as frames the DUT lost. With several
+ * queue pairs the PMD's sockets share a fanout group with rollover: a socket whose ring is nearly full has
+ * frames of its flows handed to another socket (PACKET_ROLLOVER_STATS), before any drop. A flow then
+ * arrives on two queues, whose windows count its duplicates and its order apart: the counts are no longer
+ * exact. The sockets are this process's own: each is found by the interface it is bound to, and read
+ * here. Reading PACKET_STATISTICS resets them, so each call returns the drops since the previous one;
+ * the rollover counts are the socket's whole life's. */
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,27 +33,48 @@ static bool packet_socket_of(int fd, int ifindex)
 	return sll.sll_family == AF_PACKET && sll.sll_ifindex == ifindex;
 }
 
-uint64_t lr_kernel_rx_drops(int ifindex)
+/* getsockopt(level, opt) of every packet socket of this process bound to ifindex, summed: the drops of
+ * PACKET_STATISTICS or the rollovers of PACKET_ROLLOVER_STATS */
+static uint64_t sum_sockets(int ifindex, int opt)
 {
 	if (ifindex <= 0)
 		return 0;
 	DIR *d = opendir("/proc/self/fd");
 	if (d == NULL)
 		return 0;
-	uint64_t drops = 0;
+	uint64_t sum = 0;
 	const struct dirent *e;
 	while ((e = readdir(d)) != NULL) {
 		char *end;
 		long fd = strtol(e->d_name, &end, 10);
 		if (end == e->d_name || *end || fd < 0 || fd == dirfd(d) || !packet_socket_of((int)fd, ifindex))
 			continue;
-		/* the v3 layout is the larger one: the kernel fills what the socket's version has */
-		struct tpacket_stats_v3 st;
-		socklen_t len = sizeof(st);
-		memset(&st, 0, sizeof(st));
-		if (getsockopt((int)fd, SOL_PACKET, PACKET_STATISTICS, &st, &len) == 0)
-			drops += st.tp_drops;
+		if (opt == PACKET_STATISTICS) {
+			/* the v3 layout is the larger one: the kernel fills what the socket's version has */
+			struct tpacket_stats_v3 st;
+			socklen_t len = sizeof(st);
+			memset(&st, 0, sizeof(st));
+			if (getsockopt((int)fd, SOL_PACKET, PACKET_STATISTICS, &st, &len) == 0)
+				sum += st.tp_drops;
+		} else {
+			/* EINVAL on a socket without rollover (one queue): nothing moved */
+			struct tpacket_rollover_stats rs;
+			socklen_t len = sizeof(rs);
+			memset(&rs, 0, sizeof(rs));
+			if (getsockopt((int)fd, SOL_PACKET, PACKET_ROLLOVER_STATS, &rs, &len) == 0)
+				sum += rs.tp_all;
+		}
 	}
 	closedir(d);
-	return drops;
+	return sum;
+}
+
+uint64_t lr_kernel_rx_drops(int ifindex)
+{
+	return sum_sockets(ifindex, PACKET_STATISTICS);
+}
+
+uint64_t lr_kernel_rx_rollovers(int ifindex)
+{
+	return sum_sockets(ifindex, PACKET_ROLLOVER_STATS);
 }

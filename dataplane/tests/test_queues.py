@@ -7,6 +7,7 @@ Run as root: python3 tests/test_queues.py -v
 """
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -47,6 +48,7 @@ class QueuesBase(test_engine.Base):
     """A routed engine on af_packet ports of a given number of queue pairs, and trials through nft RULES."""
 
     RULES = ""
+    EXTRA = ("--idle-sleep-us", "50")  # more workers than this machine's two CPUs: an idle one sleeps
 
     def exact(self, e, streams, rates, **kw):
         """As Base.exact, with the rules loaded anew before every trial: numgen counts from zero again, so
@@ -57,6 +59,20 @@ class QueuesBase(test_engine.Base):
             if not any(s["saturated"] or s["tx_max_lag_ns"] > test_engine.MAX_LAG_NS for s in r["streams"]):
                 return r
         self.skipTest("the OS kept preempting the engine's worker: this machine is too loaded to pace traffic")
+
+    def two_nodes(self):
+        """The generator's namespace (t0) and the receiver's (t1), as on two nodes, each linked to the router
+        (r0 198.18.1.1, r1 198.19.1.1). Two namespaces also keep the engines' af_packet fanout groups apart:
+        the PMD numbers a group from its PID and ifindex, and two engines' numbers can meet in one."""
+        gns, xns, self.rns = self.net.ns("g"), self.net.ns("x"), self.net.ns("r")
+        self.net.veth("t0", gns, "r0", self.rns)
+        self.net.veth("t1", xns, "r1", self.rns)
+        sh("ip", "addr", "add", "198.18.1.1/24", "dev", "r0", ns=self.rns)
+        sh("ip", "addr", "add", "198.19.1.1/24", "dev", "r1", ns=self.rns)
+        sh("sysctl", "-qw", "net.ipv4.ip_forward=1", ns=self.rns)
+        for k in ("all", "default", "r0", "r1"):
+            sh("sysctl", "-qw", "net.ipv4.conf.%s.rp_filter=0" % k, ns=self.rns)
+        return gns, xns
 
     def queued_engine(self, lcores, qpairs=(1, 2)):
         self.engine = Engine(self.tns, ["t0", "t1"], tag=self._testMethodName[5:9], lcores=lcores, qpairs=qpairs)
@@ -177,21 +193,6 @@ class SplitEnginesQueues(QueuesBase):
     apart (unknown_lane, which the runner holds as the tester's fault), never as received."""
 
     RULES = SplitSender.RULES
-    EXTRA = ("--idle-sleep-us", "50")  # four workers on this machine's two CPUs: an idle one sleeps
-
-    def two_nodes(self):
-        """The generator's namespace (t0) and the receiver's (t1), as on two nodes, each linked to the router
-        (r0 198.18.1.1, r1 198.19.1.1). Two namespaces also keep the engines' af_packet fanout groups apart:
-        the PMD numbers a group from its PID and ifindex, and two engines' numbers can meet in one."""
-        gns, xns, self.rns = self.net.ns("g"), self.net.ns("x"), self.net.ns("r")
-        self.net.veth("t0", gns, "r0", self.rns)
-        self.net.veth("t1", xns, "r1", self.rns)
-        sh("ip", "addr", "add", "198.18.1.1/24", "dev", "r0", ns=self.rns)
-        sh("ip", "addr", "add", "198.19.1.1/24", "dev", "r1", ns=self.rns)
-        sh("sysctl", "-qw", "net.ipv4.ip_forward=1", ns=self.rns)
-        for k in ("all", "default", "r0", "r1"):
-            sh("sysctl", "-qw", "net.ipv4.conf.%s.rp_filter=0" % k, ns=self.rns)
-        return gns, xns
 
     def split_trial(self, gen, rcv, stream, trial):
         """One trial of the stream split over the two engines (the receiver's first, longer, same id, as
@@ -257,6 +258,57 @@ class SplitEnginesQueues(QueuesBase):
         self.assertEqual(rs["rx_frames"] + rs["unknown_lane"], arrived, rs)
         self.assertTrue(0.4 * arrived < rs["unknown_lane"] < 0.6 * arrived, rs)
         self.assertEqual(rs["bad_flow"], 0, rs)
+
+
+class FanoutRollover(QueuesBase):
+    """af_packet's queues are sockets of one fanout group with rollover: when a socket's ring is nearly full
+    (its worker is behind), the kernel hands frames of its flows to another socket before it drops any.
+    The flow then arrives on two queues, whose windows count its duplicates and its order apart, so the
+    trial's counts are no longer exact: the engine must say so (rx_kernel_rollovers), for the runner to
+    hold the trial invalid. A receiver stopped for PAUSE_MS while one flow arrives at RATE fills its ring
+    (512 frames); a clean trial reports none."""
+
+    PAUSE_MS = 40
+
+    def test_frames_the_kernel_rolled_over_to_another_queue_are_reported(self):
+        gns, xns = self.two_nodes()
+        gen = Engine(gns, ["t0"], tag="rg", extra=self.EXTRA)
+        self.addCleanup(gen.close)
+        rcv = Engine(xns, ["t1"], tag="rr", lcores=TWO, qpairs=2, extra=self.EXTRA)
+        self.addCleanup(rcv.close)
+        for e, net in ((gen, 18), (rcv, 19)):
+            e.cmd("PORT id=0 ip4=198.%d.1.2/24 gw4=198.%d.1.1" % (net, net))
+            e.cmd("RESOLVE id=0 timeout_ms=3000")
+        spec = "src=198.18.1.2 dst=198.19.1.2 sizes=64"  # one flow: one queue, until it rolls over
+        gen.cmd("STREAM id=0 tx=0 rx=none " + spec)
+        rcv.cmd("STREAM id=0 tx=none rx=0 " + spec)
+
+        def trial(tid, pause):
+            rcv.cmd("TRIAL streams=0 rates=0 unit=fps duration_ms=2000 drain_ms=500 id=%d" % tid)
+            gen.cmd("TRIAL streams=0 rates=%d unit=fps duration_ms=1000 drain_ms=500 id=%d" % (2 * RATE, tid))
+            if pause:
+                time.sleep(0.4)
+                os.kill(rcv.proc.pid, signal.SIGSTOP)
+                time.sleep(self.PAUSE_MS / 1000)
+                os.kill(rcv.proc.pid, signal.SIGCONT)
+            gen.cmd("WAIT timeout_ms=30000")
+            rcv.cmd("WAIT timeout_ms=30000")
+            return gen.cmd("RESULT"), rcv.cmd("RESULT")
+
+        g, r = trial(30, False)
+        port = r["ports"][0]
+        print("\nclean: rx %d, rollovers %d, kernel drops %d" % (r["streams"][0]["rx_frames"], port["rx_kernel_rollovers"],
+                                                               port["rx_kernel_drops"]), file=sys.stderr)
+        if port["rx_kernel_drops"] == 0:
+            self.assertEqual(port["rx_kernel_rollovers"], 0, "a receiver that kept up had frames rolled over: %s" % port)
+        g, r = trial(31, True)
+        port, rs = r["ports"][0], r["streams"][0]
+        print("paused %d ms: rx %d of %d, rollovers %d, kernel drops %d, rx per queue %s" % (
+            self.PAUSE_MS, rs["rx_frames"], g["streams"][0]["tx_frames"], port["rx_kernel_rollovers"],
+            port["rx_kernel_drops"], rx_per_queue(r, 0)), file=sys.stderr)
+        self.assertGreater(port["rx_kernel_rollovers"], 0, "the kernel moved frames of the paused queue to the other: %s" % port)
+        # the frames it moved arrived on the other queue: the one flow is on both
+        self.assertTrue(min(rx_per_queue(r, 0)) > 0, rx_per_queue(r, 0))
 
 
 class ReorderingLineQueues(test_more.Line):

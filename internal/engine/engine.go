@@ -309,8 +309,12 @@ type PortCounters struct {
 	IMissed       int64 `json:"imissed"`
 	RxNoMbuf      int64 `json:"rx_nombuf"`
 	RxKernelDrops int64 `json:"rx_kernel_drops"`
-	IErrors       int64 `json:"ierrors"`
-	OErrors       int64 `json:"oerrors"`
+	// RxKernelRollovers are frames the kernel moved from one of an af_packet port's sockets (queues) to
+	// another because its ring was nearly full: their flows arrived on two queues, whose windows count
+	// duplicates and order apart, so the trial's counts are not exact.
+	RxKernelRollovers int64 `json:"rx_kernel_rollovers"`
+	IErrors           int64 `json:"ierrors"`
+	OErrors           int64 `json:"oerrors"`
 	// TxAllocFail counts frames the engine could not build because its TX pool was empty.
 	TxAllocFail int64 `json:"tx_alloc_fail"`
 	// TxFull counts the bursts of test frames the port's TX queue took only in part: a saturated

@@ -59,6 +59,10 @@ func (r *TrialResult) TesterFaults(streams []int, lim Limits) []string {
 			out = append(out, fmt.Sprintf("port %d dropped %d frames on receipt itself (ring full: %d, kernel ring full: %d, no buffer: %d)",
 				p.ID, n, p.IMissed, p.RxKernelDrops, p.RxNoMbuf))
 		}
+		if p.RxKernelRollovers > 0 {
+			out = append(out, fmt.Sprintf("port %d: the kernel moved %d frames to another of its receive queues (af_packet fanout rollover, a ring nearly full): their flows arrived on two queues, and duplicates and order are no longer counted exactly",
+				p.ID, p.RxKernelRollovers))
+		}
 		if p.IErrors > 0 {
 			out = append(out, fmt.Sprintf("port %d counted %d receive errors", p.ID, p.IErrors))
 		}

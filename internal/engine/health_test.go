@@ -38,6 +38,7 @@ func TestTesterFaults(t *testing.T) {
 		{"no mbuf", func(r *engine.TrialResult) { r.Ports[1].RxNoMbuf = 1 }, lim, "on receipt itself"},
 		{"kernel ring full", func(r *engine.TrialResult) { r.Ports[1].RxKernelDrops = 1 }, lim, "kernel ring full: 1"},
 		{"receive error", func(r *engine.TrialResult) { r.Ports[1].IErrors = 1 }, lim, "receive errors"},
+		{"af_packet fanout rollover", func(r *engine.TrialResult) { r.Ports[1].RxKernelRollovers = 1 }, lim, "moved 1 frames to another of its receive queues"},
 		{"transmit error", func(r *engine.TrialResult) { r.Ports[0].OErrors = 1 }, lim, "failed to send"},
 		{"TX pool empty", func(r *engine.TrialResult) { r.Ports[0].TxAllocFail = 1 }, lim, "no buffer: 1"},
 		{"a frame of a sender lane the receiver has no state for", func(r *engine.TrialResult) { r.Streams[0].UnknownLane = 1 }, lim, "keeps no state for"},
