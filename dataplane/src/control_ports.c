@@ -58,7 +58,7 @@ static unsigned kernel_rx_queues(int if_index)
 	char name[IF_NAMESIZE], path[64 + IF_NAMESIZE];
 	if (if_index <= 0 || if_indextoname((unsigned)if_index, name) == NULL)
 		return 0;
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd >= 0) {
 		unsigned n = rss_queues(fd, name);
 		struct ethtool_channels ch = {.cmd = ETHTOOL_GCHANNELS};

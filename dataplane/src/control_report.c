@@ -128,7 +128,9 @@ int do_result(struct args *a, struct out *o)
 		memset(&es, 0, sizeof(es));
 		rte_eth_stats_get(p->id, &es);
 		p->rx_kernel_drops += lr_kernel_rx_drops(p->kernel_ifindex); /* stable across repeated RESULTs */
-		uint64_t rollovers = lr_kernel_rx_rollovers(p->kernel_ifindex) - p->rx_kernel_rollovers_base;
+		/* sockets reopened since the trial started count from zero again */
+		uint64_t now_rollovers = lr_kernel_rx_rollovers(p->kernel_ifindex);
+		uint64_t rollovers = now_rollovers >= p->rx_kernel_rollovers_base ? now_rollovers - p->rx_kernel_rollovers_base : now_rollovers;
 		put(o,
 		    "%s{\"id\":%u,\"rx_foreign\":%llu,\"rx_arp\":%llu,\"tx_arp\":%llu,\"rx_stale\":%llu,"
 		    "\"rx_warmup\":%llu,\"imissed\":%llu,\"ierrors\":%llu,\"oerrors\":%llu,\"rx_nombuf\":%llu,"

@@ -145,11 +145,12 @@ static void count_corrupted(struct lr_port *p, unsigned q, const uint8_t *data, 
 		return;
 	struct lr_stream *s = lr.streams[t->stream];
 	if (lr_measured(s, p, t->flags, st)) {
+		/* a corrupted frame's tag is not to be trusted, its lane bits neither: a lane the stream has no
+		 * state for is the DUT's corruption here, never the tester's set-up (lr_analyse_one counts
+		 * intact frames of unknown lanes as that) */
 		struct lr_rxq *r = lr_rxq_of(s, q, t->seq);
-		if (r == NULL) { /* the tester's set-up, not the DUT's corruption (as lr_analyse_one counts it) */
-			s->rxq[q][0]->unknown_lane++;
-			return;
-		}
+		if (r == NULL)
+			r = s->rxq[q][0];
 		r->corrupted++;
 		lr_publish_u64(&r->last_rx_tsc, now);
 	}
