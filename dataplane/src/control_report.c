@@ -127,9 +127,9 @@ int do_result(struct args *a, struct out *o)
 		struct rte_eth_stats es;
 		memset(&es, 0, sizeof(es));
 		rte_eth_stats_get(p->id, &es);
-		p->rx_kernel_drops += lr_kernel_rx_drops(p->kernel_ifindex); /* stable across repeated RESULTs */
+		p->rx_kernel_drops += lr_kernel_rx_drops(p->if_index); /* stable across repeated RESULTs */
 		/* sockets reopened since the trial started count from zero again */
-		uint64_t now_rollovers = lr_kernel_rx_rollovers(p->kernel_ifindex);
+		uint64_t now_rollovers = lr_kernel_rx_rollovers(p->if_index);
 		uint64_t rollovers = now_rollovers >= p->rx_kernel_rollovers_base ? now_rollovers - p->rx_kernel_rollovers_base : now_rollovers;
 		put(o,
 		    "%s{\"id\":%u,\"rx_foreign\":%llu,\"rx_arp\":%llu,\"tx_arp\":%llu,\"rx_stale\":%llu,"

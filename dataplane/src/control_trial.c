@@ -124,9 +124,9 @@ int do_trial(struct args *a, struct out *o)
 		}
 	for (unsigned i = 0; i < lr.nports; i++) {
 		rte_eth_stats_reset(lr.ports[i].id);
-		(void)lr_kernel_rx_drops(lr.ports[i].kernel_ifindex); /* reading resets them */
+		(void)lr_kernel_rx_drops(lr.ports[i].if_index); /* reading resets them */
 		lr.ports[i].rx_kernel_drops = 0;
-		lr.ports[i].rx_kernel_rollovers_base = lr_kernel_rx_rollovers(lr.ports[i].kernel_ifindex);
+		lr.ports[i].rx_kernel_rollovers_base = lr_kernel_rx_rollovers(lr.ports[i].if_index);
 	}
 	/* no worker writes its health or its drain outside measurement and drain: safe to reset before WARMUP
 	 * is published */

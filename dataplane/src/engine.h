@@ -96,16 +96,15 @@ struct lr_port {
 	uint64_t rx_cksum;
 	/* RSS hash functions in use (rte_eth_rss_conf.rss_hf), 0: none (one queue, or the PMD spreads itself) */
 	uint64_t rss_hf;
-	/* the kernel interface of an af_packet port (0: none), and the frames the kernel dropped in this
-	 * trial because the port's ring was full (kernel_drops.c; control thread only) */
-	int kernel_ifindex;
-	uint64_t rx_kernel_drops;
-	/* the kernel's rollovers of the port's sockets when the trial started (they count for life) */
-	uint64_t rx_kernel_rollovers_base;
 	/* the kernel interface of any port that has one (af_packet, af_xdp; 0: none): its receive queues are
 	 * reported with the port, since a PMD that binds fewer of them than the NIC spreads frames over never
-	 * sees the frames of the others */
+	 * sees the frames of the others; and an af_packet port's sockets bound to it are read for the frames
+	 * the kernel dropped or rolled over (kernel_drops.c: a port without such sockets has none) */
 	int if_index;
+	/* the frames the kernel dropped in this trial because the port's ring was full, and its rollovers
+	 * when the trial started (they count for life); control thread only */
+	uint64_t rx_kernel_drops;
+	uint64_t rx_kernel_rollovers_base;
 } __rte_cache_aligned;
 
 /* A counter one worker writes while another lcore reads it during the trial (a receipt time, a worker's

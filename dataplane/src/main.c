@@ -234,9 +234,6 @@ static int setup_port(uint16_t pid, uint16_t idx, unsigned max_frame)
 	rte_eth_macaddr_get(pid, &mac);
 	memcpy(p->mac, mac.addr_bytes, 6);
 	p->if_index = (int)info.if_index;
-	/* an af_packet port's ring drops are read from its socket (kernel_drops.c) */
-	if (!strcmp(p->driver, "net_af_packet"))
-		p->kernel_ifindex = (int)info.if_index;
 	char name[32];
 	snprintf(name, sizeof(name), "lr_ctl_tx_%u", idx);
 	p->ctl_tx = rte_ring_create(name, 64, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
