@@ -191,10 +191,8 @@ func TestFrameLossCurveOfAOneInNDropIsExact(t *testing.T) {
 	pts := o.Results.FrameLoss[0].Points
 	// never loss-free, so every step down to the last: 2 % and 1 % of line rate; a step the loaded host's
 	// tester spoiled in every try is left out, and the run must say so (fail closed), or the test fails
-	if len(pts) != 2 {
-		if len(pts) == 1 && strings.Contains(strings.Join(o.Results.Notes, "\n"), "the tester spoiled the trial") {
-			t.Skipf("a step the tester spoiled on this loaded host was left out, as it must be: points %+v, notes %q", pts, o.Results.Notes)
-		}
+	spoiledStep := len(pts) == 1 && strings.Contains(strings.Join(o.Results.Notes, "\n"), "the tester spoiled the trial")
+	if len(pts) != 2 && !spoiledStep {
 		t.Fatalf("points %+v", pts)
 	}
 	for _, p := range pts {
@@ -206,5 +204,8 @@ func TestFrameLossCurveOfAOneInNDropIsExact(t *testing.T) {
 		if v, _ := strconv.ParseFloat(p.LossPercent, 64); math.Abs(v-2) > 0.01 {
 			t.Errorf("at %s%%: loss %s%%, want 2%%", p.PercentOfLineRate, p.LossPercent)
 		}
+	}
+	if spoiledStep && !t.Failed() {
+		t.Skipf("the point reported is exact; the other step the tester spoiled on this loaded host was left out, as it must be: notes %q", o.Results.Notes)
 	}
 }
