@@ -208,10 +208,10 @@ int do_port(struct args *a, struct out *o)
 	put(o,
 	    "{\"ok\":true,\"id\":%d,\"mac\":\"%s\",\"driver\":\"%s\",\"device\":\"%s\",\"numa\":%d,\"rx_queues\":%u,"
 	    "\"tx_queues\":%u,\"link_up\":%s,\"speed_mbps\":%u,\"max_frame\":%u,\"rx_checksums\":\"%s%s%s\","
-	    "\"kernel_rx_queues\":%u}",
+	    "\"kernel_rx_queues\":%u,\"kernel_first_rx_queue\":%u}",
 	    id, mac_str(p->mac, m), p->driver, p->device, p->numa, p->rx_queues, p->tx_queues, link.link_status ? "true" : "false",
 	    link.link_speed == RTE_ETH_SPEED_NUM_UNKNOWN ? 0u : link.link_speed, p->max_frame, ck4 ? "ipv4" : "", ck4 && cku ? "," : "",
-	    cku ? "udp" : "", kernel_rx_queues(p->if_index));
+	    cku ? "udp" : "", kernel_rx_queues(p->if_index), p->kernel_first_rx_queue);
 	return 0;
 }
 

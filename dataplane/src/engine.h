@@ -101,6 +101,7 @@ struct lr_port {
 	 * sees the frames of the others; and an af_packet port's sockets bound to it are read for the frames
 	 * the kernel dropped or rolled over (kernel_drops.c: a port without such sockets has none) */
 	int if_index;
+	unsigned kernel_first_rx_queue; /* the first of the interface's receive queues the port binds (af_xdp) */
 	/* the frames the kernel dropped in this trial because the port's ring was full, and its rollovers
 	 * when the trial started (they count for life); control thread only */
 	uint64_t rx_kernel_drops;
@@ -302,6 +303,9 @@ uint64_t lr_kernel_rx_drops(int ifindex);
 /* the frames the kernel has moved from one of the port's af_packet sockets to another (fanout rollover)
  * since the sockets opened */
 uint64_t lr_kernel_rx_rollovers(int ifindex);
+/* how many packet sockets of this process are bound to interface ifindex (-1: /proc/self/fd unreadable),
+ * which the two reads above find and add up */
+int lr_kernel_sockets(int ifindex);
 /* rxq.c: a stream's per-queue RX state for each queue of its RX port, allocated once (0, or -1 when out
  * of memory); reset before a trial; merged over the queues into sum (the queues that received a measured
  * frame of it in *nq_seen) */

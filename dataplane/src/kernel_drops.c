@@ -33,41 +33,56 @@ static bool packet_socket_of(int fd, int ifindex)
 	return sll.sll_family == AF_PACKET && sll.sll_ifindex == ifindex;
 }
 
-/* getsockopt(level, opt) of every packet socket of this process bound to ifindex, summed: the drops of
- * PACKET_STATISTICS or the rollovers of PACKET_ROLLOVER_STATS */
-static uint64_t sum_sockets(int ifindex, int opt)
+/* The packet sockets of this process bound to ifindex: how many (-1: /proc/self/fd cannot be read), and
+ * into *sum getsockopt(opt) of each added up: the drops of PACKET_STATISTICS or the rollovers of
+ * PACKET_ROLLOVER_STATS (opt 0: nothing read) */
+static int scan_sockets(int ifindex, int opt, uint64_t *sum)
 {
-	if (ifindex <= 0)
-		return 0;
+	*sum = 0;
 	DIR *d = opendir("/proc/self/fd");
 	if (d == NULL)
-		return 0;
-	uint64_t sum = 0;
+		return -1;
+	int n = 0;
 	const struct dirent *e;
 	while ((e = readdir(d)) != NULL) {
 		char *end;
 		long fd = strtol(e->d_name, &end, 10);
 		if (end == e->d_name || *end || fd < 0 || fd == dirfd(d) || !packet_socket_of((int)fd, ifindex))
 			continue;
+		n++;
 		if (opt == PACKET_STATISTICS) {
 			/* the v3 layout is the larger one: the kernel fills what the socket's version has */
 			struct tpacket_stats_v3 st;
 			socklen_t len = sizeof(st);
 			memset(&st, 0, sizeof(st));
 			if (getsockopt((int)fd, SOL_PACKET, PACKET_STATISTICS, &st, &len) == 0)
-				sum += st.tp_drops;
-		} else {
+				*sum += st.tp_drops;
+		} else if (opt == PACKET_ROLLOVER_STATS) {
 			/* EINVAL on a socket without rollover: nothing moved (DPDK 22.11 joins even one queue's
 			 * socket to a fanout group with rollover; alone in it, it never rolls a frame over) */
 			struct tpacket_rollover_stats rs;
 			socklen_t len = sizeof(rs);
 			memset(&rs, 0, sizeof(rs));
 			if (getsockopt((int)fd, SOL_PACKET, PACKET_ROLLOVER_STATS, &rs, &len) == 0)
-				sum += rs.tp_all;
+				*sum += rs.tp_all;
 		}
 	}
 	closedir(d);
+	return n;
+}
+
+static uint64_t sum_sockets(int ifindex, int opt)
+{
+	uint64_t sum = 0;
+	if (ifindex > 0)
+		(void)scan_sockets(ifindex, opt, &sum);
 	return sum;
+}
+
+int lr_kernel_sockets(int ifindex)
+{
+	uint64_t unused;
+	return ifindex > 0 ? scan_sockets(ifindex, 0, &unused) : 0;
 }
 
 uint64_t lr_kernel_rx_drops(int ifindex)

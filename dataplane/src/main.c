@@ -13,7 +13,9 @@
 #include <rte_cycles.h>
 #include <rte_dev.h>
 #include <rte_eal.h>
+#include <rte_devargs.h>
 #include <rte_ethdev.h>
+#include <rte_kvargs.h>
 #include <rte_lcore.h>
 
 #include "engine.h"
@@ -185,6 +187,21 @@ static int start_port(uint16_t pid, struct lr_port *p, uint16_t mtu)
 	return rc;
 }
 
+/* The first of its kernel interface's receive queues a port binds: an af_xdp port's start_queue= (its
+ * sockets take that queue and the ones after it; the queues before it go to the kernel), 0 for the others
+ * (af_packet reads the interface whole). */
+static unsigned kernel_first_rx_queue(const struct lr_port *p, const struct rte_device *dev)
+{
+	const struct rte_devargs *da = dev ? rte_dev_devargs(dev) : NULL;
+	if (strcmp(p->driver, "net_af_xdp") != 0 || da == NULL || da->args == NULL)
+		return 0;
+	struct rte_kvargs *kv = rte_kvargs_parse(da->args, NULL);
+	const char *v = kv ? rte_kvargs_get(kv, "start_queue") : NULL;
+	unsigned first = v ? (unsigned)strtoul(v, NULL, 0) : 0;
+	rte_kvargs_free(kv);
+	return first;
+}
+
 static int setup_port(uint16_t pid, uint16_t idx, unsigned max_frame)
 {
 	struct lr_port *p = &lr.ports[idx];
@@ -234,6 +251,20 @@ static int setup_port(uint16_t pid, uint16_t idx, unsigned max_frame)
 	rte_eth_macaddr_get(pid, &mac);
 	memcpy(p->mac, mac.addr_bytes, 6);
 	p->if_index = (int)info.if_index;
+	p->kernel_first_rx_queue = kernel_first_rx_queue(p, info.device);
+	if (!strcmp(p->driver, "net_af_packet")) {
+		/* its drops and rollovers are read from its sockets (kernel_drops.c), found by their interface:
+		 * one missing, or none readable, would read as nothing dropped, and the frames the kernel dropped
+		 * as lost by the DUT */
+		int n = lr_kernel_sockets(p->if_index);
+		if (n != (int)p->nq) {
+			fprintf(stderr,
+				"linerate-engine: port %u (%s): %s%d of its %u packet sockets found on interface %d: the frames "
+				"the kernel drops before the port sees them could not be counted\n",
+				pid, p->driver, n < 0 ? "/proc/self/fd is unreadable, " : "", n < 0 ? 0 : n, p->nq, p->if_index);
+			return -1;
+		}
+	}
 	char name[32];
 	snprintf(name, sizeof(name), "lr_ctl_tx_%u", idx);
 	p->ctl_tx = rte_ring_create(name, 64, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);

@@ -22,6 +22,7 @@ import time
 from statistics import median
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lrtest import interrupt  # noqa: E402
 from test_more import RawEngine  # noqa: E402
 
 SECONDS = float(os.environ.get("BENCH_SECONDS", "3"))  # the testpmd pair
@@ -51,12 +52,7 @@ def testpmd_pair(sock, size):
     time.sleep(SECONDS + 2)
     out = ""
     for p in (cli, srv):
-        p.send_signal(2)
-        try:
-            o, _ = p.communicate(timeout=15)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            o, _ = p.communicate()
+        o = interrupt(p)
         if p is cli:
             out = o
     vals = [int(v) for v in re.findall(r"Rx-pps:\s+(\d+)", out) if int(v) > 0]

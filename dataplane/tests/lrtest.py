@@ -23,6 +23,18 @@ def missing(s):
     return max(0, s["tx_frames"] - (s["rx_frames"] - s.get("duplicates", 0)))
 
 
+def interrupt(p):
+    """What a process (dpdk-testpmd, which prints its statistics as it quits) wrote, after SIGINT; killed if
+    it has not quit within 15 s."""
+    p.send_signal(2)
+    try:
+        out, _ = p.communicate(timeout=15)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, _ = p.communicate()
+    return out
+
+
 def sh(*cmd, check=True, ns=None):
     if ns:
         cmd = ("ip", "netns", "exec", ns) + cmd

@@ -646,7 +646,7 @@ class AfXdp(Base):
         # binds fewer): one each here
         for i, peer in ((0, "t1"), (1, "t0")):
             p = e.cmd("PORT id=%d ip4=198.%d.1.2/24 peer_mac=%s" % (i, 18 + i, self.net.mac(peer, tns)))
-            self.assertEqual((p["rx_queues"], p["kernel_rx_queues"]), (1, 1), p)
+            self.assertEqual((p["rx_queues"], p["kernel_rx_queues"], p["kernel_first_rx_queue"]), (1, 1, 0), p)
         e.cmd("STREAM id=0 tx=0 rx=1 src=198.18.1.2 dst=198.19.1.2 flows=4 sizes=64,1518")
         res = e.trial([0], [RATE], duration_ms=1000, drain_ms=500)
         self.check_exact(res["streams"][0], RATE)
@@ -738,6 +738,26 @@ class WorkerPerPort(Base):
             if i == 0:
                 # port 1's worker answered the router's ARP request on port 1
                 self.assertGreaterEqual(res["ports"][1]["tx_arp"], 1, res["ports"])
+
+
+class KernelSockets(Base):
+    def test_an_af_packet_port_whose_sockets_cannot_be_read_is_refused(self):
+        """The frames the kernel drops before an af_packet port sees them are read from the port's sockets,
+        found through /proc/self/fd. Where that cannot be read (a container without /proc: here a mount
+        namespace with a tmpfs over it) the reads would find nothing and say nothing was dropped, so the
+        kernel's drops would count as the DUT's loss: the engine refuses to start instead."""
+        tns = self.net.ns("t")
+        self.net.veth("t0", tns, "t1", tns)
+        sock = os.path.join(tempfile.mkdtemp(prefix="lrt-engine-"), "ctl.sock")
+        engine = [ENGINE, "--no-pci", "--no-huge", "-m", "256", "--no-shconf", "--file-prefix", "lrt%dks" % os.getpid(),
+                  "-l", "0,1", "--log-level", "lib.eal:error", "--vdev", "net_af_packet0,iface=t0", "--",
+                  "--control", sock]
+        script = "mount -t tmpfs none /proc && exec " + " ".join(engine)
+        p = subprocess.run(["ip", "netns", "exec", tns, "unshare", "-m", "sh", "-c", script], capture_output=True,
+                           text=True, timeout=30)
+        subprocess.run(["rm", "-rf", os.path.dirname(sock)])
+        self.assertNotEqual(p.returncode, 0, "an engine that cannot read its sockets' drops started:\n" + p.stdout)
+        self.assertIn("/proc/self/fd is unreadable, 0 of its 1 packet sockets found", p.stderr)
 
 
 if __name__ == "__main__":

@@ -76,6 +76,9 @@ type PortInfo struct {
 	// KernelRxQueues are the receive queues of the kernel interface behind the port (af_packet, af_xdp;
 	// 0: none). af_packet receives from all of them; af_xdp only from the RxQueues it binds.
 	KernelRxQueues int `json:"kernel_rx_queues"`
+	// KernelFirstRxQueue is the first of those queues the port binds (an af_xdp port's start_queue; 0 for
+	// the others): RSS fills them from queue 0, and an af_xdp port starting past it misses the ones before.
+	KernelFirstRxQueue int `json:"kernel_first_rx_queue"`
 }
 
 // StreamConfig defines a stream: frames leave port TX and are expected on port RX; a negative TX or RX

@@ -260,6 +260,15 @@ func StartProcess(ctx context.Context, cfg ProcessConfig) (*Process, error) {
 			hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			h, herr := c.Hello(hctx)
 			cancel()
+			if herr == nil && h.Ports < len(cfg.Devices) {
+				// DPDK skips a device it cannot open (an af_xdp interface without the channels asked, a
+				// VF not bound to vfio-pci) and starts with the others: the ports would be misnumbered
+				// from there on, and the run would fail later on a port that is not there
+				_ = c.Close()
+				p.kill()
+				return nil, fmt.Errorf("engine: DPDK opened %d of the %d devices it was given (%s): its log says why it refused the others",
+					h.Ports, len(cfg.Devices), deviceList(cfg.Devices))
+			}
 			if herr == nil {
 				p.Client, p.Hello = c, h
 				return p, nil
@@ -277,6 +286,14 @@ func StartProcess(ctx context.Context, cfg ProcessConfig) (*Process, error) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+func deviceList(devs []Device) string {
+	names := make([]string, len(devs))
+	for i, d := range devs {
+		names[i] = d.Devargs
+	}
+	return strings.Join(names, "; ")
 }
 
 // Close asks the engine to quit, waits for it (5 s) and kills it if it does not exit.

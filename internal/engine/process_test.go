@@ -264,6 +264,28 @@ func TestEngineThatCannotStartFailsFast(t *testing.T) {
 	t.Logf("failed in %s: %v", time.Since(t0).Round(time.Millisecond), err)
 }
 
+// DPDK starts with the devices it could open and leaves out the others (here an af_xdp interface that
+// is not there, after a net_ring that is): the engine would run with its ports misnumbered, so StartProcess
+// refuses it at once and names the devices (it used to start, and the run failed later on "no such port").
+func TestAnEngineMissingOneOfItsDevicesIsRefused(t *testing.T) {
+	eng := needEngine(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	var log strings.Builder
+	p, err := engine.StartProcess(ctx, engine.ProcessConfig{Binary: eng, Control: filepath.Join(dir, "ctl.sock"),
+		FilePrefix: fmt.Sprintf("lrm%d", os.Getpid()), NoHuge: true, EAL: []string{"--no-shconf", "-l", "0,1"},
+		Devices: []engine.Device{{Devargs: "net_ring0"}, {Devargs: "net_af_xdp1,iface=lr-no-such-if"}},
+		Stdout:  &log, Stderr: &log})
+	if err == nil {
+		_ = p.Close()
+		t.Fatalf("an engine that opened %d of 2 devices was started", p.Hello.Ports)
+	}
+	if !strings.Contains(err.Error(), "opened 1 of the 2 devices") || !strings.Contains(err.Error(), "net_af_xdp1,iface=lr-no-such-if") {
+		t.Errorf("error %q: want the count and the devices named\n%s", err, log.String())
+	}
+}
+
 // An engine of another protocol version is an answer, not a start-up still under way: StartProcess says so
 // at once (it used to retry HELLO until its context ended and report only the deadline). The "engine" here
 // is a script that answers HELLO as an engine of protocol 3 would.

@@ -143,9 +143,10 @@ type Hardware struct {
 	SpeedMbps int64
 	MaxFrame  int
 	// Driver names the ports' PMD (empty: "simulated"); KernelRxQueues the receive queues of the kernel
-	// interface behind each port (0: none).
-	Driver         string
-	KernelRxQueues int
+	// interface behind each port (0: none), KernelFirstRxQueue the first of them each port binds.
+	Driver             string
+	KernelRxQueues     int
+	KernelFirstRxQueue int
 	// UnknownLaneFrames is what every received stream counts from sender lanes it keeps no state for (a
 	// split test whose receiver was told too few lanes).
 	UnknownLaneFrames int64
@@ -209,7 +210,7 @@ func (e *Engine) Port(_ context.Context, p engine.PortConfig) (*engine.PortInfo,
 		if hw.Driver != "" {
 			info.Driver = hw.Driver
 		}
-		info.KernelRxQueues = hw.KernelRxQueues
+		info.KernelRxQueues, info.KernelFirstRxQueue = hw.KernelRxQueues, hw.KernelFirstRxQueue
 	}
 	return info, nil
 }
