@@ -304,8 +304,8 @@ uint64_t lr_kernel_rx_drops(int ifindex);
  * since the sockets opened */
 uint64_t lr_kernel_rx_rollovers(int ifindex);
 /* how many packet sockets of this process are bound to interface ifindex (-1: /proc/self/fd unreadable),
- * which the two reads above find and add up */
-int lr_kernel_sockets(int ifindex);
+ * which the two reads above find and add up, and into *unread how many of them refuse PACKET_STATISTICS */
+int lr_kernel_sockets(int ifindex, int *unread);
 /* rxq.c: a stream's per-queue RX state for each queue of its RX port, allocated once (0, or -1 when out
  * of memory); reset before a trial; merged over the queues into sum (the queues that received a measured
  * frame of it in *nq_seen) */

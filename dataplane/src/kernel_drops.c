@@ -33,12 +33,13 @@ static bool packet_socket_of(int fd, int ifindex)
 	return sll.sll_family == AF_PACKET && sll.sll_ifindex == ifindex;
 }
 
-/* The packet sockets of this process bound to ifindex: how many (-1: /proc/self/fd cannot be read), and
- * into *sum getsockopt(opt) of each added up: the drops of PACKET_STATISTICS or the rollovers of
- * PACKET_ROLLOVER_STATS (opt 0: nothing read) */
-static int scan_sockets(int ifindex, int opt, uint64_t *sum)
+/* The packet sockets of this process bound to ifindex: how many (-1: /proc/self/fd cannot be read), into
+ * *sum getsockopt(opt) of each added up (the drops of PACKET_STATISTICS or the rollovers of
+ * PACKET_ROLLOVER_STATS), and into *unread how many refused PACKET_STATISTICS. */
+static int scan_sockets(int ifindex, int opt, uint64_t *sum, int *unread)
 {
 	*sum = 0;
+	*unread = 0;
 	DIR *d = opendir("/proc/self/fd");
 	if (d == NULL)
 		return -1;
@@ -57,7 +58,9 @@ static int scan_sockets(int ifindex, int opt, uint64_t *sum)
 			memset(&st, 0, sizeof(st));
 			if (getsockopt((int)fd, SOL_PACKET, PACKET_STATISTICS, &st, &len) == 0)
 				*sum += st.tp_drops;
-		} else if (opt == PACKET_ROLLOVER_STATS) {
+			else
+				++*unread;
+		} else {
 			/* EINVAL on a socket without rollover: nothing moved (DPDK 22.11 joins even one queue's
 			 * socket to a fanout group with rollover; alone in it, it never rolls a frame over) */
 			struct tpacket_rollover_stats rs;
@@ -74,15 +77,18 @@ static int scan_sockets(int ifindex, int opt, uint64_t *sum)
 static uint64_t sum_sockets(int ifindex, int opt)
 {
 	uint64_t sum = 0;
+	int unread;
 	if (ifindex > 0)
-		(void)scan_sockets(ifindex, opt, &sum);
+		(void)scan_sockets(ifindex, opt, &sum, &unread);
 	return sum;
 }
 
-int lr_kernel_sockets(int ifindex)
+int lr_kernel_sockets(int ifindex, int *unread)
 {
-	uint64_t unused;
-	return ifindex > 0 ? scan_sockets(ifindex, 0, &unused) : 0;
+	uint64_t drops;
+	*unread = 0;
+	/* reading PACKET_STATISTICS resets it: harmless before the first trial, which resets it again */
+	return ifindex > 0 ? scan_sockets(ifindex, PACKET_STATISTICS, &drops, unread) : 0;
 }
 
 uint64_t lr_kernel_rx_drops(int ifindex)

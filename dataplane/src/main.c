@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <net/if.h>
+
 #include <rte_bus.h>
 #include <rte_cycles.h>
 #include <rte_dev.h>
@@ -190,14 +192,23 @@ static int start_port(uint16_t pid, struct lr_port *p, uint16_t mtu)
 /* The first of its kernel interface's receive queues a port binds: an af_xdp port's start_queue= (its
  * sockets take that queue and the ones after it; the queues before it go to the kernel), 0 for the others
  * (af_packet reads the interface whole). */
+static int start_queue_arg(const char *key, const char *value, void *opaque)
+{
+	(void)key;
+	/* as the af_xdp PMD reads it (base 10, the last one given wins); it refused the port otherwise */
+	*(unsigned *)opaque = (unsigned)strtol(value ? value : "0", NULL, 10);
+	return 0;
+}
+
 static unsigned kernel_first_rx_queue(const struct lr_port *p, const struct rte_device *dev)
 {
 	const struct rte_devargs *da = dev ? rte_dev_devargs(dev) : NULL;
 	if (strcmp(p->driver, "net_af_xdp") != 0 || da == NULL || da->args == NULL)
 		return 0;
+	unsigned first = 0;
 	struct rte_kvargs *kv = rte_kvargs_parse(da->args, NULL);
-	const char *v = kv ? rte_kvargs_get(kv, "start_queue") : NULL;
-	unsigned first = v ? (unsigned)strtoul(v, NULL, 0) : 0;
+	if (kv != NULL)
+		(void)rte_kvargs_process(kv, "start_queue", start_queue_arg, &first);
 	rte_kvargs_free(kv);
 	return first;
 }
@@ -254,14 +265,33 @@ static int setup_port(uint16_t pid, uint16_t idx, unsigned max_frame)
 	p->kernel_first_rx_queue = kernel_first_rx_queue(p, info.device);
 	if (!strcmp(p->driver, "net_af_packet")) {
 		/* its drops and rollovers are read from its sockets (kernel_drops.c), found by their interface:
-		 * one missing, or none readable, would read as nothing dropped, and the frames the kernel dropped
-		 * as lost by the DUT */
-		int n = lr_kernel_sockets(p->if_index);
-		if (n != (int)p->nq) {
-			fprintf(stderr,
-				"linerate-engine: port %u (%s): %s%d of its %u packet sockets found on interface %d: the frames "
-				"the kernel drops before the port sees them could not be counted\n",
-				pid, p->driver, n < 0 ? "/proc/self/fd is unreadable, " : "", n < 0 ? 0 : n, p->nq, p->if_index);
+		 * one missing, or one that cannot be read, would read as nothing dropped, and the frames the kernel
+		 * dropped as lost by the DUT */
+		int unread, n = lr_kernel_sockets(p->if_index, &unread);
+		char ifname[IF_NAMESIZE] = "?";
+		if (p->if_index > 0)
+			(void)if_indextoname((unsigned)p->if_index, ifname);
+		const char *why = NULL;
+		char what[160];
+		if (n < 0)
+			why = "/proc/self/fd, through which the engine finds its sockets, cannot be read";
+		else if (n < (int)p->nq || unread > 0) {
+			if (n < (int)p->nq)
+				snprintf(what, sizeof(what), "%d of its %u packet sockets were found on interface %s", n, p->nq, ifname);
+			else
+				snprintf(what, sizeof(what), "%d of its packet sockets refuse PACKET_STATISTICS", unread);
+			why = what;
+		}
+		if (why != NULL) {
+			fprintf(stderr, "linerate-engine: port %u (%s): %s: the frames the kernel drops before the port sees "
+					"them could not be counted\n", pid, p->driver, why);
+			return -1;
+		}
+		if (n > (int)p->nq) {
+			/* sockets this port does not poll take their share of the interface's frames (one fanout group) */
+			fprintf(stderr, "linerate-engine: port %u (%s): %d packet sockets on interface %s, %u of them polled: "
+					"another af_packet port on the same interface, or qpairs above the engine's %d queue pairs\n",
+				pid, p->driver, n, ifname, p->nq, LR_MAX_QUEUES);
 			return -1;
 		}
 	}

@@ -167,7 +167,7 @@ class HugepagesAndTcp(Base):
         e = HugeTcpEngine(tns, hdir, port)
         self.engines.append(e)
         h = e.cmd("HELLO")
-        self.assertEqual((h["proto"], h["ports"]), (4, 2))
+        self.assertEqual((h["proto"], h["ports"]), (5, 2))
         e.cmd("PORT id=0 ip4=198.18.1.2/24 peer_mac=%s" % self.net.mac("t1", tns))
         e.cmd("PORT id=1 ip4=198.19.1.2/24 peer_mac=%s" % self.net.mac("t0", tns))
         e.cmd("STREAM id=0 tx=0 rx=1 src=198.18.1.2 dst=198.19.1.2 sizes=64,1518")
@@ -652,6 +652,29 @@ class AfXdp(Base):
         self.check_exact(res["streams"][0], RATE)
 
 
+    def test_the_first_queue_an_af_xdp_port_binds_is_reported(self):
+        """The PORT reply says from which of its interface's receive queues an af_xdp port binds (the runner
+        refuses one past queue 0: the frames of the queues before it go to the kernel), read from its
+        devargs as the PMD reads them: base 10, the last start_queue given."""
+        tns = self.net.ns("t")
+        sh("ip", "link", "add", "x0", "numrxqueues", "2", "numtxqueues", "2", "type", "veth", "peer", "name", "x1",
+           "numrxqueues", "2", "numtxqueues", "2", ns=tns)
+        sh("ip", "link", "set", "x0", "up", ns=tns)
+        sh("ip", "link", "set", "x1", "up", ns=tns)
+        for i, (devargs, first) in enumerate((("start_queue=1,queue_count=1", 1), ("start_queue=0,start_queue=1", 1),
+                                               ("start_queue=01", 1), ("queue_count=1", 0))):
+            with self.subTest(devargs=devargs):
+                try:
+                    e = RawEngine("xf%d" % i, ["--no-shconf", "--vdev", "net_af_xdp0,iface=x0," + devargs], ns=tns)
+                except RuntimeError as err:
+                    self.skipTest("net_af_xdp unavailable here: %s" % str(err)[-300:])
+                try:
+                    p = e.cmd("PORT id=0 ip4=198.18.1.2/24 peer_mac=02:00:00:00:00:01")
+                finally:
+                    e.close()
+                self.assertEqual((p["kernel_rx_queues"], p["kernel_first_rx_queue"]), (2, first), p)
+
+
 class Checksums(Base):
     def test_frames_with_bad_checksums_are_corrupted_and_lost(self):
         """A port that verifies checksums on receipt (an 82599 VF does; here net_tap, which verifies them
@@ -757,7 +780,20 @@ class KernelSockets(Base):
                            text=True, timeout=30)
         subprocess.run(["rm", "-rf", os.path.dirname(sock)])
         self.assertNotEqual(p.returncode, 0, "an engine that cannot read its sockets' drops started:\n" + p.stdout)
-        self.assertIn("/proc/self/fd is unreadable, 0 of its 1 packet sockets found", p.stderr)
+        self.assertIn("/proc/self/fd, through which the engine finds its sockets, cannot be read", p.stderr)
+
+    def test_two_af_packet_ports_on_one_interface_are_refused(self):
+        """Two af_packet ports on one interface join one fanout group (DPDK numbers it from the PID and the
+        interface) and split its frames between them: the engine finds more sockets on the interface than
+        the port polls and refuses to start, saying why."""
+        tns = self.net.ns("t")
+        self.net.veth("t0", tns, "t1", tns)
+        with self.assertRaises(RuntimeError) as err:
+            e = RawEngine("kt", ["--no-shconf", "--vdev", "net_af_packet0,iface=t0", "--vdev", "net_af_packet1,iface=t0"],
+                          ns=tns)
+            self.engines.append(e)
+        self.assertIn("2 packet sockets on interface t0, 1 of them polled: another af_packet port on the same interface",
+                      str(err.exception))
 
 
 if __name__ == "__main__":

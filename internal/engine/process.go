@@ -8,8 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -231,7 +233,15 @@ func StartProcess(ctx context.Context, cfg ProcessConfig) (*Process, error) {
 		_ = os.Remove(cfg.Control)
 	}
 	cmd := exec.Command(cfg.Binary, cfg.EALArgs()...)
-	cmd.Stdout, cmd.Stderr = cfg.Stdout, cfg.Stderr
+	// the engine's last words while it starts say why it did not (the pod's log has them too, but the
+	// TrafficTest's condition and the CLI's error are what a user reads)
+	tail := &outputTail{w: cfg.Stderr}
+	cmd.Stderr = tail
+	if sameWriter(cfg.Stdout, cfg.Stderr) {
+		cmd.Stdout = tail // one writer, written by one goroutine at a time (os/exec's promise)
+	} else {
+		cmd.Stdout = cfg.Stdout
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("engine: start %s: %w", cfg.Binary, err)
@@ -247,7 +257,7 @@ func StartProcess(ctx context.Context, cfg ProcessConfig) (*Process, error) {
 	for {
 		select {
 		case <-p.done:
-			return nil, fmt.Errorf("engine exited during start-up: %v (args: %s)", p.waitEr, strings.Join(cfg.EALArgs(), " "))
+			return nil, fmt.Errorf("engine exited during start-up: %v%s (args: %s)", p.waitEr, tail.exitReason(), strings.Join(cfg.EALArgs(), " "))
 		case <-ctx.Done():
 			p.kill()
 			return nil, ctx.Err()
@@ -266,8 +276,8 @@ func StartProcess(ctx context.Context, cfg ProcessConfig) (*Process, error) {
 				// from there on, and the run would fail later on a port that is not there
 				_ = c.Close()
 				p.kill()
-				return nil, fmt.Errorf("engine: DPDK opened %d of the %d devices it was given (%s): its log says why it refused the others",
-					h.Ports, len(cfg.Devices), deviceList(cfg.Devices))
+				return nil, fmt.Errorf("engine: DPDK opened %d of the %d devices it was given (%s)%s",
+					h.Ports, len(cfg.Devices), deviceList(cfg.Devices), tail.refusals())
 			}
 			if herr == nil {
 				p.Client, p.Hello = c, h
@@ -286,6 +296,97 @@ func StartProcess(ctx context.Context, cfg ProcessConfig) (*Process, error) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// outputTail passes the engine's output on and keeps its last few KiB.
+type outputTail struct {
+	w   io.Writer
+	mu  sync.Mutex
+	buf []byte
+}
+
+const outputTailBytes = 8 << 10
+
+// driverLine is a line of DPDK's log named after the function that wrote it ("init_internals(): ...").
+var driverLine = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\(\): `)
+
+func (t *outputTail) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	t.buf = append(t.buf, b...)
+	if len(t.buf) > outputTailBytes {
+		t.buf = t.buf[len(t.buf)-outputTailBytes:]
+	}
+	t.mu.Unlock()
+	if t.w == nil {
+		return len(b), nil
+	}
+	return t.w.Write(b)
+}
+
+func (t *outputTail) lines() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.Split(string(t.buf), "\n")
+}
+
+// said is the engine's last line of its own (": linerate-engine: ..."), "" if it wrote none.
+func (t *outputTail) said() string {
+	lines := t.lines()
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); strings.HasPrefix(l, "linerate-engine:") {
+			return ": " + l
+		}
+	}
+	return ""
+}
+
+// refusals are the lines in which DPDK said why it did not open a device: before each "failed to
+// initialize" of the bus, the driver's own lines ("function(): ...", up to 3), joined by "; "; or a
+// pointer to the log.
+func (t *outputTail) refusals() string {
+	why := t.refusalLines()
+	if len(why) == 0 {
+		return ": the engine's log says why it refused the others"
+	}
+	return ": " + strings.Join(why, "; ")
+}
+
+func (t *outputTail) refusalLines() []string {
+	lines := t.lines()
+	var why []string
+	for i, l := range lines {
+		if !strings.Contains(l, "failed to initialize") {
+			continue
+		}
+		first := i
+		for first > 0 && i-first < 3 && driverLine.MatchString(lines[first-1]) && !strings.Contains(lines[first-1], "failed to initialize") {
+			first--
+		}
+		for _, w := range lines[first : i+1] {
+			why = append(why, strings.TrimSpace(w))
+		}
+	}
+	return why
+}
+
+// exitReason is what the engine said last and, if DPDK refused a device, why.
+func (t *outputTail) exitReason() string {
+	r := t.said()
+	if why := t.refusalLines(); len(why) > 0 {
+		r += " (" + strings.Join(why, "; ") + ")"
+	}
+	return r
+}
+
+// sameWriter says whether a and b are one writer (as os/exec compares them: a type that cannot be
+// compared is two).
+func sameWriter(a, b io.Writer) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a == b
 }
 
 func deviceList(devs []Device) string {

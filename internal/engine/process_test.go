@@ -261,6 +261,10 @@ func TestEngineThatCannotStartFailsFast(t *testing.T) {
 	if !strings.Contains(err.Error(), "exited") {
 		t.Errorf("error %v: want the exit, not a timeout", err)
 	}
+	// what the engine said last is in the error a user reads (the condition, the CLI), not only in a log
+	if !strings.Contains(err.Error(), "exit status 1: linerate-engine: 0 DPDK ports") {
+		t.Errorf("error %v: want the engine's own reason", err)
+	}
 	t.Logf("failed in %s: %v", time.Since(t0).Round(time.Millisecond), err)
 }
 
@@ -281,9 +285,12 @@ func TestAnEngineMissingOneOfItsDevicesIsRefused(t *testing.T) {
 		_ = p.Close()
 		t.Fatalf("an engine that opened %d of 2 devices was started", p.Hello.Ports)
 	}
-	if !strings.Contains(err.Error(), "opened 1 of the 2 devices") || !strings.Contains(err.Error(), "net_af_xdp1,iface=lr-no-such-if") {
+	// the devices named, and DPDK's reason for the one it refused (its driver's line, then the bus's)
+	if !strings.Contains(err.Error(), "opened 1 of the 2 devices") || !strings.Contains(err.Error(), "net_af_xdp1,iface=lr-no-such-if") ||
+		!strings.Contains(err.Error(), "failed to initialize net_af_xdp1 device") {
 		t.Errorf("error %q: want the count and the devices named\n%s", err, log.String())
 	}
+	t.Log(err)
 }
 
 // An engine of another protocol version is an answer, not a start-up still under way: StartProcess says so

@@ -161,14 +161,15 @@ func refusePort(p *plan.Plan, port plan.Port, info *engine.PortInfo, waited time
 				name, info.RxQueues, iface, info.KernelRxQueues, info.RxQueues, iface, info.RxQueues)})
 	}
 	if info.Driver == "net_af_xdp" && info.KernelFirstRxQueue > 0 {
-		// RSS (and the kernel's own queue choice) fill the queues from 0: the frames of the queues before
-		// the first one the port binds go to the kernel, however many queues it binds after it
+		// the NIC puts on queue 0 what RSS does not hash (ARP and neighbour discovery among it), and its
+		// RSS table spreads the rest from queue 0 unless set otherwise (which the count above refuses):
+		// the frames of the queues before the first one the port binds go to the kernel
 		before := "queue 0"
 		if info.KernelFirstRxQueue > 1 {
 			before = fmt.Sprintf("queues 0 to %d", info.KernelFirstRxQueue-1)
 		}
 		out = append(out, &PreflightError{Reason: v1alpha1.ReasonPortQueuesUnbound,
-			Message: fmt.Sprintf("port %s: af_xdp binds the receive queues from %d on (start_queue=%d): frames the NIC puts on %s go to the kernel, not the tester, and would count as lost; bind from queue 0 (start_queue=0) or use driver af_packet, which reads them all",
+			Message: fmt.Sprintf("port %s: af_xdp binds the receive queues from %d on (start_queue=%d): frames the NIC puts on %s (what RSS does not hash, ARP among it, and what its table spreads there) go to the kernel, not the tester, and would count as lost; bind from queue 0 (start_queue=0) or use driver af_packet, which reads them all",
 				name, info.KernelFirstRxQueue, info.KernelFirstRxQueue, before)})
 	}
 	if largest := p.LargestFrame(); info.MaxFrame > 0 && largest > info.MaxFrame {
