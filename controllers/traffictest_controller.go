@@ -160,6 +160,11 @@ func (r *TrafficTestReconciler) reconcile(ctx context.Context, tt *v1alpha1.Traf
 	if !ok && err == nil && tt.Status.StartTime == nil && tt.Status.Progress != nil && tt.Status.Progress.Trial == 0 {
 		tt.Status.Progress = nil // the estimate of a plan that no longer stands
 	}
+	if err == nil && !ok {
+		if res, ended, err := r.endUnplannableRun(ctx, tt); ended || err != nil {
+			return res, err
+		}
+	}
 	if err != nil || !ok {
 		return planWait(tt), err
 	}
@@ -197,6 +202,23 @@ func (r *TrafficTestReconciler) reconcile(ctx context.Context, tt *v1alpha1.Traf
 		return r.startPods(ctx, tt, p, hash)
 	}
 	return r.follow(ctx, tt, pods)
+}
+
+// endUnplannableRun ends a schedule's run whose spec cannot be planned (PlanReady False, InvalidPlan), as
+// Failed with that reason. A test a user made waits for its spec to be fixed; a run's spec is its
+// schedule's template at the time it was due, which nobody edits, so it would wait for ever: it would
+// hold a Forbid schedule's next runs, escape the history limits and leave the schedule's LastRunPassed
+// silent. ended says whether it did.
+func (r *TrafficTestReconciler) endUnplannableRun(ctx context.Context, tt *v1alpha1.TrafficTest) (ctrl.Result, bool, error) {
+	c := meta.FindStatusCondition(tt.Status.Conditions, v1alpha1.ConditionPlanReady)
+	owner := metav1.GetControllerOf(tt)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonInvalidPlan ||
+		owner == nil || owner.Kind != "TrafficTestSchedule" || owner.APIVersion != v1alpha1.GroupVersion.String() {
+		return ctrl.Result{}, false, nil
+	}
+	res, err := r.stop(ctx, tt, v1alpha1.ReasonInvalidPlan, fmt.Sprintf(
+		"the run cannot be planned: %s (a run's spec is schedule %s's spec.template: fix it there, and the next run takes it)", c.Message, owner.Name))
+	return res, true, err
 }
 
 // wait keeps a test in the queue for its testbed; it is looked at again when any TrafficTest changes.
@@ -438,7 +460,8 @@ func (r *TrafficTestReconciler) startPods(ctx context.Context, tt *v1alpha1.Traf
 	pods, err := tester.Pods(tt, p, hash, r.Tester)
 	if err != nil {
 		r.setCondition(tt, v1alpha1.ConditionPlanReady, metav1.ConditionFalse, v1alpha1.ReasonInvalidPlan, err.Error())
-		return ctrl.Result{}, nil
+		res, _, err := r.endUnplannableRun(ctx, tt)
+		return res, err
 	}
 	// The cache may not hold pods made a moment ago (a pass redone after a conflict): ask the API server
 	// before making them again, or the runner's first words (state.json) would be wiped as an ended one's.
@@ -850,7 +873,11 @@ func (r *TrafficTestReconciler) finish(ctx context.Context, tt *v1alpha1.Traffic
 	} else {
 		r.setCondition(tt, v1alpha1.ConditionComplete, metav1.ConditionFalse, reason, msg)
 		r.setCondition(tt, v1alpha1.ConditionFailed, metav1.ConditionTrue, reason, msg)
-		r.event(tt, corev1.EventTypeWarning, reason, "Fail", "%s (measured results are kept in status and ConfigMap %s)", msg, st.ResultsConfigMap)
+		if st.ResultsConfigMap != "" {
+			r.event(tt, corev1.EventTypeWarning, reason, "Fail", "%s (measured results are kept in status and ConfigMap %s)", msg, st.ResultsConfigMap)
+		} else {
+			r.event(tt, corev1.EventTypeWarning, reason, "Fail", "%s", msg) // it never ran: nothing was measured
+		}
 	}
 	if err := r.judge(ctx, tt); err != nil {
 		return ctrl.Result{}, err
@@ -900,7 +927,11 @@ func (r *TrafficTestReconciler) judge(ctx context.Context, tt *v1alpha1.TrafficT
 		}
 	}
 	if verdict != v1alpha1.VerdictNone && st.Phase == v1alpha1.PhaseFailed && st.Results == nil {
-		failures = append(failures, "the run failed before measuring anything")
+		why := "the run failed before measuring anything"
+		if c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionFailed); c != nil && c.Status == metav1.ConditionTrue {
+			why += ": " + c.Message
+		}
+		failures = append(failures, why)
 		verdict = v1alpha1.VerdictFailed
 	}
 	st.Verdict, st.Failures = verdict, failures

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -340,6 +341,43 @@ func TestInvalidScheduleIsStalledNamingTheField(t *testing.T) {
 	})
 	if h := argoScheduleHealth(t, ns, s.Name); h != "Degraded" {
 		t.Errorf("Argo CD health of an unreadable schedule: %s", h)
+	}
+}
+
+// A run whose spec (the template's) cannot be planned ends Failed, reason InvalidPlan: nobody edits a run,
+// so it would wait for ever, and a Forbid schedule would start no run after it (it used to stay Pending,
+// the schedule "waiting" for it every night, and LastRunPassed said nothing).
+func TestAnUnplannableRunEndsAndTheNextOneStarts(t *testing.T) {
+	m := startManager(t)
+	ns := namespace(t)
+	s := nightly(ns, "unreachable")
+	l2 := resource.MustParse("100G") // the 10G line carries at most 9.87 Gbit/s L2
+	s.Spec.Template.Spec.Expectations = &v1alpha1.Expectations{MinThroughput: []v1alpha1.ThroughputExpectation{{L2BitsPerSecond: &l2}}}
+	s, first := createSchedule(t, s)
+	advanceTo := func(when time.Time) {
+		m.clock.Advance(when.Sub(m.clock.Now()))
+		poke(t, ns, s.Name)
+	}
+	runAt := func(due time.Time) string { return fmt.Sprintf("%s-%d", s.Name, due.Unix()/60) }
+
+	advanceTo(first.Add(30 * time.Second))
+	run1 := waitTest(t, ns, runAt(first), "run 1 ended", func(tt *v1alpha1.TrafficTest) bool { return finished(tt.Status.Phase) })
+	failed := condition(run1, v1alpha1.ConditionFailed)
+	if run1.Status.Phase != v1alpha1.PhaseFailed || failed == nil || failed.Reason != v1alpha1.ReasonInvalidPlan ||
+		!strings.Contains(failed.Message, "the run cannot be planned") || !strings.Contains(failed.Message, "spec.template") ||
+		run1.Status.Verdict != v1alpha1.VerdictFailed || len(run1.Status.TesterPods) != 0 {
+		t.Fatalf("run 1: phase %s, verdict %s, failed %+v, pods %v", run1.Status.Phase, run1.Status.Verdict, failed, run1.Status.TesterPods)
+	}
+	eventually(t, "the schedule says why its last run failed", func() (bool, string) {
+		s := getSchedule(t, ns, s.Name)
+		c := meta.FindStatusCondition(s.Status.Conditions, v1alpha1.ConditionLastRunPassed)
+		return c != nil && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, "cannot be planned") && len(s.Status.Active) == 0, fmt.Sprint(s.Status)
+	})
+	// Forbid: the next night's run starts, nothing holds it
+	advanceTo(first.Add(24*time.Hour + 30*time.Second))
+	waitTest(t, ns, runAt(first.Add(24*time.Hour)), "run 2 ended", func(tt *v1alpha1.TrafficTest) bool { return finished(tt.Status.Phase) })
+	if c := meta.FindStatusCondition(getSchedule(t, ns, s.Name).Status.Conditions, v1alpha1.ConditionReady); c != nil && c.Reason == v1alpha1.ReasonRunWaits {
+		t.Errorf("the schedule waits: %+v", c)
 	}
 }
 

@@ -87,7 +87,8 @@ const (
 	ReasonPortSlowerThanLineRate = "PortSlowerThanLineRate"
 	ReasonFrameTooLargeForPort   = "FrameTooLargeForPort"
 	// ReasonPortQueuesUnbound: an af_xdp port binds fewer of its interface's receive queues than the
-	// interface has; the NIC puts frames on the others, where the tester never sees them.
+	// interface has, or binds them from a queue past 0 (start_queue); the NIC puts frames on the others,
+	// where the tester never sees them.
 	ReasonPortQueuesUnbound = "PortQueuesUnbound"
 	// ReasonCalibrationMismatch: the tester's calibration was measured with other ports, cores or traffic.
 	ReasonCalibrationMismatch = "CalibrationMismatch"

@@ -391,6 +391,9 @@ static int assign_workers(unsigned forced)
 
 int main(int argc, char **argv)
 {
+	/* a line at a time, as stderr: the runner reads the engine's output through a pipe, and a refusal
+	 * written to stderr must come after the lines written before it, not before them at exit */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	int ret = rte_eal_init(argc, argv);
 	if (ret < 0) {
 		fprintf(stderr, "linerate-engine: EAL initialisation failed: %s\n", rte_strerror(rte_errno));

@@ -655,19 +655,20 @@ class AfXdp(Base):
     def test_the_first_queue_an_af_xdp_port_binds_is_reported(self):
         """The PORT reply says from which of its interface's receive queues an af_xdp port binds (the runner
         refuses one past queue 0: the frames of the queues before it go to the kernel), read from its
-        devargs as the PMD reads them: base 10, the last start_queue given."""
+        devargs as the PMD reads them: the last start_queue given counts."""
         tns = self.net.ns("t")
         sh("ip", "link", "add", "x0", "numrxqueues", "2", "numtxqueues", "2", "type", "veth", "peer", "name", "x1",
            "numrxqueues", "2", "numtxqueues", "2", ns=tns)
         sh("ip", "link", "set", "x0", "up", ns=tns)
         sh("ip", "link", "set", "x1", "up", ns=tns)
+        try:  # skipped only where af_xdp cannot run at all: a port it refuses past queue 0 is a failure
+            RawEngine("xfz", ["--no-shconf", "--vdev", "net_af_xdp0,iface=x0"], ns=tns).close()
+        except RuntimeError as err:
+            self.skipTest("net_af_xdp unavailable here: %s" % str(err)[-300:])
         for i, (devargs, first) in enumerate((("start_queue=1,queue_count=1", 1), ("start_queue=0,start_queue=1", 1),
                                                ("start_queue=01", 1), ("queue_count=1", 0))):
             with self.subTest(devargs=devargs):
-                try:
-                    e = RawEngine("xf%d" % i, ["--no-shconf", "--vdev", "net_af_xdp0,iface=x0," + devargs], ns=tns)
-                except RuntimeError as err:
-                    self.skipTest("net_af_xdp unavailable here: %s" % str(err)[-300:])
+                e = RawEngine("xf%d" % i, ["--no-shconf", "--vdev", "net_af_xdp0,iface=x0," + devargs], ns=tns)
                 try:
                     p = e.cmd("PORT id=0 ip4=198.18.1.2/24 peer_mac=02:00:00:00:00:01")
                 finally:

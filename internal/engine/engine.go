@@ -15,7 +15,7 @@ import (
 
 // Engine is what the methodology needs from a traffic generator/analyser.
 type Engine interface {
-	// Hello checks the engine speaks protocol version 1 and tells what it has.
+	// Hello checks the engine speaks this package's protocol version (ProtocolVersion) and tells what it has.
 	Hello(ctx context.Context) (*Hello, error)
 	// Port sets the addressing of a port.
 	Port(ctx context.Context, cfg PortConfig) (*PortInfo, error)

@@ -235,12 +235,16 @@ func StartProcess(ctx context.Context, cfg ProcessConfig) (*Process, error) {
 	cmd := exec.Command(cfg.Binary, cfg.EALArgs()...)
 	// the engine's last words while it starts say why it did not (the pod's log has them too, but the
 	// TrafficTest's condition and the CLI's error are what a user reads)
-	tail := &outputTail{w: cfg.Stderr}
-	cmd.Stderr = tail
+	// (DPDK logs to stdout, the engine's refusals go to stderr: both are read)
+	errTail := &outputTail{w: cfg.Stderr}
+	tail := engineOutput{errTail}
+	cmd.Stderr = errTail
 	if sameWriter(cfg.Stdout, cfg.Stderr) {
-		cmd.Stdout = tail // one writer, written by one goroutine at a time (os/exec's promise)
+		cmd.Stdout = errTail // one writer, written by one goroutine at a time (os/exec's promise)
 	} else {
-		cmd.Stdout = cfg.Stdout
+		outTail := &outputTail{w: cfg.Stdout}
+		cmd.Stdout = outTail
+		tail = append(tail, outTail)
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -298,7 +302,9 @@ func StartProcess(ctx context.Context, cfg ProcessConfig) (*Process, error) {
 	}
 }
 
-// outputTail passes the engine's output on and keeps its last few KiB.
+// outputTail passes the engine's output on and keeps its last few KiB. A writer that fails downstream
+// (a full disk under the log) loses those bytes, not the engine: an error here would close the pipe, and
+// the engine's next line would end it with SIGPIPE.
 type outputTail struct {
 	w   io.Writer
 	mu  sync.Mutex
@@ -307,9 +313,6 @@ type outputTail struct {
 
 const outputTailBytes = 8 << 10
 
-// driverLine is a line of DPDK's log named after the function that wrote it ("init_internals(): ...").
-var driverLine = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\(\): `)
-
 func (t *outputTail) Write(b []byte) (int, error) {
 	t.mu.Lock()
 	t.buf = append(t.buf, b...)
@@ -317,10 +320,10 @@ func (t *outputTail) Write(b []byte) (int, error) {
 		t.buf = t.buf[len(t.buf)-outputTailBytes:]
 	}
 	t.mu.Unlock()
-	if t.w == nil {
-		return len(b), nil
+	if t.w != nil {
+		_, _ = t.w.Write(b)
 	}
-	return t.w.Write(b)
+	return len(b), nil
 }
 
 func (t *outputTail) lines() []string {
@@ -329,50 +332,65 @@ func (t *outputTail) lines() []string {
 	return strings.Split(string(t.buf), "\n")
 }
 
+// engineOutput is the tail of the engine's stderr and, when it goes elsewhere, of its stdout.
+type engineOutput []*outputTail
+
+// driverLine is a line of DPDK's log named after the function that wrote it ("init_internals(): ...").
+var driverLine = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\(\): `)
+
 // said is the engine's last line of its own (": linerate-engine: ..."), "" if it wrote none.
-func (t *outputTail) said() string {
-	lines := t.lines()
-	for i := len(lines) - 1; i >= 0; i-- {
-		if l := strings.TrimSpace(lines[i]); strings.HasPrefix(l, "linerate-engine:") {
-			return ": " + l
+func (o engineOutput) said() string {
+	for _, t := range o {
+		lines := t.lines()
+		for i := len(lines) - 1; i >= 0; i-- {
+			if l := strings.TrimSpace(lines[i]); strings.HasPrefix(l, "linerate-engine:") {
+				return ": " + l
+			}
 		}
 	}
 	return ""
 }
 
-// refusals are the lines in which DPDK said why it did not open a device: before each "failed to
-// initialize" of the bus, the driver's own lines ("function(): ...", up to 3), joined by "; "; or a
-// pointer to the log.
-func (t *outputTail) refusals() string {
-	why := t.refusalLines()
+// refusals are the lines in which DPDK said why it did not open a device, joined by "; ", or where to
+// look.
+func (o engineOutput) refusals() string {
+	why := o.refusalLines()
 	if len(why) == 0 {
-		return ": the engine's log says why it refused the others"
+		return ": the engine's log says why it refused the others (a PCI device not bound to vfio-pci is skipped without a word: check its driver)"
 	}
 	return ": " + strings.Join(why, "; ")
 }
 
-func (t *outputTail) refusalLines() []string {
-	lines := t.lines()
+// refusalLines: before each "failed to initialize" of the vdev bus, the driver's own lines ("function():
+// ...", up to 3); and the EAL's lines of a PCI device a driver would not take.
+func (o engineOutput) refusalLines() []string {
 	var why []string
-	for i, l := range lines {
-		if !strings.Contains(l, "failed to initialize") {
-			continue
-		}
-		first := i
-		for first > 0 && i-first < 3 && driverLine.MatchString(lines[first-1]) && !strings.Contains(lines[first-1], "failed to initialize") {
-			first--
-		}
-		for _, w := range lines[first : i+1] {
-			why = append(why, strings.TrimSpace(w))
+	for _, t := range o {
+		lines := t.lines()
+		for i, l := range lines {
+			if strings.Contains(l, "cannot be used") || strings.Contains(l, "Driver cannot attach") {
+				why = append(why, strings.TrimSpace(l))
+				continue
+			}
+			if !strings.Contains(l, "failed to initialize") {
+				continue
+			}
+			first := i
+			for first > 0 && i-first < 3 && driverLine.MatchString(lines[first-1]) && !strings.Contains(lines[first-1], "failed to initialize") {
+				first--
+			}
+			for _, w := range lines[first : i+1] {
+				why = append(why, strings.TrimSpace(w))
+			}
 		}
 	}
 	return why
 }
 
 // exitReason is what the engine said last and, if DPDK refused a device, why.
-func (t *outputTail) exitReason() string {
-	r := t.said()
-	if why := t.refusalLines(); len(why) > 0 {
+func (o engineOutput) exitReason() string {
+	r := o.said()
+	if why := o.refusalLines(); len(why) > 0 {
 		r += " (" + strings.Join(why, "; ") + ")"
 	}
 	return r

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -126,20 +127,26 @@ func startIn(t *testing.T, eng, ns, prefix string, devices ...engine.Device) *en
 	return startInWith(t, eng, ns, prefix, []string{"-l", "0,1"}, devices...)
 }
 
-// startInWith is startIn with the engine's lcores given (EAL's -l or --lcores and their value).
-func startInWith(t *testing.T, eng, ns, prefix string, lcores []string, devices ...engine.Device) *engine.Process {
+// startInNS starts an engine in namespace ns through a wrapper script, its output in log.
+func startInNS(t *testing.T, eng, ns, prefix string, lcores []string, log io.Writer, devices ...engine.Device) (*engine.Process, error) {
 	t.Helper()
 	dir := t.TempDir()
 	wrapper := filepath.Join(dir, "engine.sh")
 	if err := os.WriteFile(wrapper, []byte(fmt.Sprintf("#!/bin/sh\nexec ip netns exec %s %s \"$@\"\n", ns, eng)), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	var log strings.Builder
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	p, err := engine.StartProcess(ctx, engine.ProcessConfig{Binary: wrapper, Control: filepath.Join(dir, "ctl.sock"),
+	return engine.StartProcess(ctx, engine.ProcessConfig{Binary: wrapper, Control: filepath.Join(dir, "ctl.sock"),
 		FilePrefix: fmt.Sprintf("%s%d", prefix, os.Getpid()), NoHuge: true, EAL: append([]string{"--no-shconf"}, lcores...),
-		Devices: devices, Stdout: &log, Stderr: &log})
+		Devices: devices, Stdout: log, Stderr: log})
+}
+
+// startInWith is startIn with the engine's lcores given (EAL's -l or --lcores and their value).
+func startInWith(t *testing.T, eng, ns, prefix string, lcores []string, devices ...engine.Device) *engine.Process {
+	t.Helper()
+	var log strings.Builder
+	p, err := startInNS(t, eng, ns, prefix, lcores, &log, devices...)
 	if err != nil {
 		t.Fatalf("start in %s: %v\n%s", ns, err, log.String())
 	}
@@ -291,6 +298,26 @@ func TestAnEngineMissingOneOfItsDevicesIsRefused(t *testing.T) {
 		t.Errorf("error %q: want the count and the devices named\n%s", err, log.String())
 	}
 	t.Log(err)
+}
+
+// The runner gives the engine one log for stdout and stderr: the refusal the engine writes to stderr is
+// the last of its lines there, not the informational lines it wrote to stdout before it (stdout is a pipe,
+// which C buffers whole unless told otherwise: they came out at exit, after the refusal). Here the engine
+// refuses two af_packet ports on one interface (they would split its frames).
+func TestAnEngineRefusingAPortSaysWhyInTheError(t *testing.T) {
+	eng := needEngine(t)
+	ns := fmt.Sprintf("lrw%d", os.Getpid()%100000)
+	wire(t, ns, "02:4c:52:00:07")
+	var log strings.Builder
+	p, err := startInNS(t, eng, ns, "lrw", []string{"-l", "0,1"}, &log,
+		engine.Device{Devargs: "net_af_packet0,iface=t0"}, engine.Device{Devargs: "net_af_packet1,iface=t0"})
+	if err == nil {
+		_ = p.Close()
+		t.Fatal("an engine with two af_packet ports on one interface started")
+	}
+	if !strings.Contains(err.Error(), "exit status 1: linerate-engine: port 0 (net_af_packet): 2 packet sockets on interface t0, 1 of them polled") {
+		t.Errorf("error %q: want the engine's refusal\n%s", err, log.String())
+	}
 }
 
 // An engine of another protocol version is an answer, not a start-up still under way: StartProcess says so
