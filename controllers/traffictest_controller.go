@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -204,20 +205,27 @@ func (r *TrafficTestReconciler) reconcile(ctx context.Context, tt *v1alpha1.Traf
 	return r.follow(ctx, tt, pods)
 }
 
-// endUnplannableRun ends a schedule's run whose spec cannot be planned (PlanReady False, InvalidPlan), as
-// Failed with that reason. A test a user made waits for its spec to be fixed; a run's spec is its
-// schedule's template at the time it was due, which nobody edits, so it would wait for ever: it would
-// hold a Forbid schedule's next runs, escape the history limits and leave the schedule's LastRunPassed
-// silent. ended says whether it did.
+// endUnplannableRun ends a schedule's run that never started and whose spec cannot be planned (PlanReady
+// False, InvalidPlan, set by this pass), as Failed with that reason. A test a user made waits for its
+// spec to be fixed; a run's spec is its schedule's template at the time it was due, which nobody edits,
+// so it would wait for ever: it would hold a Forbid schedule's next runs, escape the history limits and
+// leave the schedule's LastRunPassed silent. A run that has started (or measured, and was suspended) is
+// left to wait as before: what it measured is kept, and a referenced ImixProfile fixed meanwhile lets it
+// go on. ended says whether it did.
 func (r *TrafficTestReconciler) endUnplannableRun(ctx context.Context, tt *v1alpha1.TrafficTest) (ctrl.Result, bool, error) {
-	c := meta.FindStatusCondition(tt.Status.Conditions, v1alpha1.ConditionPlanReady)
+	st := &tt.Status
+	c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionPlanReady)
 	owner := metav1.GetControllerOf(tt)
-	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonInvalidPlan ||
-		owner == nil || owner.Kind != "TrafficTestSchedule" || owner.APIVersion != v1alpha1.GroupVersion.String() {
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonInvalidPlan || owner == nil ||
+		st.StartTime != nil || len(st.TesterPods) > 0 || st.Results != nil || st.Phase != v1alpha1.PhasePending {
+		return ctrl.Result{}, false, nil
+	}
+	if gv, _ := schema.ParseGroupVersion(owner.APIVersion); gv.Group != v1alpha1.GroupVersion.Group || owner.Kind != "TrafficTestSchedule" {
 		return ctrl.Result{}, false, nil
 	}
 	res, err := r.stop(ctx, tt, v1alpha1.ReasonInvalidPlan, fmt.Sprintf(
-		"the run cannot be planned: %s (a run's spec is schedule %s's spec.template: fix it there, and the next run takes it)", c.Message, owner.Name))
+		"the run cannot be planned: %s (a run's spec is schedule %s's spec.template, which nobody edits on the run: fix the template, or what it refers to such as its ImixProfile, and the next run takes it)",
+		c.Message, owner.Name))
 	return res, true, err
 }
 
@@ -460,8 +468,7 @@ func (r *TrafficTestReconciler) startPods(ctx context.Context, tt *v1alpha1.Traf
 	pods, err := tester.Pods(tt, p, hash, r.Tester)
 	if err != nil {
 		r.setCondition(tt, v1alpha1.ConditionPlanReady, metav1.ConditionFalse, v1alpha1.ReasonInvalidPlan, err.Error())
-		res, _, err := r.endUnplannableRun(ctx, tt)
-		return res, err
+		return ctrl.Result{}, nil
 	}
 	// The cache may not hold pods made a moment ago (a pass redone after a conflict): ask the API server
 	// before making them again, or the runner's first words (state.json) would be wiped as an ended one's.
@@ -873,10 +880,10 @@ func (r *TrafficTestReconciler) finish(ctx context.Context, tt *v1alpha1.Traffic
 	} else {
 		r.setCondition(tt, v1alpha1.ConditionComplete, metav1.ConditionFalse, reason, msg)
 		r.setCondition(tt, v1alpha1.ConditionFailed, metav1.ConditionTrue, reason, msg)
-		if st.ResultsConfigMap != "" {
+		if st.Results != nil {
 			r.event(tt, corev1.EventTypeWarning, reason, "Fail", "%s (measured results are kept in status and ConfigMap %s)", msg, st.ResultsConfigMap)
 		} else {
-			r.event(tt, corev1.EventTypeWarning, reason, "Fail", "%s", msg) // it never ran: nothing was measured
+			r.event(tt, corev1.EventTypeWarning, reason, "Fail", "%s (nothing was measured)", msg)
 		}
 	}
 	if err := r.judge(ctx, tt); err != nil {

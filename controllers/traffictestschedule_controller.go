@@ -310,6 +310,8 @@ func describeRuns(s *v1alpha1.TrafficTestSchedule, runs []v1alpha1.TrafficTest, 
 		msg := fmt.Sprintf("%s ended %s with verdict %s", newest.Name, newest.Status.Phase, newest.Status.Verdict)
 		if len(newest.Status.Failures) > 0 {
 			msg += ": " + strings.Join(newest.Status.Failures, "; ")
+		} else if c := meta.FindStatusCondition(newest.Status.Conditions, v1alpha1.ConditionFailed); c != nil && c.Status == metav1.ConditionTrue {
+			msg += ": " + c.Message // no expectations to fail, and no verdict to say why
 		}
 		setScheduleCondition(s, v1alpha1.ConditionLastRunPassed, metav1.ConditionFalse, v1alpha1.ReasonRunFailed, msg)
 	}

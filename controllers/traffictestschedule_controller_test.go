@@ -373,6 +373,15 @@ func TestAnUnplannableRunEndsAndTheNextOneStarts(t *testing.T) {
 		c := meta.FindStatusCondition(s.Status.Conditions, v1alpha1.ConditionLastRunPassed)
 		return c != nil && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, "cannot be planned") && len(s.Status.Active) == 0, fmt.Sprint(s.Status)
 	})
+	// the same spec in a test a user made waits for the user to fix it, as before
+	newTest(t, ns, "by-hand", sriovTest(unidirectional, func(tt *v1alpha1.TrafficTest) { tt.Spec.Expectations = s.Spec.Template.Spec.Expectations }))
+	byHand := waitTest(t, ns, "by-hand", "InvalidPlan", func(tt *v1alpha1.TrafficTest) bool {
+		c := condition(tt, v1alpha1.ConditionPlanReady)
+		return c != nil && c.Reason == v1alpha1.ReasonInvalidPlan && tt.Status.ObservedGeneration == tt.Generation
+	})
+	if byHand.Status.Phase != v1alpha1.PhasePending {
+		t.Errorf("a test a user made that cannot be planned: phase %s, want Pending", byHand.Status.Phase)
+	}
 	// Forbid: the next night's run starts, nothing holds it
 	advanceTo(first.Add(24*time.Hour + 30*time.Second))
 	waitTest(t, ns, runAt(first.Add(24*time.Hour)), "run 2 ended", func(tt *v1alpha1.TrafficTest) bool { return finished(tt.Status.Phase) })
