@@ -883,7 +883,7 @@ func (r *TrafficTestReconciler) finish(ctx context.Context, tt *v1alpha1.Traffic
 		if st.Results != nil {
 			r.event(tt, corev1.EventTypeWarning, reason, "Fail", "%s (measured results are kept in status and ConfigMap %s)", msg, st.ResultsConfigMap)
 		} else {
-			r.event(tt, corev1.EventTypeWarning, reason, "Fail", "%s (nothing was measured)", msg)
+			r.event(tt, corev1.EventTypeWarning, reason, "Fail", "%s (no complete step was measured)", msg)
 		}
 	}
 	if err := r.judge(ctx, tt); err != nil {

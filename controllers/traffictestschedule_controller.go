@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -308,10 +309,13 @@ func describeRuns(s *v1alpha1.TrafficTestSchedule, runs []v1alpha1.TrafficTest, 
 		setScheduleCondition(s, v1alpha1.ConditionLastRunPassed, metav1.ConditionTrue, v1alpha1.ReasonPassed, newest.Name+" passed: "+newest.Status.Headline)
 	default:
 		msg := fmt.Sprintf("%s ended %s with verdict %s", newest.Name, newest.Status.Phase, newest.Status.Verdict)
-		if len(newest.Status.Failures) > 0 {
-			msg += ": " + strings.Join(newest.Status.Failures, "; ")
-		} else if c := meta.FindStatusCondition(newest.Status.Conditions, v1alpha1.ConditionFailed); c != nil && c.Status == metav1.ConditionTrue {
-			msg += ": " + c.Message // no expectations to fail, and no verdict to say why
+		why := slices.Clone(newest.Status.Failures)
+		if c := meta.FindStatusCondition(newest.Status.Conditions, v1alpha1.ConditionFailed); c != nil && c.Status == metav1.ConditionTrue &&
+			!strings.Contains(strings.Join(why, "; "), c.Message) {
+			why = append([]string{c.Message}, why...) // why the run ended, which its verdict may not say
+		}
+		if len(why) > 0 {
+			msg += ": " + strings.Join(why, "; ")
 		}
 		setScheduleCondition(s, v1alpha1.ConditionLastRunPassed, metav1.ConditionFalse, v1alpha1.ReasonRunFailed, msg)
 	}

@@ -104,7 +104,8 @@ type Verdict string
 const (
 	// VerdictPassed: every planned result was measured and met every expectation.
 	VerdictPassed Verdict = "Passed"
-	// VerdictFailed: a measured result did not meet an expectation.
+	// VerdictFailed: a measured result did not meet an expectation, or a run with expectations failed
+	// before measuring anything.
 	VerdictFailed Verdict = "Failed"
 	// VerdictInconclusive: nothing measured failed, but not everything could be decided (a planned result
 	// is missing, or the tester was the limit below an expected value).

@@ -99,7 +99,8 @@ struct lr_port {
 	/* the kernel interface of any port that has one (af_packet, af_xdp; 0: none): its receive queues are
 	 * reported with the port, since a PMD that binds fewer of them than the NIC spreads frames over never
 	 * sees the frames of the others; and an af_packet port's sockets bound to it are read for the frames
-	 * the kernel dropped or rolled over (kernel_drops.c: a port without such sockets has none) */
+	 * the kernel dropped or rolled over (kernel_drops.c; an af_packet port whose sockets cannot be found
+	 * or read is refused at start, main.c; other drivers have none) */
 	int if_index;
 	unsigned kernel_first_rx_queue; /* the first of the interface's receive queues the port binds (af_xdp) */
 	/* the frames the kernel dropped in this trial because the port's ring was full, and its rollovers

@@ -458,8 +458,8 @@ int main(int argc, char **argv)
 	}
 	lr.nports = rte_eth_dev_count_avail();
 	if (lr.nports == 0 || lr.nports > LR_MAX_PORTS) {
-		fprintf(stderr, "linerate-engine: %u DPDK ports: give 1 to %d (--vdev or PCI devices)\n", lr.nports,
-			LR_MAX_PORTS);
+		fprintf(stderr, "linerate-engine: DPDK opened %u ports: give 1 to %d devices (--vdev or PCI devices; DPDK's lines above say why it refused any)\n",
+			lr.nports, LR_MAX_PORTS);
 		return 1;
 	}
 	if (assign_workers(queues) != 0)

@@ -356,7 +356,7 @@ func (o engineOutput) said() string {
 func (o engineOutput) refusals() string {
 	why := o.refusalLines()
 	if len(why) == 0 {
-		return ": the engine's log says why it refused the others (a PCI device not bound to vfio-pci is skipped without a word: check its driver)"
+		return ": the engine's log says why DPDK refused the others (a PCI device not bound to vfio-pci is skipped without a word: check its driver)"
 	}
 	return ": " + strings.Join(why, "; ")
 }

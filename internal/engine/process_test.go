@@ -269,7 +269,7 @@ func TestEngineThatCannotStartFailsFast(t *testing.T) {
 		t.Errorf("error %v: want the exit, not a timeout", err)
 	}
 	// what the engine said last is in the error a user reads (the condition, the CLI), not only in a log
-	if !strings.Contains(err.Error(), "exit status 1: linerate-engine: 0 DPDK ports") {
+	if !strings.Contains(err.Error(), "exit status 1: linerate-engine: DPDK opened 0 ports") {
 		t.Errorf("error %v: want the engine's own reason", err)
 	}
 	t.Logf("failed in %s: %v", time.Since(t0).Round(time.Millisecond), err)

@@ -168,9 +168,14 @@ func refusePort(p *plan.Plan, port plan.Port, info *engine.PortInfo, waited time
 		if info.KernelFirstRxQueue > 1 {
 			before = fmt.Sprintf("queues 0 to %d", info.KernelFirstRxQueue-1)
 		}
+		// (only the CLI's raw --port devargs can say start_queue: the operator binds from queue 0)
+		iface := port.Interface
+		if iface == "" {
+			iface = "<interface>"
+		}
 		out = append(out, &PreflightError{Reason: v1alpha1.ReasonPortQueuesUnbound,
-			Message: fmt.Sprintf("port %s: af_xdp binds the receive queues from %d on (start_queue=%d): frames the NIC puts on %s (what RSS does not hash, ARP among it, and what its table spreads there) go to the kernel, not the tester, and would count as lost; bind from queue 0 (start_queue=0) or use driver af_packet, which reads them all",
-				name, info.KernelFirstRxQueue, info.KernelFirstRxQueue, before)})
+			Message: fmt.Sprintf("port %s: af_xdp binds interface %s's receive queues from %d on (start_queue=%d): frames the NIC puts on %s (what RSS does not hash, ARP among it, and what its table spreads there) go to the kernel, not the tester, and would count as lost; bind from queue 0 (start_queue=0) or use driver af_packet, which reads them all",
+				name, iface, info.KernelFirstRxQueue, info.KernelFirstRxQueue, before)})
 	}
 	if largest := p.LargestFrame(); info.MaxFrame > 0 && largest > info.MaxFrame {
 		out = append(out, &PreflightError{Reason: v1alpha1.ReasonFrameTooLargeForPort,

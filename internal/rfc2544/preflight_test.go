@@ -33,7 +33,7 @@ func TestPreflightRecordsAndRefuses(t *testing.T) {
 		// RSS over queue 0 alone (ethtool -X equal 1) and the socket on queue 1: one queue each, but not the same
 		{"af_xdp on queue 1 while RSS fills queue 0", func(h *sim.Hardware) {
 			h.Driver, h.KernelRxQueues, h.KernelFirstRxQueue = "net_af_xdp", 1, 1
-		}, v1alpha1.ReasonPortQueuesUnbound, "af_xdp binds the receive queues from 1 on (start_queue=1): frames the NIC puts on queue 0 (what RSS does not hash, ARP among it"},
+		}, v1alpha1.ReasonPortQueuesUnbound, "af_xdp binds interface net1's receive queues from 1 on (start_queue=1): frames the NIC puts on queue 0 (what RSS does not hash, ARP among it"},
 		{"af_packet on four queues reads them all", func(h *sim.Hardware) { h.Driver, h.KernelRxQueues = "net_af_packet", 4 }, "", ""},
 		{"cores on the other node", func(h *sim.Hardware) { h.LcoreNUMA = []int{0, 0} }, "", "port west (sim0) is on NUMA node 1, but the engine runs on CPU 8 (node 0), 9 (node 0)"},
 		{"hugepages on the other node", func(h *sim.Hardware) { h.MemoryNUMA = []int{0} }, "", "the engine's hugepages are on node 0"},
