@@ -3,6 +3,7 @@ package rfc2544
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 
 	"linerate.dev/linerate/api/v1alpha1"
@@ -110,10 +111,35 @@ func (r *Runner) backToBackRows(size int, lane []int, lengths []int64, limited, 
 		}
 		r.res.BackToBack = append(r.res.BackToBack, row)
 	}
-	if saturated {
-		r.note(fmt.Sprintf("back-to-back %d B %s: the DUT forwarded the longest burst tried (%d frames) in at least one search, so the figure is a lower bound (saturated); raise backToBack.maxFrames to find its limit",
-			size, laneName(dirs, lane), r.plan.BackToBack.MaxFrames))
+	if !saturated {
+		return
 	}
+	why := "raise backToBack.maxFrames to find its limit"
+	if at, ok := r.testerLimitedNDR(size, lane); ok {
+		// a DUT that forwards line rate never fills its buffer: a longer burst would pass as well
+		limit := fmt.Sprintf("the tester's limit (%.2f%% of line rate)", at)
+		if at <= 0 {
+			limit = "not measured: the tester was the limit before any rate passed"
+		}
+		why = fmt.Sprintf("its throughput at this size was %s, so the DUT may forward at line rate, where a burst never fills its buffer and back-to-back has no figure (RFC 9004)", limit)
+	}
+	r.note(fmt.Sprintf("back-to-back %d B %s: the DUT forwarded the longest burst tried (%d frames) in at least one search, so the figure is a lower bound (saturated); %s",
+		size, laneName(dirs, lane), r.plan.BackToBack.MaxFrames, why))
+}
+
+// testerLimitedNDR gives the lowest NDR of a lane's directions that was the tester's limit, if one was.
+func (r *Runner) testerLimitedNDR(size int, lane []int) (float64, bool) {
+	at, limited := 100.0, false
+	for _, d := range lane {
+		if info, ok := r.ndr[key{size, d}]; ok && info.testerLimited {
+			pct := info.percent
+			if !info.found {
+				pct = 0
+			}
+			at, limited = math.Min(at, pct), true
+		}
+	}
+	return at, limited
 }
 
 // atLineRate says why a lane's back-to-back burst cannot be measured at a size ("" when it can): every

@@ -236,6 +236,35 @@ func TestBackToBackBeyondTheLongestBurstIsSaturated(t *testing.T) {
 	}
 }
 
+// A DUT that forwards line rate, measured by a tester that cannot hold line rate for a full trial: the
+// throughput is the tester's limit, so nothing shows the DUT is short of line rate, and nothing shows it is
+// not. Its bursts are searched (each is short enough for the tester), and the row that follows is a lower
+// bound whose note says the DUT may forward at line rate, where RFC 9004 has no back-to-back figure: a
+// larger maxFrames would not find a limit.
+func TestBackToBackBelowATesterLimitedThroughputSaysTheDUTMayBeAtLineRate(t *testing.T) {
+	p := planFor(t, v1alpha1.TestThroughput, v1alpha1.TestBackToBack)
+	p.FrameSizes = []int{1518}
+	p.BackToBack.MaxFrames = 2000
+	line := 10e9 / ((1518 + 20) * 8)
+	res, _, _, err := run(t, p, sim.DUT{TesterMaxFPS: 0.992 * line})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Throughput) != 1 || !res.Throughput[0].TesterLimited {
+		t.Fatalf("throughput: %+v, want the tester's limit", res.Throughput)
+	}
+	if len(res.BackToBack) != 1 {
+		t.Fatalf("b2b: %+v", res.BackToBack)
+	}
+	if row := res.BackToBack[0]; row.NotMeasurable != "" || !row.Saturated || row.Frames != 2000 {
+		t.Errorf("b2b %+v: want the longest burst, saturated", row)
+	}
+	notes := strings.Join(res.Notes, "\n")
+	if !contains(notes, "the DUT may forward at line rate") || contains(notes, "raise backToBack.maxFrames") {
+		t.Errorf("the notes must say the DUT may be at line rate, not ask for a larger maxFrames: %q", res.Notes)
+	}
+}
+
 func TestStalledDUTAbortsAndKeepsWhatWasMeasured(t *testing.T) {
 	p := planFor(t, v1alpha1.TestThroughput)
 	res, rec, _, err := run(t, p, sim.DUT{CapacityFPS: 2e6, StallAfterTrials: 6})

@@ -123,6 +123,8 @@ type key struct {
 type ndrInfo struct {
 	percent float64
 	found   bool
+	// testerLimited: the NDR is the tester's limit, the DUT may forward more (even line rate)
+	testerLimited bool
 }
 
 // New makes a runner.
@@ -305,7 +307,8 @@ func (r *Runner) checkpoint() results.Checkpoint {
 	cp := results.Checkpoint{PlanHash: r.opt.PlanHash, StepsDone: r.stepsDone, LastSeq: r.seq,
 		Results: r.res.DeepCopy(), Resumes: r.resumes}
 	for k, v := range r.ndr {
-		cp.NDR = append(cp.NDR, results.NDRPoint{FrameSize: k.size, Direction: k.dir, Percent: v.percent, Found: v.found})
+		cp.NDR = append(cp.NDR, results.NDRPoint{FrameSize: k.size, Direction: k.dir, Percent: v.percent, Found: v.found,
+			TesterLimited: v.testerLimited})
 	}
 	slices.SortFunc(cp.NDR, func(a, b results.NDRPoint) int {
 		if a.FrameSize != b.FrameSize {
@@ -326,7 +329,7 @@ func (r *Runner) resume(cp *results.Checkpoint) {
 	}
 	r.res = cp.Results.DeepCopy()
 	for _, n := range cp.NDR {
-		r.ndr[key{n.FrameSize, n.Direction}] = ndrInfo{percent: n.Percent, found: n.Found}
+		r.ndr[key{n.FrameSize, n.Direction}] = ndrInfo{percent: n.Percent, found: n.Found, testerLimited: n.TesterLimited}
 	}
 	r.stepsDone, r.skipSteps, r.resumes = cp.StepsDone, cp.StepsDone, cp.Resumes+1
 	r.progress.StepsDone = int32(r.stepsDone)

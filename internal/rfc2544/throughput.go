@@ -303,7 +303,8 @@ func (r *Runner) throughput(ctx context.Context, size int) error {
 			tr.Spread = r.ndrSpread(size, dirs[d].Name, a)
 		}
 		// an undetermined NDR is a lower bound: latency and back-to-back are not measured at it
-		r.ndr[key{size, d}] = ndrInfo{percent: best.NDR, found: best.Found && !a.notFound && a.undetermined == ""}
+		r.ndr[key{size, d}] = ndrInfo{percent: best.NDR, found: best.Found && !a.notFound && a.undetermined == "",
+			testerLimited: a.limited}
 		r.res.Throughput = append(r.res.Throughput, tr)
 	}
 	if reps > 1 {
