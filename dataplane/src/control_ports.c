@@ -101,7 +101,7 @@ int do_hello(struct args *a, struct out *o)
 {
 	if (check_unused(a, o, "HELLO"))
 		return -1;
-	put(o, "{\"ok\":true,\"proto\":5,\"engine\":\"%s\",\"ports\":%u,\"tsc_hz\":%llu,\"lcores\":%u,\"idle_sleep_us\":%u",
+	put(o, "{\"ok\":true,\"proto\":6,\"engine\":\"%s\",\"ports\":%u,\"tsc_hz\":%llu,\"lcores\":%u,\"idle_sleep_us\":%u",
 	    LR_VERSION, lr.nports, (unsigned long long)lr.tsc_hz, rte_lcore_count(), lr.idle_sleep_us);
 	/* where the engine runs and keeps its frames: the runner checks them against the ports' nodes */
 	const char *sep = "";

@@ -127,21 +127,30 @@ int do_result(struct args *a, struct out *o)
 		struct rte_eth_stats es;
 		memset(&es, 0, sizeof(es));
 		rte_eth_stats_get(p->id, &es);
-		p->rx_kernel_drops += lr_kernel_rx_drops(p->if_index); /* stable across repeated RESULTs */
-		/* sockets reopened since the trial started count from zero again */
-		uint64_t now_rollovers = lr_kernel_rx_rollovers(p->if_index);
-		uint64_t rollovers = now_rollovers >= p->rx_kernel_rollovers_base ? now_rollovers - p->rx_kernel_rollovers_base : now_rollovers;
+		uint64_t rollovers = 0;
+		if (p->af_packet) {
+			uint64_t drops, now_rollovers;
+			unsigned unread = lr_kernel_read(p->if_index, p->nq, &drops, &now_rollovers);
+			p->rx_kernel_drops += drops; /* stable across repeated RESULTs */
+			/* a read that missed a socket is not undone by a later one that found it: its drops were
+			 * reset by neither */
+			if (unread > p->rx_kernel_unread)
+				p->rx_kernel_unread = unread;
+			/* sockets reopened since the trial started count from zero again */
+			rollovers = now_rollovers >= p->rx_kernel_rollovers_base ? now_rollovers - p->rx_kernel_rollovers_base
+										  : now_rollovers;
+		}
 		put(o,
 		    "%s{\"id\":%u,\"rx_foreign\":%llu,\"rx_arp\":%llu,\"tx_arp\":%llu,\"rx_stale\":%llu,"
 		    "\"rx_warmup\":%llu,\"imissed\":%llu,\"ierrors\":%llu,\"oerrors\":%llu,\"rx_nombuf\":%llu,"
 		    "\"tx_alloc_fail\":%llu,\"tx_full\":%llu,\"rx_bad_checksum\":%llu,\"rx_kernel_drops\":%llu,"
-		    "\"rx_kernel_rollovers\":%llu}",
+		    "\"rx_kernel_rollovers\":%llu,\"rx_kernel_unread\":%u}",
 		    i ? "," : "", i, (unsigned long long)c.rx_foreign, (unsigned long long)c.rx_arp,
 		    (unsigned long long)c.tx_arp, (unsigned long long)c.rx_stale, (unsigned long long)c.rx_warmup,
 		    (unsigned long long)es.imissed, (unsigned long long)es.ierrors, (unsigned long long)es.oerrors,
 		    (unsigned long long)es.rx_nombuf, (unsigned long long)c.tx_alloc_fail,
 		    (unsigned long long)c.tx_full, (unsigned long long)c.rx_bad_cksum,
-		    (unsigned long long)p->rx_kernel_drops, (unsigned long long)rollovers);
+		    (unsigned long long)p->rx_kernel_drops, (unsigned long long)rollovers, p->rx_kernel_unread);
 	}
 	put(o, "],\"workers\":[");
 	for (unsigned i = 0; i < lr.nworkers; i++) {

@@ -124,9 +124,15 @@ int do_trial(struct args *a, struct out *o)
 		}
 	for (unsigned i = 0; i < lr.nports; i++) {
 		rte_eth_stats_reset(lr.ports[i].id);
-		(void)lr_kernel_rx_drops(lr.ports[i].if_index); /* reading resets them */
-		lr.ports[i].rx_kernel_drops = 0;
-		lr.ports[i].rx_kernel_rollovers_base = lr_kernel_rx_rollovers(lr.ports[i].if_index);
+		struct lr_port *p = &lr.ports[i];
+		p->rx_kernel_drops = p->rx_kernel_rollovers_base = 0;
+		p->rx_kernel_unread = 0;
+		if (p->af_packet) {
+			/* reading resets the drops; a socket this read misses keeps its earlier drops, which the
+			 * trial's read then adds to the tester's, never to the DUT's */
+			uint64_t earlier;
+			(void)lr_kernel_read(p->if_index, p->nq, &earlier, &p->rx_kernel_rollovers_base);
+		}
 	}
 	/* no worker writes its health or its drain outside measurement and drain: safe to reset before WARMUP
 	 * is published */

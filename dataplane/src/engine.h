@@ -102,11 +102,14 @@ struct lr_port {
 	 * the kernel dropped or rolled over (kernel_drops.c; an af_packet port whose sockets cannot be found
 	 * or read is refused at start, main.c; other drivers have none) */
 	int if_index;
+	bool af_packet; /* its drops and rollovers are read from its sockets (kernel_drops.c) */
 	unsigned kernel_first_rx_queue; /* the first of the interface's receive queues the port binds (af_xdp) */
-	/* the frames the kernel dropped in this trial because the port's ring was full, and its rollovers
-	 * when the trial started (they count for life); control thread only */
+	/* the frames the kernel dropped in this trial because the port's ring was full, its rollovers when
+	 * the trial started (they count for life), and the most of its sockets a read of this trial could not
+	 * read (their drops are unknown); control thread only */
 	uint64_t rx_kernel_drops;
 	uint64_t rx_kernel_rollovers_base;
+	unsigned rx_kernel_unread;
 } __rte_cache_aligned;
 
 /* A counter one worker writes while another lcore reads it during the trial (a receipt time, a worker's
@@ -299,13 +302,14 @@ int lr_worker_main(void *arg); /* arg: (void *)(uintptr_t) the worker's index in
 int lr_create_pools(unsigned mbufs, unsigned max_frame);
 void lr_zero_tx_pool(void);
 void lr_control_serve(const char *addr); /* control.c */
-/* frames the kernel dropped on the af_packet socket(s) of interface ifindex since the last call */
-uint64_t lr_kernel_rx_drops(int ifindex);
-/* the frames the kernel has moved from one of the port's af_packet sockets to another (fanout rollover)
- * since the sockets opened */
-uint64_t lr_kernel_rx_rollovers(int ifindex);
+/* Reads an af_packet port's nq sockets on interface ifindex: into *drops the frames the kernel dropped
+ * since the last read (reading resets them), into *rollovers those it has moved from one of the sockets to
+ * another (fanout rollover) since they opened. Returns how many of the nq sockets it could not read
+ * (missing, refusing PACKET_STATISTICS, or all nq when /proc/self/fd cannot be read): their drops are
+ * not in *drops. */
+unsigned lr_kernel_read(int ifindex, unsigned nq, uint64_t *drops, uint64_t *rollovers);
 /* how many packet sockets of this process are bound to interface ifindex (-1: /proc/self/fd unreadable),
- * which the two reads above find and add up, and into *unread how many of them refuse PACKET_STATISTICS */
+ * which lr_kernel_read finds and adds up, and into *unread how many of them refuse PACKET_STATISTICS */
 int lr_kernel_sockets(int ifindex, int *unread);
 /* rxq.c: a stream's per-queue RX state for each queue of its RX port, allocated once (0, or -1 when out
  * of memory); reset before a trial; merged over the queues into sum (the queues that received a measured

@@ -33,70 +33,66 @@ static bool packet_socket_of(int fd, int ifindex)
 	return sll.sll_family == AF_PACKET && sll.sll_ifindex == ifindex;
 }
 
-/* The packet sockets of this process bound to ifindex: how many (-1: /proc/self/fd cannot be read), into
- * *sum getsockopt(opt) of each added up (the drops of PACKET_STATISTICS or the rollovers of
- * PACKET_ROLLOVER_STATS), and into *unread how many refused PACKET_STATISTICS. */
-static int scan_sockets(int ifindex, int opt, uint64_t *sum, int *unread)
+/* What one pass over this process's packet sockets bound to ifindex found. */
+struct socket_scan {
+	int sockets;         /* how many (-1: /proc/self/fd cannot be read) */
+	int refused;         /* how many of them refused PACKET_STATISTICS */
+	uint64_t drops;      /* PACKET_STATISTICS' drops, added up (reading them resets them) */
+	uint64_t rollovers;  /* PACKET_ROLLOVER_STATS' frames moved away, added up (for the sockets' life) */
+};
+
+static struct socket_scan scan_sockets(int ifindex)
 {
-	*sum = 0;
-	*unread = 0;
+	struct socket_scan sc = {0};
 	DIR *d = opendir("/proc/self/fd");
-	if (d == NULL)
-		return -1;
-	int n = 0;
+	if (d == NULL) {
+		sc.sockets = -1;
+		return sc;
+	}
 	const struct dirent *e;
 	while ((e = readdir(d)) != NULL) {
 		char *end;
 		long fd = strtol(e->d_name, &end, 10);
 		if (end == e->d_name || *end || fd < 0 || fd == dirfd(d) || !packet_socket_of((int)fd, ifindex))
 			continue;
-		n++;
-		if (opt == PACKET_STATISTICS) {
-			/* the v3 layout is the larger one: the kernel fills what the socket's version has */
-			struct tpacket_stats_v3 st;
-			socklen_t len = sizeof(st);
-			memset(&st, 0, sizeof(st));
-			if (getsockopt((int)fd, SOL_PACKET, PACKET_STATISTICS, &st, &len) == 0)
-				*sum += st.tp_drops;
-			else
-				++*unread;
-		} else {
-			/* EINVAL on a socket without rollover: nothing moved (DPDK 22.11 joins even one queue's
-			 * socket to a fanout group with rollover; alone in it, it never rolls a frame over) */
-			struct tpacket_rollover_stats rs;
-			socklen_t len = sizeof(rs);
-			memset(&rs, 0, sizeof(rs));
-			if (getsockopt((int)fd, SOL_PACKET, PACKET_ROLLOVER_STATS, &rs, &len) == 0)
-				*sum += rs.tp_all;
-		}
+		sc.sockets++;
+		/* the v3 layout is the larger one: the kernel fills what the socket's version has */
+		struct tpacket_stats_v3 st;
+		socklen_t len = sizeof(st);
+		memset(&st, 0, sizeof(st));
+		if (getsockopt((int)fd, SOL_PACKET, PACKET_STATISTICS, &st, &len) == 0)
+			sc.drops += st.tp_drops;
+		else
+			sc.refused++;
+		/* EINVAL on a socket without rollover: nothing moved (DPDK 22.11 joins even one queue's socket to
+		 * a fanout group with rollover; alone in it, it never rolls a frame over) */
+		struct tpacket_rollover_stats rs;
+		len = sizeof(rs);
+		memset(&rs, 0, sizeof(rs));
+		if (getsockopt((int)fd, SOL_PACKET, PACKET_ROLLOVER_STATS, &rs, &len) == 0)
+			sc.rollovers += rs.tp_all;
 	}
 	closedir(d);
-	return n;
-}
-
-static uint64_t sum_sockets(int ifindex, int opt)
-{
-	uint64_t sum = 0;
-	int unread;
-	if (ifindex > 0)
-		(void)scan_sockets(ifindex, opt, &sum, &unread);
-	return sum;
+	return sc;
 }
 
 int lr_kernel_sockets(int ifindex, int *unread)
 {
-	uint64_t drops;
-	*unread = 0;
 	/* reading PACKET_STATISTICS resets it: harmless before the first trial, which resets it again */
-	return ifindex > 0 ? scan_sockets(ifindex, PACKET_STATISTICS, &drops, unread) : 0;
+	struct socket_scan sc = scan_sockets(ifindex);
+	*unread = sc.refused;
+	return sc.sockets;
 }
 
-uint64_t lr_kernel_rx_drops(int ifindex)
+unsigned lr_kernel_read(int ifindex, unsigned nq, uint64_t *drops, uint64_t *rollovers)
 {
-	return sum_sockets(ifindex, PACKET_STATISTICS);
-}
-
-uint64_t lr_kernel_rx_rollovers(int ifindex)
-{
-	return sum_sockets(ifindex, PACKET_ROLLOVER_STATS);
+	struct socket_scan sc = scan_sockets(ifindex);
+	*drops = sc.drops;
+	*rollovers = sc.rollovers;
+	if (sc.sockets < 0)
+		return nq;
+	/* a socket gone since start-up (or one that no longer answers) hides its drops as surely as an
+	 * unreadable one */
+	unsigned missing = (unsigned)sc.sockets < nq ? nq - (unsigned)sc.sockets : 0;
+	return missing + (unsigned)sc.refused;
 }

@@ -263,7 +263,8 @@ static int setup_port(uint16_t pid, uint16_t idx, unsigned max_frame)
 	memcpy(p->mac, mac.addr_bytes, 6);
 	p->if_index = (int)info.if_index;
 	p->kernel_first_rx_queue = kernel_first_rx_queue(p, info.device);
-	if (!strcmp(p->driver, "net_af_packet")) {
+	p->af_packet = !strcmp(p->driver, "net_af_packet");
+	if (p->af_packet) {
 		/* its drops and rollovers are read from its sockets (kernel_drops.c), found by their interface:
 		 * one missing, or one that cannot be read, would read as nothing dropped, and the frames the kernel
 		 * dropped as lost by the DUT */

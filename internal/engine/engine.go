@@ -312,6 +312,9 @@ type PortCounters struct {
 	IMissed       int64 `json:"imissed"`
 	RxNoMbuf      int64 `json:"rx_nombuf"`
 	RxKernelDrops int64 `json:"rx_kernel_drops"`
+	// RxKernelUnread counts an af_packet port's sockets whose drops this trial's read could not reach:
+	// RxKernelDrops is then short of the kernel's drops by an unknown number.
+	RxKernelUnread int64 `json:"rx_kernel_unread"`
 	// RxKernelRollovers are frames the kernel moved from one of an af_packet port's sockets (queues) to
 	// another because its ring was nearly full: their flows arrived on two queues, whose windows count
 	// duplicates and order apart, so the trial's counts are not exact.

@@ -6,7 +6,7 @@ import (
 )
 
 // ProtocolVersion is the control protocol this package speaks (dataplane/PROTOCOL.md).
-const ProtocolVersion = 5
+const ProtocolVersion = 6
 
 // Limits are how far the tester's own health may fall before a trial is invalid: neither a pass nor a fail
 // of the DUT, because the tester, not the DUT, made part of what was measured. The defaults are met by an
@@ -58,6 +58,10 @@ func (r *TrialResult) TesterFaults(streams []int, lim Limits) []string {
 		if n := p.IMissed + p.RxNoMbuf + p.RxKernelDrops; n > 0 {
 			out = append(out, fmt.Sprintf("port %d dropped %d frames on receipt itself (ring full: %d, kernel ring full: %d, no buffer: %d)",
 				p.ID, n, p.IMissed, p.RxKernelDrops, p.RxNoMbuf))
+		}
+		if p.RxKernelUnread > 0 {
+			out = append(out, fmt.Sprintf("port %d: the kernel's drop counts of %d of its af_packet receive rings could not be read (a socket gone, or /proc/self/fd unreadable): frames the kernel dropped there would count as lost by the DUT",
+				p.ID, p.RxKernelUnread))
 		}
 		if p.RxKernelRollovers > 0 {
 			out = append(out, fmt.Sprintf("port %d: the kernel moved %d frames to another of its receive queues (af_packet fanout rollover, a ring nearly full): their flows arrived on two queues, and duplicates and order are no longer counted exactly",

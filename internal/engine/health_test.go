@@ -37,6 +37,7 @@ func TestTesterFaults(t *testing.T) {
 		{"RX ring full", func(r *engine.TrialResult) { r.Ports[1].IMissed = 1 }, lim, "on receipt itself"},
 		{"no mbuf", func(r *engine.TrialResult) { r.Ports[1].RxNoMbuf = 1 }, lim, "on receipt itself"},
 		{"kernel ring full", func(r *engine.TrialResult) { r.Ports[1].RxKernelDrops = 1 }, lim, "kernel ring full: 1"},
+		{"kernel drop counts unreadable", func(r *engine.TrialResult) { r.Ports[1].RxKernelUnread = 1 }, lim, "could not be read"},
 		{"receive error", func(r *engine.TrialResult) { r.Ports[1].IErrors = 1 }, lim, "receive errors"},
 		{"af_packet fanout rollover", func(r *engine.TrialResult) { r.Ports[1].RxKernelRollovers = 1 }, lim, "moved 1 frames to another of its receive queues"},
 		{"transmit error", func(r *engine.TrialResult) { r.Ports[0].OErrors = 1 }, lim, "failed to send"},
