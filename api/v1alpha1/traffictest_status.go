@@ -565,7 +565,8 @@ type BackToBackResult struct {
 	BurstSeconds string `json:"burstSeconds"`
 	// correctedBufferSeconds is RFC 9004's corrected DUT buffer time: the implied buffer time × (1 −
 	// the throughput measured at this size ÷ line rate), the time the frames the DUT held take at line
-	// rate. Empty when no throughput was measured at this size.
+	// rate. Empty when no throughput was measured at this size, or when the throughput was the tester's
+	// limit, not the DUT's.
 	// +optional
 	CorrectedBufferSeconds string `json:"correctedBufferSeconds,omitempty"`
 	// saturated is true when a search ended at the longest burst tried (backToBack.maxFrames): frames is

@@ -36,6 +36,17 @@ class Base(unittest.TestCase):
         finally:
             self.net.close()
 
+    def loop_engine(self, tag, port_args=""):
+        """An engine whose two af_packet ports are the ends of one veth pair: what port 0 sends, port 1
+        receives."""
+        tns = self.net.ns("t")
+        self.net.veth("t0", tns, "t1", tns)
+        e = Engine(tns, ["t0", "t1"], tag=tag)
+        self.engines.append(e)
+        e.cmd("PORT id=0 ip4=198.18.1.2/24 %s peer_mac=%s" % (port_args, self.net.mac("t1", tns)))
+        e.cmd("PORT id=1 ip4=198.19.1.2/24 %s peer_mac=%s" % (port_args, self.net.mac("t0", tns)))
+        return e
+
     def check_exact(self, s, tx):
         self.assertEqual(s["tx_frames"], tx)
         self.assertEqual(s["rx_frames"], tx)
@@ -81,12 +92,7 @@ class IPv6Router(Base):
 
 class Vlan(Base):
     def test_vlan_loop_exact(self):
-        tns = self.net.ns("t")
-        self.net.veth("t0", tns, "t1", tns)
-        e = Engine(tns, ["t0", "t1"], tag="vl")
-        self.engines.append(e)
-        e.cmd("PORT id=0 ip4=198.18.1.2/24 vlan=100 peer_mac=%s" % self.net.mac("t1", tns))
-        e.cmd("PORT id=1 ip4=198.19.1.2/24 vlan=100 peer_mac=%s" % self.net.mac("t0", tns))
+        e = self.loop_engine("vl", "vlan=100")
         with self.assertRaises(Exception, msg="64 B cannot hold VLAN + IPv4 + UDP + tag"):
             e.cmd("STREAM id=0 tx=0 rx=1 src=198.18.1.2 dst=198.19.1.2 sizes=64")
         r = e.cmd("STREAM id=0 tx=0 rx=1 src=198.18.1.2 dst=198.19.1.2 sizes=68,1518")
@@ -789,12 +795,7 @@ class KernelSockets(Base):
         are unknown, so the trial says how many sockets it could not read (rx_kernel_unread), which makes it
         invalid: before, the read found nothing and reported no drops, and the kernel's drops would have
         counted as the DUT's loss."""
-        tns = self.net.ns("t")
-        self.net.veth("t0", tns, "t1", tns)
-        e = Engine(tns, ["t0", "t1"], tag="kr")
-        self.engines.append(e)
-        e.cmd("PORT id=0 ip4=198.18.1.2/24 peer_mac=%s" % self.net.mac("t1", tns))
-        e.cmd("PORT id=1 ip4=198.19.1.2/24 peer_mac=%s" % self.net.mac("t0", tns))
+        e = self.loop_engine("kr")
         e.cmd("STREAM id=0 tx=0 rx=1 src=198.18.1.2 dst=198.19.1.2 sizes=64")
         r = e.trial([0], [2000], duration_ms=500, drain_ms=200)
         self.assertEqual([p["rx_kernel_unread"] for p in r["ports"]], [0, 0], r["ports"])

@@ -36,7 +36,7 @@ var (
 	frameLoss = prometheus.NewDesc("linerate_frame_loss_ratio",
 		"RFC 2544 frame loss rate at an offered load (fraction of line rate).", append(append([]string{}, rowLabels...), "offered_load"), nil)
 	backToBack = prometheus.NewDesc("linerate_back_to_back_frames",
-		"RFC 2544 back-to-back: mean longest burst forwarded without loss.", rowLabels, nil)
+		"RFC 2544 back-to-back: mean longest burst forwarded without loss (only measured rows: none that is saturated, tester-limited or not measurable).", rowLabels, nil)
 	imixL2 = prometheus.NewDesc("linerate_imix_throughput_l2_bits_per_second",
 		"IMIX throughput (NDR) in bit/s of Ethernet frames.", append(append([]string{}, testLabels...), "direction"), nil)
 	penalty = prometheus.NewDesc("linerate_baseline_penalty_ratio",
@@ -232,6 +232,9 @@ func collectTest(ch chan<- prometheus.Metric, tt *v1alpha1.TrafficTest) {
 		}
 	}
 	for _, b := range r.BackToBack {
+		if b.NotMeasurable != "" || b.Saturated || b.TesterLimited {
+			continue // a lower bound (the plan's longest burst, the tester's limit, a trial's length), not the DUT's burst
+		}
 		gauge(backToBack, float64(b.Frames), row(b.FrameSize, b.Direction))
 	}
 	for _, m := range r.Imix {

@@ -53,3 +53,44 @@ func TestCalibrationRunsExportNoThroughput(t *testing.T) {
 		t.Errorf("linerate_throughput_frames_per_second series of tests %v, want only the DUT's run", names)
 	}
 }
+
+// A back-to-back row is exported only when it is the DUT's burst: the plan's longest burst (saturated),
+// the tester's limit, or the length of a line-rate trial (not measurable) are lower bounds, and as a
+// figure they would read as the DUT's buffer.
+func TestBackToBackExportsOnlyMeasuredBursts(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	tt := &v1alpha1.TrafficTest{ObjectMeta: metav1.ObjectMeta{Namespace: "lab", Name: "b2b"}}
+	tt.Spec.DUT.Name = "gw"
+	tt.Status.Phase = v1alpha1.PhaseSucceeded
+	tt.Status.Results = &v1alpha1.Results{BackToBack: []v1alpha1.BackToBackResult{
+		{FrameSize: 64, Direction: "measured", Frames: 130},
+		{FrameSize: 64, Direction: "saturated", Frames: 2000, Saturated: true},
+		{FrameSize: 64, Direction: "tester-limited", Frames: 90, TesterLimited: true},
+		{FrameSize: 64, Direction: "not-measurable", Frames: 162548, NotMeasurable: "its throughput is line rate"},
+	}}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(&ResultsCollector{Reader: fake.NewClientBuilder().WithScheme(scheme).WithObjects(tt).Build()})
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range families {
+		if f.GetName() != "linerate_back_to_back_frames" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "direction" {
+					got[l.GetValue()] = m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	if len(got) != 1 || got["measured"] != 130 {
+		t.Errorf("linerate_back_to_back_frames %v, want only the measured row (130 frames)", got)
+	}
+}

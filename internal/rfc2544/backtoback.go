@@ -3,7 +3,6 @@ package rfc2544
 import (
 	"context"
 	"fmt"
-	"math"
 	"strconv"
 
 	"linerate.dev/linerate/api/v1alpha1"
@@ -106,7 +105,9 @@ func (r *Runner) backToBackRows(size int, lane []int, lengths []int64, limited, 
 	for _, d := range lane {
 		row := v1alpha1.BackToBackResult{FrameSize: int32(size), Direction: dirs[d].Name, Frames: sp.Mean, Spread: sp,
 			TesterLimited: limited, Saturated: saturated, BurstSeconds: strconv.FormatFloat(implied, 'g', 4, 64)}
-		if info, ok := r.ndr[key{size, d}]; ok && info.found {
+		// the correction takes out what the DUT forwarded during the burst: a tester's ceiling in place of
+		// the DUT's throughput would book a buffer the DUT may not have
+		if info, ok := r.ndr[key{size, d}]; ok && info.found && !info.testerLimited {
 			row.CorrectedBufferSeconds = strconv.FormatFloat(implied*(1-info.percent/100), 'g', 4, 64)
 		}
 		r.res.BackToBack = append(r.res.BackToBack, row)
@@ -115,31 +116,33 @@ func (r *Runner) backToBackRows(size int, lane []int, lengths []int64, limited, 
 		return
 	}
 	why := "raise backToBack.maxFrames to find its limit"
-	if at, ok := r.testerLimitedNDR(size, lane); ok {
+	if t := r.throughputShortOfProof(size, lane); t != "" {
 		// a DUT that forwards line rate never fills its buffer: a longer burst would pass as well
-		limit := fmt.Sprintf("the tester's limit (%.2f%% of line rate)", at)
-		if at <= 0 {
-			limit = "not measured: the tester was the limit before any rate passed"
-		}
-		why = fmt.Sprintf("its throughput at this size was %s, so the DUT may forward at line rate, where a burst never fills its buffer and back-to-back has no figure (RFC 9004)", limit)
+		why = fmt.Sprintf("its throughput at this size %s, so the DUT may forward at line rate, where a burst never fills its buffer and back-to-back has no figure (RFC 9004)", t)
 	}
 	r.note(fmt.Sprintf("back-to-back %d B %s: the DUT forwarded the longest burst tried (%d frames) in at least one search, so the figure is a lower bound (saturated); %s",
 		size, laneName(dirs, lane), r.plan.BackToBack.MaxFrames, why))
 }
 
-// testerLimitedNDR gives the lowest NDR of a lane's directions that was the tester's limit, if one was.
-func (r *Runner) testerLimitedNDR(size int, lane []int) (float64, bool) {
-	at, limited := 100.0, false
+// throughputShortOfProof says why a lane's throughput at a size cannot show whether the DUT forwards at
+// line rate ("" when it can): it was not measured, or a direction's NDR was the tester's limit.
+func (r *Runner) throughputShortOfProof(size int, lane []int) string {
 	for _, d := range lane {
-		if info, ok := r.ndr[key{size, d}]; ok && info.testerLimited {
-			pct := info.percent
-			if !info.found {
-				pct = 0
-			}
-			at, limited = math.Min(at, pct), true
+		info, ok := r.ndr[key{size, d}]
+		switch {
+		case !ok:
+			return "was not measured"
+		case !info.testerLimited:
+			continue
+		case info.found:
+			return fmt.Sprintf("was the tester's limit (%.2f%% of line rate)", info.percent)
+		case info.percent > 0:
+			return fmt.Sprintf("is undetermined, at least %.2f%% of line rate, with the tester the limit", info.percent)
+		default:
+			return "was not measured: the tester was the limit before any rate passed"
 		}
 	}
-	return at, limited
+	return ""
 }
 
 // atLineRate says why a lane's back-to-back burst cannot be measured at a size ("" when it can): every

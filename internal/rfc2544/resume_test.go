@@ -137,3 +137,46 @@ func TestAnInterruptedStepIsNotCheckpointed(t *testing.T) {
 		})
 	}
 }
+
+// A run resumed after its throughput step still knows that step's NDR was the tester's limit: its
+// back-to-back buffer time is not corrected by it, and its note says the DUT may be at line rate. A
+// checkpoint written before the NDR carried that flag still says it in its throughput rows.
+func TestAResumedRunKnowsItsThroughputWasTheTestersLimit(t *testing.T) {
+	p := planFor(t, v1alpha1.TestThroughput, v1alpha1.TestBackToBack)
+	p.FrameSizes = []int{1518}
+	p.BackToBack.MaxFrames = 2000
+	dut := sim.DUT{TesterMaxFPS: 0.992 * 10e9 / ((1518 + 20) * 8)}
+	full := &checkpointer{}
+	e := sim.New(dut)
+	if _, err := rfc2544.New(p, e, full, rfc2544.Options{Sleep: e.Sleep, PlanHash: "plan-a"}).Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	afterThroughput := full.checkpoints[0]
+	if afterThroughput.StepsDone != 1 || len(afterThroughput.NDR) != 1 || !afterThroughput.NDR[0].TesterLimited {
+		t.Fatalf("checkpoint after the throughput step: %+v", afterThroughput)
+	}
+	for _, tc := range []struct {
+		name   string
+		oldNDR bool
+	}{{"checkpoint with the flag", false}, {"checkpoint from before the flag", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cp := afterThroughput
+			cp.Results = afterThroughput.Results.DeepCopy()
+			cp.NDR = append([]results.NDRPoint(nil), afterThroughput.NDR...)
+			if tc.oldNDR {
+				cp.NDR[0].TesterLimited = false
+			}
+			e := sim.New(dut)
+			res, err := rfc2544.New(p, e, &checkpointer{}, rfc2544.Options{Sleep: e.Sleep, PlanHash: "plan-a", Resume: &cp}).Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.BackToBack) != 1 || res.BackToBack[0].CorrectedBufferSeconds != "" || !res.BackToBack[0].Saturated {
+				t.Errorf("b2b after resuming: %+v, want saturated with no corrected buffer time", res.BackToBack)
+			}
+			if !strings.Contains(strings.Join(res.Notes, "\n"), "the DUT may forward at line rate") {
+				t.Errorf("no note that the DUT may be at line rate: %q", res.Notes)
+			}
+		})
+	}
+}

@@ -331,6 +331,15 @@ func (r *Runner) resume(cp *results.Checkpoint) {
 	for _, n := range cp.NDR {
 		r.ndr[key{n.FrameSize, n.Direction}] = ndrInfo{percent: n.Percent, found: n.Found, testerLimited: n.TesterLimited}
 	}
+	// a checkpoint written before NDRPoint had the flag says it in the throughput rows alone
+	for _, t := range r.res.Throughput {
+		for d, dir := range r.plan.Directions() {
+			if info, ok := r.ndr[key{int(t.FrameSize), d}]; ok && t.TesterLimited && dir.Name == t.Direction {
+				info.testerLimited = true
+				r.ndr[key{int(t.FrameSize), d}] = info
+			}
+		}
+	}
 	r.stepsDone, r.skipSteps, r.resumes = cp.StepsDone, cp.StepsDone, cp.Resumes+1
 	r.progress.StepsDone = int32(r.stepsDone)
 	msg := fmt.Sprintf("resumed after a suspension (resumption %d): the %d of %d steps complete then were not measured again", r.resumes, cp.StepsDone, r.stepsTotal)

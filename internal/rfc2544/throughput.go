@@ -304,7 +304,7 @@ func (r *Runner) throughput(ctx context.Context, size int) error {
 		}
 		// an undetermined NDR is a lower bound: latency and back-to-back are not measured at it
 		r.ndr[key{size, d}] = ndrInfo{percent: best.NDR, found: best.Found && !a.notFound && a.undetermined == "",
-			testerLimited: a.limited}
+			testerLimited: best.TesterLimited}
 		r.res.Throughput = append(r.res.Throughput, tr)
 	}
 	if reps > 1 {

@@ -65,16 +65,37 @@ func TestBackToBackOfATokenBucket(t *testing.T) {
 		if len(o.Results.Throughput) == 1 && o.Results.Throughput[0].TesterLimited {
 			// On a loaded host the tester may spoil every full-length trial at line rate: its throughput
 			// is then the tester's limit, which shows neither that the veth is at line rate nor that it is
-			// not. The bursts are searched; the veth forwards every one, so the row must be the longest
-			// burst as a lower bound (or the tester's limit), and the note must say the DUT may be at line
-			// rate rather than ask for a larger maxFrames.
-			t.Logf("the tester was the limit of the throughput (%+v): the bursts were searched", o.Results.Throughput[0])
-			lowerBound := row.Saturated && row.Frames == 2000 || row.TesterLimited
-			if row.NotMeasurable != "" || !lowerBound {
-				t.Errorf("a DUT at line rate behind a tester-limited throughput: %+v, want the longest burst as a lower bound", row)
+			// not. The bursts are searched. What the run still owes the truth is checked here; the strict
+			// case above was not reached, which the skip says.
+			spoiled := 0
+			for _, tr := range o.Trials {
+				switch {
+				case tr.Test == v1alpha1.TestThroughput && tr.TesterLimited && len(tr.TesterFaults) > 0:
+					spoiled++
+				case tr.Test == v1alpha1.TestBackToBack && !tr.TesterLimited && (tr.Lost != 0 || !tr.Pass):
+					t.Errorf("trial %d: a burst through a veth lost %d frames", tr.Seq, tr.Lost)
+				}
 			}
-			if row.Saturated && !slices.ContainsFunc(o.Results.Notes, func(n string) bool { return strings.Contains(n, "the DUT may forward at line rate") }) {
-				t.Errorf("no note that the DUT may be at line rate: %q", o.Results.Notes)
+			if spoiled == 0 {
+				t.Errorf("the throughput is marked tester-limited, but no throughput trial says how the tester spoiled it")
+			}
+			has := func(s string) bool {
+				return slices.ContainsFunc(o.Results.Notes, func(n string) bool { return strings.Contains(n, s) })
+			}
+			switch {
+			case row.NotMeasurable != "" || row.CorrectedBufferSeconds != "":
+				t.Errorf("a DUT at line rate behind a tester-limited throughput: %+v, want a lower bound with no corrected buffer time", row)
+			case row.TesterLimited:
+				// the tester spoiled a burst: the veth's answer is at least what the tester could send
+				if row.Frames <= 0 || !has("the tester spoiled a burst") {
+					t.Errorf("a tester-limited burst %+v without its figure or its note: %q", row, o.Results.Notes)
+				}
+			case !row.Saturated || row.Frames != 2000 || !has("the DUT may forward at line rate") || has("raise backToBack.maxFrames"):
+				t.Errorf("a veth forwards every burst: %+v, want the longest (2000) as a saturated lower bound whose note says the DUT may be at line rate: %q",
+					row, o.Results.Notes)
+			}
+			if !t.Failed() {
+				t.Skipf("the tester spoiled every full-length trial at line rate (%d spoiled throughput trials): the lower bound was checked, not the not-measurable row", spoiled)
 			}
 			return
 		}
