@@ -131,9 +131,9 @@ int do_result(struct args *a, struct out *o)
 		if (p->af_packet) {
 			uint64_t drops, now_rollovers;
 			unsigned unread = lr_kernel_read(p->if_index, p->nq, &drops, &now_rollovers);
-			p->rx_kernel_drops += drops; /* stable across repeated RESULTs */
-			/* a read that missed a socket is not undone by a later one that found it: its drops were
-			 * reset by neither */
+			p->rx_kernel_drops += drops; /* a later RESULT adds what was dropped since */
+			/* a read of this trial that missed a socket keeps the trial invalid, even if a later read
+			 * finds it again: what it dropped in between may have been lost with a socket reopened */
 			if (unread > p->rx_kernel_unread)
 				p->rx_kernel_unread = unread;
 			/* sockets reopened since the trial started count from zero again */

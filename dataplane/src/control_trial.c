@@ -128,10 +128,10 @@ int do_trial(struct args *a, struct out *o)
 		p->rx_kernel_drops = p->rx_kernel_rollovers_base = 0;
 		p->rx_kernel_unread = 0;
 		if (p->af_packet) {
-			/* reading resets the drops; a socket this read misses keeps its earlier drops, which the
-			 * trial's read then adds to the tester's, never to the DUT's */
+			/* reading resets the drops; a socket this read misses keeps its earlier drops and leaves the
+			 * rollover base short: the trial is invalid for it, and says why */
 			uint64_t earlier;
-			(void)lr_kernel_read(p->if_index, p->nq, &earlier, &p->rx_kernel_rollovers_base);
+			p->rx_kernel_unread = lr_kernel_read(p->if_index, p->nq, &earlier, &p->rx_kernel_rollovers_base);
 		}
 	}
 	/* no worker writes its health or its drain outside measurement and drain: safe to reset before WARMUP

@@ -100,7 +100,8 @@ struct lr_port {
 	 * reported with the port, since a PMD that binds fewer of them than the NIC spreads frames over never
 	 * sees the frames of the others; and an af_packet port's sockets bound to it are read for the frames
 	 * the kernel dropped or rolled over (kernel_drops.c; an af_packet port whose sockets cannot be found
-	 * or read is refused at start, main.c; other drivers have none) */
+	 * or read is refused at start, main.c, and a trial whose reads miss one is invalid,
+	 * rx_kernel_unread; other drivers have none) */
 	int if_index;
 	bool af_packet; /* its drops and rollovers are read from its sockets (kernel_drops.c) */
 	unsigned kernel_first_rx_queue; /* the first of the interface's receive queues the port binds (af_xdp) */

@@ -60,7 +60,7 @@ func (r *TrialResult) TesterFaults(streams []int, lim Limits) []string {
 				p.ID, n, p.IMissed, p.RxKernelDrops, p.RxNoMbuf))
 		}
 		if p.RxKernelUnread > 0 {
-			out = append(out, fmt.Sprintf("port %d: the kernel's drop counts of %d of its af_packet receive rings could not be read (a socket gone, or /proc/self/fd unreadable): frames the kernel dropped there would count as lost by the DUT",
+			out = append(out, fmt.Sprintf("port %d: the kernel's drop counts of %d of its af_packet receive rings could not be read (a socket gone or refusing PACKET_STATISTICS, or /proc/self/fd unreadable): frames the kernel dropped there would count as lost by the DUT",
 				p.ID, p.RxKernelUnread))
 		}
 		if p.RxKernelRollovers > 0 {

@@ -63,20 +63,23 @@ func TestBidirectionalPairIsConfirmedTogether(t *testing.T) {
 			we, ew := ndr["west->east"], ndr["east->west"]
 			weFPS, ewFPS := float64(we.NDR.FramesPerSecond), float64(ew.NDR.FramesPerSecond)
 			res := 0.001 * lineFPS
+			// a lower bound (the tester the limit on a loaded host) is checked from above only
+			bounds := lowerBounds(o.Results.Throughput)
+			defer skipForLowerBounds(t, bounds, o)
 			// a 1.2 s trial (warm-up included) passes above the rate by at most what the bucket and the
 			// queue hold over it
-			if weFPS > tbfFPS*1.01+2*65536/float64(size-4)/1.2 || weFPS < tbfFPS*0.97-res {
+			if weFPS > tbfFPS*1.01+2*65536/float64(size-4)/1.2 || (weFPS < tbfFPS*0.97-res && !bounds[rowName(we)]) {
 				t.Errorf("west->east NDR %.0f frames/s, the shaper's truth %.0f", weFPS, tbfFPS)
 			}
 			if tc.budget == 0 {
-				if ewFPS < 0.04*lineFPS-res-1 {
+				if ewFPS < 0.04*lineFPS-res-1 && !bounds[rowName(ew)] {
 					t.Errorf("east->west is not shaped: NDR %.0f frames/s, want the maximum rate %.0f", ewFPS, 0.04*lineFPS)
 				}
 			} else if ewFPS+weFPS > tc.budget+100/1.2+res {
 				// west->east spends the budget at the rate it is offered: east->west gets what is left
 				t.Errorf("the pair (west->east %.0f, east->west %.0f frames/s) spends more than the shared budget of %.0f frames/s: it was never loss-free together",
 					weFPS, ewFPS, tc.budget)
-			} else if ewFPS+weFPS < 0.8*tc.budget {
+			} else if ewFPS+weFPS < 0.8*tc.budget && len(bounds) == 0 {
 				t.Errorf("the pair (west->east %.0f, east->west %.0f frames/s) leaves a fifth of the shared budget of %.0f frames/s unused", weFPS, ewFPS, tc.budget)
 			}
 			// the confirming trial: both directions at once, at the reported rates, full length, both passing

@@ -45,8 +45,10 @@ func TestVethLoopLosesNothing(t *testing.T) {
 	if len(o.Results.Throughput) != 2 {
 		t.Fatalf("throughput rows %+v", o.Results.Throughput)
 	}
+	bounds := lowerBounds(o.Results.Throughput)
 	for _, row := range o.Results.Throughput {
-		if v, err := strconv.ParseFloat(row.NDR.PercentOfLineRate, 64); err != nil || v != 1 {
+		// a wire forwards the maximum rate; a lower bound (the tester the limit) may only fall short of it
+		if v, err := strconv.ParseFloat(row.NDR.PercentOfLineRate, 64); err != nil || v > 1 || (v != 1 && !bounds[rowName(row)]) {
 			t.Errorf("%d B: NDR %s%% of line rate, want the maximum 1%%", row.FrameSize, row.NDR.PercentOfLineRate)
 		}
 		// both are rounded from the same rate, so they agree within one frame
@@ -81,6 +83,11 @@ func TestVethLoopLosesNothing(t *testing.T) {
 		t.Fatal("no trial records")
 	}
 	for _, tr := range o.Trials {
+		// a trial the tester spoiled may have lost frames in the tester's own rings: it counts for nothing,
+		// and must say why
+		if tr.TesterLimited && len(tr.TesterFaults) > 0 {
+			continue
+		}
 		if tr.TxFrames == 0 || tr.RxFrames != tr.TxFrames || tr.Lost != 0 {
 			t.Errorf("trial %d (%s %d B at %.3f%%): tx %d rx %d lost %d on a wire", tr.Seq, tr.Test, tr.FrameSize, tr.OfferedPercent, tr.TxFrames, tr.RxFrames, tr.Lost)
 		}
@@ -88,6 +95,7 @@ func TestVethLoopLosesNothing(t *testing.T) {
 	if spoiledStep && !t.Failed() {
 		t.Skipf("every figure reported is exact; a frame-loss step the tester spoiled on this loaded host was left out, as it must be: notes %q", o.Results.Notes)
 	}
+	skipForLowerBounds(t, bounds, o)
 }
 
 // loopImix sends 64, 570 and 1518 B frames 7:4:1, interleaved.
@@ -130,7 +138,8 @@ func TestImixThroughTheCLI(t *testing.T) {
 		t.Fatalf("run: %q %+v", o.Error, o.Results)
 	}
 	ir := o.Results.Imix[0]
-	if v, err := strconv.ParseFloat(ir.NDR.PercentOfLineRate, 64); err != nil || v != 1 {
+	bound := ir.TesterLimited || ir.Undetermined != "" // a lower bound may only fall short of the maximum
+	if v, err := strconv.ParseFloat(ir.NDR.PercentOfLineRate, 64); err != nil || v > 1 || (v != 1 && !bound) {
 		t.Errorf("IMIX NDR %s%% of line rate, want the maximum 1%%", ir.NDR.PercentOfLineRate)
 	}
 	if len(ir.Classes) != 3 {
@@ -147,5 +156,9 @@ func TestImixThroughTheCLI(t *testing.T) {
 		if d := c.TxFrames - w*unit; d > w || d < -w {
 			t.Errorf("class %d B: %d frames sent, want about %d (weights 7:4:1)", c.FrameSize, c.TxFrames, w*unit)
 		}
+	}
+	if bound && !t.Failed() {
+		t.Skipf("the IMIX NDR %s%% is a lower bound on this loaded host (tester-limited %v, undetermined %q): checked from above only",
+			ir.NDR.PercentOfLineRate, ir.TesterLimited, ir.Undetermined)
 	}
 }
