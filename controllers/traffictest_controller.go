@@ -255,31 +255,55 @@ func finished(p v1alpha1.Phase) bool {
 	return p == v1alpha1.PhaseSucceeded || p == v1alpha1.PhaseFailed
 }
 
-// resolvePlan finds the IMIX profile and resolves the spec; ok is false when the test must wait.
-func (r *TrafficTestReconciler) resolvePlan(ctx context.Context, tt *v1alpha1.TrafficTest) (*plan.Plan, string, bool, error) {
+// specPlan is what a test's spec plans to, with the ImixProfile it refers to.
+type specPlan struct {
+	plan *plan.Plan
+	// missingProfile names a referenced ImixProfile that does not exist: the plan waits for it
+	missingProfile string
+	// invalid says why the spec cannot be planned ("" when it can)
+	invalid string
+}
+
+// planSpec resolves a test's spec as its run would be planned. beforeRun also refuses an expectation no
+// DUT can meet: a run under way or finished is judged by its verdict, whatever its expectations became.
+func planSpec(ctx context.Context, c client.Reader, tt *v1alpha1.TrafficTest, beforeRun bool) (specPlan, error) {
 	var profile *v1alpha1.ImixProfile
 	if im := tt.Spec.Imix; im != nil && im.ProfileRef != nil {
 		profile = &v1alpha1.ImixProfile{}
-		err := r.Get(ctx, types.NamespacedName{Namespace: tt.Namespace, Name: im.ProfileRef.Name}, profile)
+		err := c.Get(ctx, types.NamespacedName{Namespace: tt.Namespace, Name: im.ProfileRef.Name}, profile)
 		if apierrors.IsNotFound(err) {
-			r.setCondition(tt, v1alpha1.ConditionPlanReady, metav1.ConditionFalse, v1alpha1.ReasonImixProfileMissing,
-				fmt.Sprintf("waiting for ImixProfile %q (spec.imix.profileRef) in namespace %s", im.ProfileRef.Name, tt.Namespace))
-			return nil, "", false, nil
+			return specPlan{missingProfile: im.ProfileRef.Name}, nil
 		}
 		if err != nil {
-			return nil, "", false, err
+			return specPlan{}, err
 		}
 	}
-	p, err := plan.Resolve(tt, profile)
-	if err == nil && tt.Status.StartTime == nil && len(tt.Status.TesterPods) == 0 {
-		// refused before a run only: a run under way or finished is judged by its verdict, whatever its
-		// expectations became since
-		err = p.UnreachableExpectation()
+	// a spec that cannot be planned is an answer, not a failure of the pass
+	p, invalid := plan.Resolve(tt, profile)
+	if invalid == nil && beforeRun {
+		invalid = p.UnreachableExpectation()
 	}
-	if err != nil {
-		r.setCondition(tt, v1alpha1.ConditionPlanReady, metav1.ConditionFalse, v1alpha1.ReasonInvalidPlan, err.Error())
+	if invalid != nil {
+		return specPlan{invalid: invalid.Error()}, nil //nolint:nilerr // the spec's fault is the answer, told in its condition
+	}
+	return specPlan{plan: p}, nil
+}
+
+// resolvePlan finds the IMIX profile and resolves the spec; ok is false when the test must wait.
+func (r *TrafficTestReconciler) resolvePlan(ctx context.Context, tt *v1alpha1.TrafficTest) (*plan.Plan, string, bool, error) {
+	sp, err := planSpec(ctx, r.Client, tt, tt.Status.StartTime == nil && len(tt.Status.TesterPods) == 0)
+	switch {
+	case err != nil:
+		return nil, "", false, err
+	case sp.missingProfile != "":
+		r.setCondition(tt, v1alpha1.ConditionPlanReady, metav1.ConditionFalse, v1alpha1.ReasonImixProfileMissing,
+			fmt.Sprintf("waiting for ImixProfile %q (spec.imix.profileRef) in namespace %s", sp.missingProfile, tt.Namespace))
+		return nil, "", false, nil
+	case sp.invalid != "":
+		r.setCondition(tt, v1alpha1.ConditionPlanReady, metav1.ConditionFalse, v1alpha1.ReasonInvalidPlan, sp.invalid)
 		return nil, "", false, nil
 	}
+	p := sp.plan
 	if ok, err := r.attachCalibration(ctx, tt, p); !ok || err != nil {
 		return nil, "", false, err
 	}

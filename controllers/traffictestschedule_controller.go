@@ -19,7 +19,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"linerate.dev/linerate/api/v1alpha1"
 )
@@ -38,6 +40,7 @@ type TrafficTestScheduleReconciler struct {
 // +kubebuilder:rbac:groups=linerate.dev,resources=traffictestschedules/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=linerate.dev,resources=traffictestschedules/finalizers,verbs=update
 // +kubebuilder:rbac:groups=linerate.dev,resources=traffictests,verbs=create
+// +kubebuilder:rbac:groups=linerate.dev,resources=imixprofiles,verbs=get;list;watch
 
 type scheduleEvent struct{ typ, reason, action, note string }
 
@@ -107,6 +110,16 @@ func (r *TrafficTestScheduleReconciler) reconcile(ctx context.Context, s *v1alph
 		setScheduleCondition(s, v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonSuspended, "suspended: no run starts until spec.suspend is false")
 		return ctrl.Result{}, nil
 	}
+	if why, err := r.unplannableTemplate(ctx, s); err != nil {
+		return ctrl.Result{}, err
+	} else if why != "" {
+		// every run of it would end Failed before measuring anything: none is made until the template (or
+		// the ImixProfile it names) is fixed, and the due time it missed then starts as a missed run does
+		st.NextScheduleTime = nil
+		setScheduleCondition(s, v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonInvalidPlan,
+			"spec.template cannot be planned, so no run starts until it is fixed: "+why)
+		return ctrl.Result{}, nil
+	}
 	next := metav1.NewTime(cs.next(now))
 	st.NextScheduleTime = &next
 	wake := ctrl.Result{RequeueAfter: next.Sub(now) + time.Second}
@@ -163,6 +176,16 @@ func (r *TrafficTestScheduleReconciler) reconcile(ctx context.Context, s *v1alph
 		return ctrl.Result{}, err
 	}
 	return recordStart(s, name, due, skipped, next, say), nil
+}
+
+// unplannableTemplate says why the schedule's template cannot be planned, as its runs' specs would be
+// before they start ("" when it can, or when that cannot be told yet: an ImixProfile it names is missing,
+// which a run waits for).
+func (r *TrafficTestScheduleReconciler) unplannableTemplate(ctx context.Context, s *v1alpha1.TrafficTestSchedule) (string, error) {
+	tt := &v1alpha1.TrafficTest{ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name},
+		Spec: *s.Spec.Template.Spec.DeepCopy()}
+	sp, err := planSpec(ctx, r.Client, tt, true)
+	return sp.invalid, err
 }
 
 // recordStart writes a run's start into the schedule's status and says it.
@@ -403,11 +426,27 @@ func summarizeSchedule(s *v1alpha1.TrafficTestSchedule) {
 	meta.RemoveStatusCondition(&s.Status.Conditions, v1alpha1.ConditionReconciling)
 }
 
-// SetupWithManager registers the reconciler: a run's change wakes its schedule.
+// SetupWithManager registers the reconciler: a run's change wakes its schedule, and so does a change of
+// an ImixProfile its template names (a template it made unplannable may be plannable again).
 func (r *TrafficTestScheduleReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.TrafficTestSchedule{}).
 		Owns(&v1alpha1.TrafficTest{}).
+		Watches(&v1alpha1.ImixProfile{}, handler.EnqueueRequestsFromMapFunc(r.schedulesUsingProfile)).
 		Named("traffictestschedule").
 		Complete(r)
+}
+
+func (r *TrafficTestScheduleReconciler) schedulesUsingProfile(ctx context.Context, obj client.Object) []reconcile.Request {
+	var list v1alpha1.TrafficTestScheduleList
+	if err := r.List(ctx, &list, client.InNamespace(obj.GetNamespace())); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for _, s := range list.Items {
+		if im := s.Spec.Template.Spec.Imix; im != nil && im.ProfileRef != nil && im.ProfileRef.Name == obj.GetName() {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&s)})
+		}
+	}
+	return out
 }

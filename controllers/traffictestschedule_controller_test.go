@@ -344,15 +344,61 @@ func TestInvalidScheduleIsStalledNamingTheField(t *testing.T) {
 	}
 }
 
-// A run whose spec (the template's) cannot be planned ends Failed, reason InvalidPlan: nobody edits a run,
-// so it would wait for ever, and a Forbid schedule would start no run after it (it used to stay Pending,
-// the schedule "waiting" for it every night, and LastRunPassed said nothing).
-func TestAnUnplannableRunEndsAndTheNextOneStarts(t *testing.T) {
+// A template that cannot be planned makes no run: every run of it would end Failed before measuring
+// anything, one per due time. The schedule is Stalled (InvalidPlan, naming why) until the template is
+// fixed; the run it missed then starts, as a missed run does.
+func TestAnUnplannableTemplateStallsTheScheduleUntilFixed(t *testing.T) {
 	m := startManager(t)
 	ns := namespace(t)
 	s := nightly(ns, "unreachable")
 	l2 := resource.MustParse("100G") // the 10G line carries at most 9.87 Gbit/s L2
 	s.Spec.Template.Spec.Expectations = &v1alpha1.Expectations{MinThroughput: []v1alpha1.ThroughputExpectation{{L2BitsPerSecond: &l2}}}
+	s, first := createSchedule(t, s)
+	stalled := func(what string) {
+		t.Helper()
+		eventually(t, what, func() (bool, string) {
+			s := getSchedule(t, ns, s.Name)
+			c := meta.FindStatusCondition(s.Status.Conditions, v1alpha1.ConditionStalled)
+			return c != nil && c.Status == metav1.ConditionTrue && c.Reason == v1alpha1.ReasonInvalidPlan &&
+				strings.Contains(c.Message, "spec.template cannot be planned") && strings.Contains(c.Message, "no DUT can meet it") &&
+				s.Status.NextScheduleTime == nil && c.ObservedGeneration == s.Generation, fmt.Sprint(s.Status)
+		})
+	}
+	stalled("stalled before its first run")
+	if h := argoScheduleHealth(t, ns, s.Name); h != "Degraded" {
+		t.Errorf("Argo CD health of a schedule whose template cannot be planned: %s", h)
+	}
+	// its due time passes: no run is made
+	m.clock.Advance(first.Add(30 * time.Second).Sub(m.clock.Now()))
+	poke(t, ns, s.Name)
+	stalled("still stalled at its due time")
+	time.Sleep(time.Second)
+	if runs := runsOfSchedule(t, ns, s.Name); len(runs) != 0 {
+		t.Fatalf("runs %v made of a template that cannot be planned", runs)
+	}
+	// the template fixed, the run due at the first night starts
+	editSchedule(t, ns, s.Name, func(s *v1alpha1.TrafficTestSchedule) { s.Spec.Template.Spec.Expectations = nil })
+	waitTest(t, ns, fmt.Sprintf("%s-%d", s.Name, first.Unix()/60), "the missed run", func(*v1alpha1.TrafficTest) bool { return true })
+	eventually(t, "no longer stalled", func() (bool, string) {
+		s := getSchedule(t, ns, s.Name)
+		ready := meta.FindStatusCondition(s.Status.Conditions, v1alpha1.ConditionReady)
+		return meta.FindStatusCondition(s.Status.Conditions, v1alpha1.ConditionStalled) == nil && ready != nil &&
+			ready.Status == metav1.ConditionTrue && ready.Reason == v1alpha1.ReasonRunStarted, fmt.Sprint(s.Status)
+	})
+}
+
+// A run whose spec cannot be planned once it exists (here the ImixProfile its template names, missing
+// when the run was made, arrives with a frame its DUT cannot take) ends Failed, reason InvalidPlan: nobody
+// edits a run, so it would wait for ever, and a Forbid schedule would start no run after it. The schedule
+// says why in LastRunPassed, is Stalled while the profile stays so, and runs again once it is fixed.
+func TestAnUnplannableRunEndsAndTheNextOneStarts(t *testing.T) {
+	m := startManager(t)
+	ns := namespace(t)
+	s := nightly(ns, "imix")
+	s.Spec.Template.Spec.Tests = []v1alpha1.TestKind{v1alpha1.TestImixThroughput}
+	s.Spec.Template.Spec.FrameSizes = nil
+	s.Spec.Template.Spec.Imix = &v1alpha1.ImixSource{ProfileRef: &v1alpha1.LocalObjectReference{Name: "mix"}}
+	s.Spec.Template.Spec.DUT.MaxFrameSize = ptr(int32(1000))
 	s, first := createSchedule(t, s)
 	advanceTo := func(when time.Time) {
 		m.clock.Advance(when.Sub(m.clock.Now()))
@@ -360,7 +406,17 @@ func TestAnUnplannableRunEndsAndTheNextOneStarts(t *testing.T) {
 	}
 	runAt := func(due time.Time) string { return fmt.Sprintf("%s-%d", s.Name, due.Unix()/60) }
 
+	// the profile is missing: the run is made and waits for it, as a test a user made does
 	advanceTo(first.Add(30 * time.Second))
+	waitTest(t, ns, runAt(first), "run 1 waits for its profile", func(tt *v1alpha1.TrafficTest) bool {
+		c := condition(tt, v1alpha1.ConditionPlanReady)
+		return c != nil && c.Reason == v1alpha1.ReasonImixProfileMissing
+	})
+	profile := &v1alpha1.ImixProfile{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "mix"}, Spec: v1alpha1.ImixSpec{Entries: []v1alpha1.ImixEntry{
+		{FrameSize: 64, Weight: 7}, {FrameSize: 1518, Weight: 1}}}}
+	if err := k8sClient.Create(context.Background(), profile); err != nil {
+		t.Fatal(err)
+	}
 	run1 := waitTest(t, ns, runAt(first), "run 1 ended", func(tt *v1alpha1.TrafficTest) bool { return finished(tt.Status.Phase) })
 	failed := condition(run1, v1alpha1.ConditionFailed)
 	if run1.Status.Phase != v1alpha1.PhaseFailed || failed == nil || failed.Reason != v1alpha1.ReasonInvalidPlan ||
@@ -368,13 +424,18 @@ func TestAnUnplannableRunEndsAndTheNextOneStarts(t *testing.T) {
 		run1.Status.Verdict != v1alpha1.VerdictFailed || len(run1.Status.TesterPods) != 0 {
 		t.Fatalf("run 1: phase %s, verdict %s, failed %+v, pods %v", run1.Status.Phase, run1.Status.Verdict, failed, run1.Status.TesterPods)
 	}
-	eventually(t, "the schedule says why its last run failed", func() (bool, string) {
+	eventually(t, "the schedule says why its last run failed, and is stalled on its profile", func() (bool, string) {
 		s := getSchedule(t, ns, s.Name)
-		c := meta.FindStatusCondition(s.Status.Conditions, v1alpha1.ConditionLastRunPassed)
-		return c != nil && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, "cannot be planned") && len(s.Status.Active) == 0, fmt.Sprint(s.Status)
+		last := meta.FindStatusCondition(s.Status.Conditions, v1alpha1.ConditionLastRunPassed)
+		st := meta.FindStatusCondition(s.Status.Conditions, v1alpha1.ConditionStalled)
+		return last != nil && last.Status == metav1.ConditionFalse && strings.Contains(last.Message, "cannot be planned") && len(s.Status.Active) == 0 &&
+			st != nil && st.Reason == v1alpha1.ReasonInvalidPlan && strings.Contains(st.Message, "1518"), fmt.Sprint(s.Status)
 	})
 	// the same spec in a test a user made waits for the user to fix it, as before
-	newTest(t, ns, "by-hand", sriovTest(unidirectional, func(tt *v1alpha1.TrafficTest) { tt.Spec.Expectations = s.Spec.Template.Spec.Expectations }))
+	l2 := resource.MustParse("100G")
+	newTest(t, ns, "by-hand", sriovTest(unidirectional, func(tt *v1alpha1.TrafficTest) {
+		tt.Spec.Expectations = &v1alpha1.Expectations{MinThroughput: []v1alpha1.ThroughputExpectation{{L2BitsPerSecond: &l2}}}
+	}))
 	byHand := waitTest(t, ns, "by-hand", "InvalidPlan", func(tt *v1alpha1.TrafficTest) bool {
 		c := condition(tt, v1alpha1.ConditionPlanReady)
 		return c != nil && c.Reason == v1alpha1.ReasonInvalidPlan && tt.Status.ObservedGeneration == tt.Generation
@@ -382,9 +443,24 @@ func TestAnUnplannableRunEndsAndTheNextOneStarts(t *testing.T) {
 	if byHand.Status.Phase != v1alpha1.PhasePending {
 		t.Errorf("a test a user made that cannot be planned: phase %s, want Pending", byHand.Status.Phase)
 	}
-	// Forbid: the next night's run starts, nothing holds it
+	// the profile fixed (the schedule watches it): Forbid, the next night's run starts, nothing holds it
+	fixed := &v1alpha1.ImixProfile{}
+	if err := k8sClient.Get(context.Background(), client.ObjectKeyFromObject(profile), fixed); err != nil {
+		t.Fatal(err)
+	}
+	fixed.Spec.Entries[1].FrameSize = 900
+	if err := k8sClient.Update(context.Background(), fixed); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "no longer stalled", func() (bool, string) {
+		s := getSchedule(t, ns, s.Name)
+		return meta.FindStatusCondition(s.Status.Conditions, v1alpha1.ConditionStalled) == nil && s.Status.NextScheduleTime != nil, fmt.Sprint(s.Status)
+	})
 	advanceTo(first.Add(24*time.Hour + 30*time.Second))
-	waitTest(t, ns, runAt(first.Add(24*time.Hour)), "run 2 ended", func(tt *v1alpha1.TrafficTest) bool { return finished(tt.Status.Phase) })
+	waitTest(t, ns, runAt(first.Add(24*time.Hour)), "run 2 planned", func(tt *v1alpha1.TrafficTest) bool {
+		c := condition(tt, v1alpha1.ConditionPlanReady)
+		return c != nil && c.Status == metav1.ConditionTrue
+	})
 }
 
 // Allow starts a due run while the last one still runs (on a shared testbed it then waits its turn in the

@@ -94,6 +94,20 @@ func TestValidSpecIsAcceptedWithDefaults(t *testing.T) {
 	}
 }
 
+// One interface name on two nodes is two interfaces: a split test whose two pods each call their port
+// net1 is accepted (the refusal of one interface in one pod is in TestBadSpecsAreRefusedNamingTheField).
+func TestOneInterfaceNameOnTwoNodesIsAccepted(t *testing.T) {
+	doc := strings.Replace(validTest, `  - {name: west, network: sriov-west, resource: intel.com/sriov_82599}
+  - {name: east, network: sriov-east, resource: intel.com/sriov_82599}`, `  - {name: west, driver: af_packet, interface: net1, node: a}
+  - {name: east, driver: af_packet, interface: net1, node: b}`, 1)
+	if doc == validTest {
+		t.Fatal("the ports of validTest moved: the test no longer changes them")
+	}
+	if err := k8s.Create(context.Background(), parse(t, doc, "split-net1")); err != nil {
+		t.Errorf("a split test with net1 on each node was refused: %v", err)
+	}
+}
+
 func TestBadSpecsAreRefusedNamingTheField(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -135,6 +149,9 @@ func TestBadSpecsAreRefusedNamingTheField(t *testing.T) {
 		{"three ports", `ports: [{name: a, resource: a/b}, {name: b, resource: a/b}, {name: c, resource: a/b}]`, "spec.ports"},
 		{"same port twice", `ports: [{name: west, resource: a/b}, {name: west, resource: a/b}]`, "spec.ports"},
 		{"gateway and peer MAC", `ports: [{name: west, resource: a/b, gateway: 198.18.1.1, peerMAC: "02:00:00:00:00:01"}, {name: east, resource: a/b}]`, "either a gateway"},
+		{"two ports on one interface", `ports: [{name: west, driver: af_packet, interface: net1}, {name: east, driver: af_packet, interface: net1}]`, "ports[].interface: both ports name one interface of one tester pod"},
+		{"two ports on one interface of one node", `ports: [{name: west, driver: af_packet, interface: net1, node: a}, {name: east, driver: af_xdp, interface: net1, node: a}]`, "ports[].interface: both ports name one interface of one tester pod"},
+		{"two ports on one interface, one pinned", `ports: [{name: west, driver: af_packet, interface: net1, node: a}, {name: east, driver: af_packet, interface: net1}]`, "ports[].interface: both ports name one interface of one tester pod"},
 		{"vfio without resource", `ports: [{name: west}, {name: east, resource: a/b}]`, "resource: a vfio-pci port needs"},
 		{"bad MAC", `ports: [{name: west, resource: a/b, peerMAC: "zz"}, {name: east, resource: a/b}]`, "spec.ports[0].peerMAC"},
 		{"bad line rate", `traffic: {lineRate: 7G}`, "spec.traffic.lineRate"},

@@ -133,3 +133,20 @@ func TestKernelPortsAreVdevsNamedByPosition(t *testing.T) {
 		t.Errorf("unknown driver: %v", err)
 	}
 }
+
+// The SR-IOV device plugin names a resource's variable PCIDEVICE_<prefix>_<name>, upper-cased, with only
+// '.' made '_' (k8snetworkplumbingwg/sriov-network-device-plugin, ResourcePoolImpl.GetEnvs): a '-', which
+// its resource names may hold (^[a-zA-Z0-9_-]+$) as domains may, stays. Looking a '-' up as '_' would
+// find nothing on a real cluster.
+func TestPCIDeviceEnvIsTheDevicePluginsName(t *testing.T) {
+	for _, c := range []struct{ resource, env string }{
+		{"intel.com/sriov_82599", "PCIDEVICE_INTEL_COM_SRIOV_82599"},
+		{"intel.com/sriov-82599", "PCIDEVICE_INTEL_COM_SRIOV-82599"},
+		{"openshift.io/ens1f0-vfs", "PCIDEVICE_OPENSHIFT_IO_ENS1F0-VFS"},
+		{"lab-1.example.com/vf", "PCIDEVICE_LAB-1_EXAMPLE_COM_VF"},
+	} {
+		if got := engine.PCIDeviceEnv(c.resource); got != c.env {
+			t.Errorf("resource %s: %s, the device plugin sets %s", c.resource, got, c.env)
+		}
+	}
+}

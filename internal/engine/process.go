@@ -37,9 +37,9 @@ func (d Device) EALArg() []string {
 }
 
 // PCIDeviceEnv is the environment variable in which the SR-IOV device plugin passes the PCI addresses of
-// a resource: PCIDEVICE_ + the resource name upper-cased with '.' and '/' as '_'.
+// a resource: PCIDEVICE_<prefix>_<name> upper-cased with '.' as '_' (a '-' stays, as the plugin leaves it).
 func PCIDeviceEnv(resource string) string {
-	r := strings.NewReplacer(".", "_", "/", "_", "-", "_")
+	r := strings.NewReplacer(".", "_", "/", "_")
 	return "PCIDEVICE_" + strings.ToUpper(r.Replace(resource))
 }
 

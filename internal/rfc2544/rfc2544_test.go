@@ -3,6 +3,7 @@ package rfc2544_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"slices"
@@ -55,6 +56,36 @@ type recorder struct {
 func (r *recorder) OnTrial(t results.Trial)      { r.trials = append(r.trials, t) }
 func (r *recorder) OnProgress(v1alpha1.Progress) { r.progress++ }
 func (r *recorder) OnResults(*v1alpha1.Results)  { r.results++ }
+
+// throughputAt64 runs the throughput test at 64 B, in one direction or both, against a simulated DUT.
+func throughputAt64(t *testing.T, dut sim.DUT, bidir bool) (*plan.Plan, *v1alpha1.Results, *recorder) {
+	t.Helper()
+	p := planFor(t, v1alpha1.TestThroughput)
+	p.FrameSizes = []int{64}
+	if bidir {
+		p.Traffic.Direction = v1alpha1.Bidirectional
+	}
+	res, rec, _, err := run(t, p, dut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, res, rec
+}
+
+// frameLossAt64 runs the frame-loss test at 64 B in one direction against a simulated DUT: one curve.
+func frameLossAt64(t *testing.T, dut sim.DUT) (*plan.Plan, *v1alpha1.Results, *recorder) {
+	t.Helper()
+	p := planFor(t, v1alpha1.TestFrameLoss)
+	p.FrameSizes = []int{64}
+	res, rec, _, err := run(t, p, dut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.FrameLoss) != 1 {
+		t.Fatalf("frame loss: %+v", res.FrameLoss)
+	}
+	return p, res, rec
+}
 
 func run(t *testing.T, p *plan.Plan, dut sim.DUT) (*v1alpha1.Results, *recorder, *sim.Engine, error) {
 	t.Helper()
@@ -162,18 +193,8 @@ func TestLatencyRepeatedAtTheNDR(t *testing.T) {
 }
 
 func TestFrameLossStopsAfterTwoLossFreeSteps(t *testing.T) {
-	p := planFor(t, v1alpha1.TestFrameLoss)
-	p.FrameSizes = []int{64}
 	// 55 % of line rate at 64 B
-	dut := sim.DUT{}
-	dut.CapacityFPS = 0.55 * 10e9 / (84 * 8)
-	res, _, _, err := run(t, p, dut)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.FrameLoss) != 1 {
-		t.Fatalf("frame loss: %+v", res.FrameLoss)
-	}
+	_, res, _ := frameLossAt64(t, sim.DUT{CapacityFPS: 0.55 * 10e9 / (84 * 8)})
 	var rates []string
 	for _, pt := range res.FrameLoss[0].Points {
 		rates = append(rates, pt.PercentOfLineRate)
@@ -190,6 +211,79 @@ func TestFrameLossStopsAfterTwoLossFreeSteps(t *testing.T) {
 	// at 100 % offered, a 55 % DUT loses 45 %
 	if l := pct(res.FrameLoss[0].Points[0].LossPercent); math.Abs(l-45) > 0.5 {
 		t.Errorf("loss at 100%%: %g%%", l)
+	}
+}
+
+// The tester is named the limit exactly where it spoiled the trials: a tester that falls 5 ms behind its
+// schedule above 60 % of line rate (a preempted worker, deterministic here) limits a DUT that forwards
+// line rate, and the row says so; in front of a DUT that forwards 40 %, the same tester is never reached,
+// and the row is the DUT's, to the resolution. No trial the tester spoiled counts for or against the DUT.
+func TestTheTesterIsTheLimitOnlyWhereItSpoiledTrials(t *testing.T) {
+	line := 10e9 / (84 * 8)
+	for _, c := range []struct {
+		name    string
+		dut     sim.DUT
+		bidir   bool
+		limited bool
+		ndr     float64 // percent of line rate: the truth (the DUT's, or the tester's when limited)
+	}{
+		{"a DUT faster than the tester", sim.DUT{TesterLagAbovePercent: 60}, false, true, 60},
+		{"a DUT slower than the tester", sim.DUT{TesterLagAbovePercent: 60, CapacityFPS: 0.4 * line}, false, false, 40},
+		// both directions at once: the pair is confirmed together at the DUT's NDRs, which the tester keeps
+		// clean, and only a tester that spoiled trials limits a pair
+		{"both directions, a DUT faster than the tester", sim.DUT{TesterLagAbovePercent: 60}, true, true, 60},
+		{"both directions, a DUT slower than the tester", sim.DUT{TesterLagAbovePercent: 60, CapacityFPS: 0.4 * line}, true, false, 40},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, res, rec := throughputAt64(t, c.dut, c.bidir)
+			if want := map[bool]int{false: 1, true: 2}[c.bidir]; len(res.Throughput) != want {
+				t.Fatalf("throughput %+v", res.Throughput)
+			}
+			for _, row := range res.Throughput {
+				got := pct(row.NDR.PercentOfLineRate)
+				if row.TesterLimited != c.limited || row.Undetermined != "" || got > c.ndr+1e-9 || got < c.ndr-p.Throughput.ResolutionPercent {
+					t.Errorf("%s: NDR %.3f%% tester-limited %v (undetermined %q), want %.1f%% (resolution %g) tester-limited %v",
+						row.Direction, got, row.TesterLimited, row.Undetermined, c.ndr, p.Throughput.ResolutionPercent, c.limited)
+				}
+			}
+			spoiled := 0
+			for _, tr := range rec.trials {
+				if above := tr.OfferedPercent > 60+1e-9; tr.TesterLimited != above || (tr.TesterLimited && tr.Pass) {
+					t.Errorf("trial %d at %.3f%%: tester-limited %v, pass %v", tr.Seq, tr.OfferedPercent, tr.TesterLimited, tr.Pass)
+				}
+				if tr.TesterLimited {
+					spoiled++
+				}
+			}
+			if c.limited && spoiled == 0 {
+				t.Error("no trial was spoiled")
+			}
+		})
+	}
+}
+
+// A frame-loss step the tester spoiled in every try is left out, and the notes say where: the curve is the
+// DUT's from the first step the tester kept clean.
+func TestFrameLossLeavesOutTheStepsTheTesterSpoiled(t *testing.T) {
+	p, res, rec := frameLossAt64(t, sim.DUT{TesterLagAbovePercent: 75})
+	var rates []string
+	for _, pt := range res.FrameLoss[0].Points {
+		rates = append(rates, pt.PercentOfLineRate)
+		if pt.LossPercent != "0" || pt.RxFrames != pt.TxFrames {
+			t.Errorf("point %+v of a DUT that forwards line rate", pt)
+		}
+	}
+	// 100, 90 and 80 % spoiled; 70 and 60 % clean end the curve
+	if fmt.Sprint(rates) != "[70 60]" {
+		t.Errorf("steps %v, want [70 60]", rates)
+	}
+	for _, step := range []string{"100", "90", "80"} {
+		if !contains(strings.Join(res.Notes, "\n"), "frame loss 64 B at "+step+"%: the tester spoiled the trial") {
+			t.Errorf("no note on the step at %s%%: %q", step, res.Notes)
+		}
+	}
+	if n := len(rec.trials); n != 3*(p.Validity.InvalidTrialRetries+1)+2 {
+		t.Errorf("%d trials, want every spoiled step tried %d times and two clean ones", n, p.Validity.InvalidTrialRetries+1)
 	}
 }
 
@@ -316,15 +410,7 @@ func TestSaturatedTesterIsNotBlamedOnTheDUT(t *testing.T) {
 		{"one port", sim.DUT{TesterPortMaxFPS: forty, TesterSlowPorts: []int{1}}, true, "port east was full", "port west was full"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p := planFor(t, v1alpha1.TestThroughput)
-			p.FrameSizes = []int{64}
-			if c.bidir {
-				p.Traffic.Direction = v1alpha1.Bidirectional
-			}
-			res, rec, _, err := run(t, p, c.dut)
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, res, rec := throughputAt64(t, c.dut, c.bidir)
 			for _, row := range res.Throughput {
 				if want := !c.bidir || row.Direction == "east->west"; row.TesterLimited != want {
 					t.Errorf("tester-limited must be %v: %+v", want, row)

@@ -41,15 +41,29 @@ func TestBackToBackOfATokenBucket(t *testing.T) {
 		corrected, _ := strconv.ParseFloat(row.CorrectedBufferSeconds, 64)
 		t.Logf("burst %d frames (spread %+v), truth %.0f; corrected buffer time %s s, truth %.4f s",
 			row.Frames, row.Spread, truth, row.CorrectedBufferSeconds, truthCorrected)
-		if f := float64(row.Frames); f < truth*0.9 || f > truth*1.1 {
-			t.Errorf("burst %d frames, the bucket's truth %.0f", row.Frames, truth)
+		// on a loaded host the tester may spoil bursts (the row is then the tester's limit, a lower bound)
+		// or the throughput (which then corrects nothing): each is checked from above only, and said
+		bounds := lowerBounds(t, o)
+		if f := float64(row.Frames); f > truth*1.1 || (f < truth*0.9 && !row.TesterLimited) {
+			t.Errorf("burst %d frames (tester-limited %v), the bucket's truth %.0f", row.Frames, row.TesterLimited, truth)
 		}
-		if corrected < truthCorrected*0.9 || corrected > truthCorrected*1.1 {
+		if row.TesterLimited && !slices.ContainsFunc(o.Results.Notes, func(n string) bool { return strings.Contains(n, "the tester spoiled a burst") }) {
+			t.Errorf("a tester-limited burst without its note: %q", o.Results.Notes)
+		}
+		if len(bounds) > 0 {
+			if row.CorrectedBufferSeconds != "" {
+				t.Errorf("corrected buffer time %s s from a throughput that is a lower bound", row.CorrectedBufferSeconds)
+			}
+		} else if corrected < truthCorrected*0.9 || corrected > truthCorrected*1.1 {
 			t.Errorf("corrected buffer time %s s, the bucket's truth %.4f s", row.CorrectedBufferSeconds, truthCorrected)
 		}
 		if row.Spread.Repetitions != 4 || row.Saturated || row.NotMeasurable != "" || row.Spread.Min > row.Frames || row.Spread.Max < row.Frames {
 			t.Errorf("row %+v", row)
 		}
+		if row.TesterLimited && !t.Failed() {
+			t.Skipf("the tester spoiled bursts on this loaded host: the burst (%d frames) was checked from above only", row.Frames)
+		}
+		skipForLowerBounds(t, bounds, o)
 	})
 	t.Run("line rate", func(t *testing.T) {
 		// a veth pair forwards whatever the line carries
@@ -62,22 +76,15 @@ func TestBackToBackOfATokenBucket(t *testing.T) {
 			t.Fatalf("run: %q %+v", o.Error, o.Results.BackToBack)
 		}
 		row := o.Results.BackToBack[0]
-		if len(o.Results.Throughput) == 1 && o.Results.Throughput[0].TesterLimited {
+		if bounds := lowerBounds(t, o); len(bounds) > 0 {
 			// On a loaded host the tester may spoil every full-length trial at line rate: its throughput
-			// is then the tester's limit, which shows neither that the veth is at line rate nor that it is
-			// not. The bursts are searched. What the run still owes the truth is checked here; the strict
-			// case above was not reached, which the skip says.
-			spoiled := 0
+			// is then the tester's limit (lowerBounds checks the trials it spoiled), which shows neither
+			// that the veth is at line rate nor that it is not. The bursts are searched. What the run still
+			// owes the truth is checked here; the strict case below was not reached, which the skip says.
 			for _, tr := range o.Trials {
-				switch {
-				case tr.Test == v1alpha1.TestThroughput && tr.TesterLimited && len(tr.TesterFaults) > 0:
-					spoiled++
-				case tr.Test == v1alpha1.TestBackToBack && !tr.TesterLimited && (tr.Lost != 0 || !tr.Pass):
+				if tr.Test == v1alpha1.TestBackToBack && !tr.TesterLimited && (tr.Lost != 0 || !tr.Pass) {
 					t.Errorf("trial %d: a burst through a veth lost %d frames", tr.Seq, tr.Lost)
 				}
-			}
-			if spoiled == 0 {
-				t.Errorf("the throughput is marked tester-limited, but no throughput trial says how the tester spoiled it")
 			}
 			has := func(s string) bool {
 				return slices.ContainsFunc(o.Results.Notes, func(n string) bool { return strings.Contains(n, s) })
@@ -95,7 +102,7 @@ func TestBackToBackOfATokenBucket(t *testing.T) {
 					row, o.Results.Notes)
 			}
 			if !t.Failed() {
-				t.Skipf("the tester spoiled every full-length trial at line rate (%d spoiled throughput trials): the lower bound was checked, not the not-measurable row", spoiled)
+				t.Skipf("the tester spoiled every full-length trial at line rate (%v): the lower bound was checked, not the not-measurable row", bounds)
 			}
 			return
 		}

@@ -103,7 +103,8 @@ func TestCalibrationLeavesADUTSlowerThanTheTesterItsOwn(t *testing.T) {
 	}
 	row := o.Results.Throughput[0]
 	if c.Ceilings[0].AtLineRate {
-		if row.CeilingMarginPercent != "" || row.TesterLimited {
+		// no ceiling to hand the row to; only the tester's own checks may (a preemption on a loaded host)
+		if row.CeilingMarginPercent != "" || (row.TesterLimited && len(lowerBounds(t, o)) == 0) {
 			t.Errorf("a tester without a ceiling below line rate limited the row: %+v", row)
 		}
 		return

@@ -3,6 +3,7 @@ package runner_test
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,19 +46,28 @@ func TestVethLoopLosesNothing(t *testing.T) {
 	if len(o.Results.Throughput) != 2 {
 		t.Fatalf("throughput rows %+v", o.Results.Throughput)
 	}
-	bounds := lowerBounds(o.Results.Throughput)
+	bounds := lowerBounds(t, o)
 	for _, row := range o.Results.Throughput {
-		// a wire forwards the maximum rate; a lower bound (the tester the limit) may only fall short of it
-		if v, err := strconv.ParseFloat(row.NDR.PercentOfLineRate, 64); err != nil || v > 1 || (v != 1 && !bounds[rowName(row)]) {
-			t.Errorf("%d B: NDR %s%% of line rate, want the maximum 1%%", row.FrameSize, row.NDR.PercentOfLineRate)
+		// a wire forwards the maximum rate; a lower bound (the tester the limit) falls short of it
+		v, err := strconv.ParseFloat(row.NDR.PercentOfLineRate, 64)
+		if err != nil || v > 1 || (v != 1 && !bounds[rowName(row)]) || (v == 1 && row.TesterLimited) {
+			t.Errorf("%d B: NDR %s%% of line rate (tester-limited %v), want the maximum 1%%", row.FrameSize, row.NDR.PercentOfLineRate, row.TesterLimited)
+		}
+		// the NDR is the highest rate a full-length trial the tester did not spoil passed at, and lost nothing
+		highest := 0.0
+		for _, tr := range o.Trials {
+			if tr.Test == v1alpha1.TestThroughput && tr.Purpose != "search" && !tr.TesterLimited && tr.Pass &&
+				tr.FrameSize == int(row.FrameSize) && tr.Direction == row.Direction {
+				highest = max(highest, tr.OfferedPercent)
+			}
+		}
+		if math.Abs(highest-v) > 1e-3 || row.LossPercent != "0" {
+			t.Errorf("%d B: NDR %s%% (loss %s%%), the highest valid full-length pass at %.3f%%", row.FrameSize, row.NDR.PercentOfLineRate, row.LossPercent, highest)
 		}
 		// both are rounded from the same rate, so they agree within one frame
 		if d := row.NDR.L2BitsPerSecond - row.NDR.FramesPerSecond*int64(row.FrameSize)*8; row.NDR.FramesPerSecond <= 0 || d > int64(row.FrameSize)*8 || d < -int64(row.FrameSize)*8 {
 			t.Errorf("%d B: NDR %d frames/s and %d L2 bit/s do not agree", row.FrameSize, row.NDR.FramesPerSecond, row.NDR.L2BitsPerSecond)
 		}
-	}
-	if len(o.Results.FrameLoss) != 2 {
-		t.Fatalf("frame-loss rows %+v", o.Results.FrameLoss)
 	}
 	// a step the loaded host's tester spoiled in every try is left out, and the run must say so (fail
 	// closed); any other shortfall fails
@@ -69,14 +79,22 @@ func TestVethLoopLosesNothing(t *testing.T) {
 		}
 		return false
 	}
-	spoiledStep := false
+	curves := map[int32]v1alpha1.FrameLossResult{}
 	for _, fl := range o.Results.FrameLoss {
-		if len(fl.Points) == 1 && spoiled(fl.FrameSize) {
+		curves[fl.FrameSize] = fl
+	}
+	spoiledStep := false
+	for _, size := range []int32{64, 1518} {
+		fl := curves[size]
+		if len(fl.Points) < 2 && spoiled(size) {
 			spoiledStep = true
-			continue
+		} else if len(fl.Points) != 2 {
+			t.Errorf("%d B: %d frame-loss points, want 2 (two loss-free steps end the curve)", size, len(fl.Points))
 		}
-		if len(fl.Points) != 2 {
-			t.Errorf("%d B: %d frame-loss points, want 2 (two loss-free steps end the curve)", fl.FrameSize, len(fl.Points))
+		for _, p := range fl.Points {
+			if p.LossPercent != "0" || p.TxFrames == 0 || p.RxFrames != p.TxFrames {
+				t.Errorf("%d B frame loss at %s%%: %+v, a wire loses nothing", size, p.PercentOfLineRate, p)
+			}
 		}
 	}
 	if len(o.Trials) == 0 {
@@ -138,9 +156,13 @@ func TestImixThroughTheCLI(t *testing.T) {
 		t.Fatalf("run: %q %+v", o.Error, o.Results)
 	}
 	ir := o.Results.Imix[0]
-	bound := ir.TesterLimited || ir.Undetermined != "" // a lower bound may only fall short of the maximum
-	if v, err := strconv.ParseFloat(ir.NDR.PercentOfLineRate, 64); err != nil || v > 1 || (v != 1 && !bound) {
-		t.Errorf("IMIX NDR %s%% of line rate, want the maximum 1%%", ir.NDR.PercentOfLineRate)
+	// a lower bound falls short of the maximum, and the tester must have spoiled trials of it
+	bound := ir.TesterLimited || ir.Undetermined != ""
+	if v, err := strconv.ParseFloat(ir.NDR.PercentOfLineRate, 64); err != nil || v > 1 || (v != 1 && !bound) || (v == 1 && ir.TesterLimited) {
+		t.Errorf("IMIX NDR %s%% of line rate (tester-limited %v), want the maximum 1%%", ir.NDR.PercentOfLineRate, ir.TesterLimited)
+	}
+	if spoiled := spoiledTrials(t, o, v1alpha1.TestImixThroughput); bound && spoiled["0 B "+ir.Direction] == 0 {
+		t.Errorf("the IMIX NDR is a lower bound, but no IMIX trial was spoiled: %+v", ir)
 	}
 	if len(ir.Classes) != 3 {
 		t.Fatalf("classes %+v", ir.Classes)

@@ -45,6 +45,10 @@ type DUT struct {
 	// offers 3 % less than asked (the engine reports saturated) and the catch-up burst after the stall
 	// loses 2 % of the frames, whatever the DUT.
 	TesterHiccupTrials []int
+	// TesterLagAbovePercent makes the tester fall 5 ms behind its schedule in every paced trial offered
+	// above this share of line rate (percent; 0: never), as a preempted worker on a loaded host does: it
+	// sends every frame, late, in a burst (TxMaxLagNs), which spoils the trial whatever the DUT.
+	TesterLagAbovePercent float64
 	// BufferFrames is the DUT's queue: a burst or overload shorter than this is absorbed.
 	BufferFrames int64
 	// DropEvery drops every Nth frame whatever the rate (like nft "numgen inc mod N == 0 drop").
@@ -382,6 +386,9 @@ func (e *Engine) RunTrial(ctx context.Context, t engine.TrialConfig, progress fu
 		sr := engine.StreamResult{ID: t.Streams[i], TargetFPS: l.target, AchievedFPS: l.fps, ScheduledFrames: scheduled,
 			Saturated: tx < scheduled, TxFrames: tx, RxFrames: rx, Corrupted: corrupted,
 			TxBytes: int64(float64(tx) * l.mean), RxBytes: int64(float64(rx) * l.mean)}
+		if d.TesterLagAbovePercent > 0 && t.Burst == 0 && l.target > d.TesterLagAbovePercent/100*d.lineFPS(l.mean)*(1+1e-9) {
+			sr.TxMaxLagNs, sr.TxPeakFPS = 5_000_000, int64(d.lineFPS(l.mean))
+		}
 		if rx > 0 {
 			sr.Latency = e.latency(l.fps/c, rx, l.mean)
 		} else {
