@@ -7,6 +7,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -119,5 +120,42 @@ func TestScheduleEventsFollowTheStatusTheyDescribe(t *testing.T) {
 	}
 	if e := <-rec.Events; !strings.HasPrefix(e, "Normal RunStarted Started run "+runs.Items[0].Name) {
 		t.Errorf("event %q", e)
+	}
+}
+
+// A schedule whose template cannot be planned says so once, in a Warning after the status that records
+// it, naming the template's field: every later pass finds the same reason and says nothing more.
+func TestAStalledScheduleSaysWhyOnce(t *testing.T) {
+	scheme := testScheme(t)
+	s := nightly("lab", "nightly")
+	s.UID, s.Generation = "uid-s", 1
+	s.Spec.Template.Spec.FrameSizes = []int32{64, 9000}
+	s.Spec.Template.Spec.DUT.MaxFrameSize = ptr(int32(1518))
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(s).WithStatusSubresource(s).Build()
+	rec := events.NewFakeRecorder(10)
+	r := &TrafficTestScheduleReconciler{Client: c, Scheme: scheme, Recorder: rec, Now: time.Now}
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(s)}
+	for range 3 {
+		if _, err := r.Reconcile(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := &v1alpha1.TrafficTestSchedule{}
+	if err := c.Get(context.Background(), req.NamespacedName, got); err != nil {
+		t.Fatal(err)
+	}
+	if st := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionStalled); st == nil || st.Reason != v1alpha1.ReasonInvalidPlan ||
+		!strings.Contains(st.Message, "spec.template.spec.frameSizes") {
+		t.Fatalf("conditions %+v, want Stalled InvalidPlan naming spec.template.spec.frameSizes", got.Status.Conditions)
+	}
+	if n := len(rec.Events); n != 1 {
+		t.Fatalf("%d events in three passes, want one", n)
+	}
+	if e := <-rec.Events; !strings.HasPrefix(e, "Warning InvalidPlan spec.template cannot be planned") || !strings.Contains(e, "spec.template.spec.frameSizes") {
+		t.Errorf("event %q", e)
+	}
+	var runs v1alpha1.TrafficTestList
+	if err := c.List(context.Background(), &runs); err != nil || len(runs.Items) != 0 {
+		t.Errorf("runs %d (%v) of a template that cannot be planned", len(runs.Items), err)
 	}
 }

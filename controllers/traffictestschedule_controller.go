@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -116,8 +117,11 @@ func (r *TrafficTestScheduleReconciler) reconcile(ctx context.Context, s *v1alph
 		// every run of it would end Failed before measuring anything: none is made until the template (or
 		// the ImixProfile it names) is fixed, and the due time it missed then starts as a missed run does
 		st.NextScheduleTime = nil
-		setScheduleCondition(s, v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonInvalidPlan,
-			"spec.template cannot be planned, so no run starts until it is fixed: "+why)
+		msg := "spec.template cannot be planned, so no run starts until it is fixed: " + why
+		if c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady); c == nil || c.Reason != v1alpha1.ReasonInvalidPlan || c.Message != msg {
+			say(corev1.EventTypeWarning, v1alpha1.ReasonInvalidPlan, "Plan", "%s", msg)
+		}
+		setScheduleCondition(s, v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonInvalidPlan, msg)
 		return ctrl.Result{}, nil
 	}
 	next := metav1.NewTime(cs.next(now))
@@ -185,8 +189,11 @@ func (r *TrafficTestScheduleReconciler) unplannableTemplate(ctx context.Context,
 	tt := &v1alpha1.TrafficTest{ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name},
 		Spec: *s.Spec.Template.Spec.DeepCopy()}
 	sp, err := planSpec(ctx, r.Client, tt, true)
-	return sp.invalid, err
+	// the fields it names are the template's: spec.frameSizes is spec.template.spec.frameSizes here
+	return templateFields.ReplaceAllString(sp.invalid, "${1}spec.template.spec."), err
 }
+
+var templateFields = regexp.MustCompile(`(^|[\s(])spec\.`)
 
 // recordStart writes a run's start into the schedule's status and says it.
 func recordStart(s *v1alpha1.TrafficTestSchedule, name string, due time.Time, skipped int, next metav1.Time,
@@ -415,7 +422,8 @@ func setScheduleCondition(s *v1alpha1.TrafficTestSchedule, typ string, status me
 }
 
 // summarizeSchedule gives the schedule the conditions kstatus reads: it is Stalled when its schedule cannot
-// be read, and never Reconciling for long (it waits on a clock, which is its goal state).
+// be read or its template cannot be planned, and never Reconciling for long (it waits on a clock, which is
+// its goal state).
 func summarizeSchedule(s *v1alpha1.TrafficTestSchedule) {
 	ready := meta.FindStatusCondition(s.Status.Conditions, v1alpha1.ConditionReady)
 	if ready != nil && ready.Status == metav1.ConditionFalse {
@@ -440,6 +448,7 @@ func (r *TrafficTestScheduleReconciler) SetupWithManager(mgr ctrl.Manager) error
 func (r *TrafficTestScheduleReconciler) schedulesUsingProfile(ctx context.Context, obj client.Object) []reconcile.Request {
 	var list v1alpha1.TrafficTestScheduleList
 	if err := r.List(ctx, &list, client.InNamespace(obj.GetNamespace())); err != nil {
+		logf.FromContext(ctx).Error(err, "listing the schedules that may name an ImixProfile", "profile", obj.GetName())
 		return nil
 	}
 	var out []reconcile.Request

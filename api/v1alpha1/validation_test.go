@@ -95,7 +95,8 @@ func TestValidSpecIsAcceptedWithDefaults(t *testing.T) {
 }
 
 // One interface name on two nodes is two interfaces: a split test whose two pods each call their port
-// net1 is accepted (the refusal of one interface in one pod is in TestBadSpecsAreRefusedNamingTheField).
+// net1 is accepted, and so are VF ports without a network, which use no interface (the refusal of one
+// interface in one pod is in TestBadSpecsAreRefusedNamingTheField).
 func TestOneInterfaceNameOnTwoNodesIsAccepted(t *testing.T) {
 	doc := strings.Replace(validTest, `  - {name: west, network: sriov-west, resource: intel.com/sriov_82599}
   - {name: east, network: sriov-east, resource: intel.com/sriov_82599}`, `  - {name: west, driver: af_packet, interface: net1, node: a}
@@ -105,6 +106,13 @@ func TestOneInterfaceNameOnTwoNodesIsAccepted(t *testing.T) {
 	}
 	if err := k8s.Create(context.Background(), parse(t, doc, "split-net1")); err != nil {
 		t.Errorf("a split test with net1 on each node was refused: %v", err)
+	}
+	// a VF port without a network has no interface: the name is not used
+	vfs := strings.Replace(validTest, `  - {name: west, network: sriov-west, resource: intel.com/sriov_82599}
+  - {name: east, network: sriov-east, resource: intel.com/sriov_82599}`, `  - {name: west, resource: intel.com/sriov_82599, interface: net1}
+  - {name: east, resource: intel.com/sriov_82599, interface: net1}`, 1)
+	if err := k8s.Create(context.Background(), parse(t, vfs, "vfs-no-network")); err != nil {
+		t.Errorf("VF ports without a network naming one interface were refused: %v", err)
 	}
 }
 
@@ -149,9 +157,11 @@ func TestBadSpecsAreRefusedNamingTheField(t *testing.T) {
 		{"three ports", `ports: [{name: a, resource: a/b}, {name: b, resource: a/b}, {name: c, resource: a/b}]`, "spec.ports"},
 		{"same port twice", `ports: [{name: west, resource: a/b}, {name: west, resource: a/b}]`, "spec.ports"},
 		{"gateway and peer MAC", `ports: [{name: west, resource: a/b, gateway: 198.18.1.1, peerMAC: "02:00:00:00:00:01"}, {name: east, resource: a/b}]`, "either a gateway"},
-		{"two ports on one interface", `ports: [{name: west, driver: af_packet, interface: net1}, {name: east, driver: af_packet, interface: net1}]`, "ports[].interface: both ports name one interface of one tester pod"},
-		{"two ports on one interface of one node", `ports: [{name: west, driver: af_packet, interface: net1, node: a}, {name: east, driver: af_xdp, interface: net1, node: a}]`, "ports[].interface: both ports name one interface of one tester pod"},
-		{"two ports on one interface, one pinned", `ports: [{name: west, driver: af_packet, interface: net1, node: a}, {name: east, driver: af_packet, interface: net1}]`, "ports[].interface: both ports name one interface of one tester pod"},
+		{"two ports on one interface", `ports: [{name: west, driver: af_packet, interface: net1}, {name: east, driver: af_packet, interface: net1}]`, "ports[].interface: both ports would use one interface of one tester pod"},
+		{"two ports on one interface of one node", `ports: [{name: west, driver: af_packet, interface: net1, node: a}, {name: east, driver: af_xdp, interface: net1, node: a}]`, "ports[].interface: both ports would use one interface of one tester pod"},
+		{"a named interface on Multus's default name of the other", `ports: [{name: west, driver: af_packet}, {name: east, driver: af_packet, interface: net1}]`, "ports[].interface: both ports would use one interface of one tester pod"},
+		{"an empty interface", `ports: [{name: west, driver: af_packet, interface: ""}, {name: east, driver: af_packet}]`, "spec.ports[0].interface"},
+		{"two ports on one interface, one pinned", `ports: [{name: west, driver: af_packet, interface: net1, node: a}, {name: east, driver: af_packet, interface: net1}]`, "ports[].interface: both ports would use one interface of one tester pod"},
 		{"vfio without resource", `ports: [{name: west}, {name: east, resource: a/b}]`, "resource: a vfio-pci port needs"},
 		{"bad MAC", `ports: [{name: west, resource: a/b, peerMAC: "zz"}, {name: east, resource: a/b}]`, "spec.ports[0].peerMAC"},
 		{"bad line rate", `traffic: {lineRate: 7G}`, "spec.traffic.lineRate"},

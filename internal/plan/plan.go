@@ -516,7 +516,27 @@ func Resolve(tt *v1alpha1.TrafficTest, profile *v1alpha1.ImixProfile) (*Plan, er
 		}
 		p.Ports = append(p.Ports, port)
 	}
+	if err := p.interfacesApart(); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// interfacesApart refuses two ports on one interface of one tester pod (as the spec names it, or as
+// Multus's net1 and net2 by default): af_packet would put their sockets in one fanout group, each taking
+// a share of the other's frames, and Multus cannot attach one name twice. Ports on two different nodes
+// are two pods.
+func (p *Plan) interfacesApart() error {
+	a, b := p.Ports[0], p.Ports[1]
+	if a.Node != "" && b.Node != "" && a.Node != b.Node {
+		return nil
+	}
+	used := func(q Port) bool { return q.Interface != "" && (q.Driver != v1alpha1.DriverVFIO || q.Network != "") }
+	if used(a) && used(b) && a.Interface == b.Interface {
+		return fmt.Errorf("spec.ports[1].interface: ports %s and %s would both use interface %s of one tester pod, where each takes a share of the other's frames: give each port its own interface, or pin the ports to two different nodes (ports[].node)",
+			a.Name, b.Name, a.Interface)
+	}
+	return nil
 }
 
 func (p *Plan) needsSizes() bool {

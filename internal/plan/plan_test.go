@@ -216,3 +216,34 @@ func TestResolveSearchGoal(t *testing.T) {
 		t.Errorf("CSIT with pdrLossTolerance 0.1: %v %v", p.Throughput.PDRLossTolerancePercent, err)
 	}
 }
+
+// Two ports on one interface of one tester pod are refused, with the interface each would use: as named,
+// or Multus's net1 and net2 when not. A VF port without a network has no interface; ports pinned to two
+// nodes are two pods.
+func TestTwoPortsOnOneInterfaceOfOnePodAreRefused(t *testing.T) {
+	af := func(name, iface, node string) v1alpha1.PortSpec {
+		return v1alpha1.PortSpec{Name: name, Driver: v1alpha1.DriverAFPacket, Interface: iface, Node: node}
+	}
+	for _, c := range []struct {
+		name  string
+		ports []v1alpha1.PortSpec
+		err   string // "" when accepted
+	}{
+		{"both named net1", []v1alpha1.PortSpec{af("west", "net1", ""), af("east", "net1", "")}, "ports west and east would both use interface net1"},
+		{"net1 named on the second, the first's default", []v1alpha1.PortSpec{af("west", "", ""), af("east", "net1", "")}, "would both use interface net1"},
+		{"net2 named on the first, the second's default", []v1alpha1.PortSpec{af("west", "net2", ""), af("east", "", "")}, "would both use interface net2"},
+		{"one pinned, one not: one pod", []v1alpha1.PortSpec{af("west", "net1", "a"), af("east", "net1", "")}, "would both use interface net1"},
+		{"both pinned to one node", []v1alpha1.PortSpec{af("west", "net1", "a"), af("east", "net1", "a")}, "would both use interface net1"},
+		{"defaults", []v1alpha1.PortSpec{af("west", "", ""), af("east", "", "")}, ""},
+		{"two nodes", []v1alpha1.PortSpec{af("west", "net1", "a"), af("east", "net1", "b")}, ""},
+		{"VFs without a network", []v1alpha1.PortSpec{{Name: "west", Resource: "r/a", Interface: "net1"}, {Name: "east", Resource: "r/a", Interface: "net1"}}, ""},
+		{"VFs of one network name", []v1alpha1.PortSpec{{Name: "west", Resource: "r/a", Network: "w", Interface: "net1"}, {Name: "east", Resource: "r/a", Network: "e", Interface: "net1"}}, "would both use interface net1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Resolve(testWith(v1alpha1.TrafficTestSpec{Tests: []v1alpha1.TestKind{"throughput"}, Ports: c.ports}), nil)
+			if c.err == "" && err != nil || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err) || !strings.HasPrefix(err.Error(), "spec.ports[1].interface")) {
+				t.Errorf("error %v, want %q", err, c.err)
+			}
+		})
+	}
+}

@@ -132,6 +132,8 @@ func (r *Runner) throughputShortOfProof(size int, lane []int) string {
 		switch {
 		case !ok:
 			return "was not measured"
+		case !info.testerLimited && !info.found && info.percent > 0:
+			return fmt.Sprintf("is undetermined, at least %.2f%% of line rate", info.percent)
 		case !info.testerLimited:
 			continue
 		case info.found:

@@ -77,6 +77,14 @@ func TestLatencyFollowsRFC8219(t *testing.T) {
 		}
 		row := o.Results.Latency[0]
 		s := row.RFC8219
+		if s == nil && len(row.Repetitions) == 20 && !slices.ContainsFunc(row.Repetitions, func(r v1alpha1.LatencySummary) bool {
+			return r.Valid || !strings.HasPrefix(r.Reason, "the tester spoiled it")
+		}) {
+			_ = spoiledTrials(t, o, v1alpha1.TestLatency)
+			if !t.Failed() {
+				t.Skip("the tester spoiled all 20 repetitions on this loaded host: no summary, as it must be")
+			}
+		}
 		if s == nil || s.Repetitions+s.Invalid != 20 || s.Repetitions < 1 {
 			t.Fatalf("RFC 8219 summary %+v of %d repetitions", s, len(row.Repetitions))
 		}

@@ -1,7 +1,8 @@
 -- Argo CD health of a linerate.dev TrafficTestSchedule. Install it in argocd-cm as
 --   resource.customizations.health.linerate.dev_TrafficTestSchedule
 -- (the chart's README shows how). A schedule whose newest finished run passed (or that has not finished
--- one yet) is Healthy; one whose newest run did not pass, or whose schedule cannot be read, is Degraded:
+-- one yet) is Healthy; one whose newest run did not pass, or whose schedule or template cannot be read or
+-- planned, is Degraded:
 -- the regression suite found something. A suspended schedule is Suspended.
 local hs = { status = "Progressing", message = "waiting for the linerate operator" }
 if obj.status == nil then
@@ -33,7 +34,7 @@ local function message(t, default)
 end
 if status_of("Stalled") == "True" then
   hs.status = "Degraded"
-  hs.message = message("Stalled", "the schedule cannot be read")
+  hs.message = message("Stalled", "the schedule or its template cannot be used")
 elseif status_of("LastRunPassed") == "False" then
   hs.status = "Degraded"
   hs.message = message("LastRunPassed", "the newest run did not pass")

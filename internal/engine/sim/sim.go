@@ -46,8 +46,9 @@ type DUT struct {
 	// loses 2 % of the frames, whatever the DUT.
 	TesterHiccupTrials []int
 	// TesterLagAbovePercent makes the tester fall 5 ms behind its schedule in every paced trial offered
-	// above this share of line rate (percent; 0: never), as a preempted worker on a loaded host does: it
-	// sends every frame, late, in a burst (TxMaxLagNs), which spoils the trial whatever the DUT.
+	// above this share of the simulated line rate (LineRateBps; percent; 0: never), as a preempted worker
+	// on a loaded host does: it sends every frame, late, in a burst (TxMaxLagNs), which spoils the trial
+	// while the runner's maxTxLag is under 5 ms (its default is 1 ms), whatever the DUT.
 	TesterLagAbovePercent float64
 	// BufferFrames is the DUT's queue: a burst or overload shorter than this is absorbed.
 	BufferFrames int64
