@@ -189,8 +189,16 @@ func (r *TrafficTestScheduleReconciler) unplannableTemplate(ctx context.Context,
 	tt := &v1alpha1.TrafficTest{ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name},
 		Spec: *s.Spec.Template.Spec.DeepCopy()}
 	sp, err := planSpec(ctx, r.Client, tt, true)
+	if sp.invalid == "" || err != nil {
+		return "", err
+	}
 	// the fields it names are the template's: spec.frameSizes is spec.template.spec.frameSizes here
-	return templateFields.ReplaceAllString(sp.invalid, "${1}spec.template.spec."), err
+	why := templateFields.ReplaceAllString(sp.invalid, "${1}spec.template.spec.")
+	if im := tt.Spec.Imix; im != nil && im.ProfileRef != nil && strings.HasPrefix(sp.invalid, "spec.imix") {
+		// what is wrong is the profile's, or the template's DUT it does not fit
+		why = fmt.Sprintf("ImixProfile %s (spec.template.spec.imix.profileRef) does not fit the template: %s", im.ProfileRef.Name, why)
+	}
+	return why, nil
 }
 
 var templateFields = regexp.MustCompile(`(^|[\s(])spec\.`)

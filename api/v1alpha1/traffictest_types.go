@@ -87,7 +87,7 @@ type Percent string
 // +kubebuilder:validation:XValidation:rule="!has(self.ipPacketSizes) || !has(self.dut.maxFrameSize) || self.ipPacketSizes.all(s, s + 18 + (has(self.traffic.vlan) ? 4 : 0) <= self.dut.maxFrameSize)",message="ipPacketSizes: every size plus Ethernet header and FCS (18 B, 22 B with VLAN) must be at most dut.maxFrameSize"
 // +kubebuilder:validation:XValidation:rule="!has(self.imix) || !has(self.imix.entries) || !has(self.dut.maxFrameSize) || self.imix.entries.all(e, e.frameSize <= self.dut.maxFrameSize)",message="imix.entries: every frameSize must be at most dut.maxFrameSize"
 // +kubebuilder:validation:XValidation:rule="self.ports[0].name != self.ports[1].name",message="ports: the two ports need distinct names"
-// +kubebuilder:validation:XValidation:rule="(has(self.ports[0].node) && has(self.ports[1].node) && self.ports[0].node != self.ports[1].node) || ((has(self.ports[0].driver) ? self.ports[0].driver : 'vfio-pci') == 'vfio-pci' && !has(self.ports[0].network) ? 'vfio0' : (has(self.ports[0].interface) ? self.ports[0].interface : 'net1')) != ((has(self.ports[1].driver) ? self.ports[1].driver : 'vfio-pci') == 'vfio-pci' && !has(self.ports[1].network) ? 'vfio1' : (has(self.ports[1].interface) ? self.ports[1].interface : 'net2'))",message="ports[].interface: both ports would use one interface of one tester pod (as named, or Multus's net1 and net2 when not), where each takes a share of the other's frames: give each port its own interface, or pin the ports to two different nodes (ports[].node)",fieldPath=".ports"
+// +kubebuilder:validation:XValidation:rule="(has(self.ports[0].node) && has(self.ports[1].node) && size(self.ports[0].node) > 0 && size(self.ports[1].node) > 0 && self.ports[0].node != self.ports[1].node) || ((has(self.ports[0].driver) ? self.ports[0].driver : 'vfio-pci') == 'vfio-pci' && !(has(self.ports[0].network) && size(self.ports[0].network) > 0) ? 'vfio0' : (has(self.ports[0].interface) && size(self.ports[0].interface) > 0 ? self.ports[0].interface : 'net1')) != ((has(self.ports[1].driver) ? self.ports[1].driver : 'vfio-pci') == 'vfio-pci' && !(has(self.ports[1].network) && size(self.ports[1].network) > 0) ? 'vfio1' : (has(self.ports[1].interface) && size(self.ports[1].interface) > 0 ? self.ports[1].interface : 'net2'))",message="ports[].interface: both ports would use one interface of one tester pod (as named, or Multus's net1 and net2 when not), where each takes a share of the other's frames: give each port its own interface, or pin the ports to two different nodes (ports[].node)",fieldPath=".ports"
 // +kubebuilder:validation:XValidation:rule="!has(self.tester) || !has(self.tester.calibration) || !has(self.tester.calibration.measure) || !self.tester.calibration.measure || !(has(self.expectations) || has(self.baseline) || has(self.previousRun))",message="tester.calibration.measure: a calibration run measures the tester with its ports joined, not a DUT: remove expectations, baseline and previousRun",fieldPath=".tester.calibration.measure"
 // +kubebuilder:validation:XValidation:rule="self.ports.all(p, !has(p.address) || !isCIDR(p.address) || cidr(p.address).ip().family() == (has(self.traffic.ipVersion) ? self.traffic.ipVersion : 4))",message="ports[].address: every address must be of traffic.ipVersion (4 unless set)",fieldPath=".ports"
 // +kubebuilder:validation:XValidation:rule="self.ports.all(p, !has(p.gateway) || !isIP(p.gateway) || ip(p.gateway).family() == (has(self.traffic.ipVersion) ? self.traffic.ipVersion : 4))",message="ports[].gateway: every gateway must be of traffic.ipVersion (4 unless set)",fieldPath=".ports"
@@ -494,7 +494,6 @@ type PortSpec struct {
 	// +required
 	Name string `json:"name"`
 	// network is the Multus NetworkAttachmentDefinition ([namespace/]name) that attaches the port.
-	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	Network string `json:"network,omitempty"`
@@ -508,7 +507,6 @@ type PortSpec struct {
 	Driver PortDriver `json:"driver,omitempty"`
 	// interface is the kernel interface inside the tester pod for af_packet and af_xdp ports
 	// (Multus names them net1, net2, ...).
-	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=15
 	// +optional
 	Interface string `json:"interface,omitempty"`
@@ -530,7 +528,6 @@ type PortSpec struct {
 	PeerMAC string `json:"peerMAC,omitempty"`
 	// node pins this port's side of the tester to a node. When the two ports name different nodes the
 	// tester runs as two pods, generator and receiver.
-	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	Node string `json:"node,omitempty"`

@@ -71,6 +71,9 @@ var (
 		"1 when the schedule's newest finished run passed, 0 when it did not.", scheduleLabels, nil)
 	scheduleLastRun = prometheus.NewDesc("linerate_schedule_last_run_timestamp_seconds",
 		"When the schedule's newest run was due (Unix time).", scheduleLabels, nil)
+	scheduleStalled = prometheus.NewDesc("linerate_schedule_stalled",
+		"1 when the schedule starts no run until its spec is fixed (condition Stalled: its schedule cannot be read, or its template cannot be planned), else 0.",
+		scheduleLabels, nil)
 )
 
 // ResultsCollector builds the result gauges from every TrafficTest at scrape time.
@@ -82,7 +85,7 @@ type ResultsCollector struct {
 func (c *ResultsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{throughputL1, throughputL2, throughputFPS, throughputRatio, throughputTesterLimited, latency, frameLoss,
 		backToBack, imixL2, penalty, phase, verdict, trials, completion, ndrChange, latencyChange,
-		scheduleNDR, scheduleNDRChange, scheduleLatencyChange, scheduleLastPassed, scheduleLastRun} {
+		scheduleNDR, scheduleNDRChange, scheduleLatencyChange, scheduleLastPassed, scheduleLastRun, scheduleStalled} {
 		ch <- d
 	}
 }
@@ -120,6 +123,8 @@ func collectSchedule(ch chan<- prometheus.Metric, s *v1alpha1.TrafficTestSchedul
 	if st.LastScheduleTime != nil {
 		gauge(scheduleLastRun, float64(st.LastScheduleTime.Unix()))
 	}
+	// a stalled schedule makes no run, so no run's gauge says anything: this one must
+	gauge(scheduleStalled, boolValue(meta.IsStatusConditionTrue(st.Conditions, v1alpha1.ConditionStalled)))
 	said := false
 	for _, run := range st.Runs { // newest first
 		if run.Phase != v1alpha1.PhaseSucceeded && run.Phase != v1alpha1.PhaseFailed || run.Cancelled {
@@ -141,19 +146,20 @@ func collectSchedule(ch chan<- prometheus.Metric, s *v1alpha1.TrafficTestSchedul
 				continue
 			}
 			for _, t := range tt.Status.Results.Throughput {
-				if !t.TesterLimited {
+				if !t.TesterLimited && t.Undetermined == "" {
 					gauge(scheduleNDR, float64(t.NDR.L2BitsPerSecond), strconv.Itoa(int(t.FrameSize)), t.Direction)
 				}
 			}
 			for _, m := range tt.Status.Results.Imix { // frame_size 0, as in linerate_throughput_tester_limited
-				if !m.TesterLimited {
+				if !m.TesterLimited && m.Undetermined == "" {
 					gauge(scheduleNDR, float64(m.NDR.L2BitsPerSecond), "0", m.Direction)
 				}
 			}
 			for _, c := range tt.Status.Results.Change {
-				if !c.TesterLimited {
-					gauge(scheduleNDRChange, percentToRatio(c.NDRPercent), strconv.Itoa(int(c.FrameSize)), c.Direction)
+				if c.TesterLimited {
+					continue // the tester's ceiling moved, or the latencies compared were at other rates
 				}
+				gauge(scheduleNDRChange, percentToRatio(c.NDRPercent), strconv.Itoa(int(c.FrameSize)), c.Direction)
 				if c.LatencyP99Percent != "" {
 					gauge(scheduleLatencyChange, percentToRatio(c.LatencyP99Percent), strconv.Itoa(int(c.FrameSize)), c.Direction)
 				}
@@ -212,6 +218,9 @@ func collectTest(ch chan<- prometheus.Metric, tt *v1alpha1.TrafficTest) {
 			gauge(throughputTesterLimited, 1, l)
 			continue
 		}
+		if t.Undetermined != "" {
+			continue // a lower bound of the NDR, not the NDR
+		}
 		gauge(throughputL1, float64(t.NDR.L1BitsPerSecond), l)
 		gauge(throughputL2, float64(t.NDR.L2BitsPerSecond), l)
 		gauge(throughputFPS, float64(t.NDR.FramesPerSecond), l)
@@ -242,9 +251,15 @@ func collectTest(ch chan<- prometheus.Metric, tt *v1alpha1.TrafficTest) {
 			gauge(throughputTesterLimited, 1, row(0, m.Direction))
 			continue
 		}
+		if m.Undetermined != "" {
+			continue // a lower bound of the NDR, not the NDR
+		}
 		gauge(imixL2, float64(m.NDR.L2BitsPerSecond), append(append([]string{}, base...), m.Direction))
 	}
 	for _, p := range r.Penalty {
+		if p.Bound != "" {
+			continue // computed from a lower bound: only one side of it is known, which no alert may take for the penalty
+		}
 		gauge(penalty, percentToRatio(p.Percent), row(p.FrameSize, p.Direction))
 	}
 	for _, c := range r.Change {

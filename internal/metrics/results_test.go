@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -92,5 +93,68 @@ func TestBackToBackExportsOnlyMeasuredBursts(t *testing.T) {
 	}
 	if len(got) != 1 || got["measured"] != 130 {
 		t.Errorf("linerate_back_to_back_frames %v, want only the measured row (130 frames)", got)
+	}
+}
+
+// A lower bound never reaches a gauge an alert reads as the DUT's figure, and a stalled schedule, which
+// makes no run whose gauges could say anything, says so itself.
+func TestLowerBoundsStayOutAndAStalledScheduleSaysSo(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	run := &v1alpha1.TrafficTest{ObjectMeta: metav1.ObjectMeta{Namespace: "lab", Name: "nightly-1"}}
+	run.Spec.DUT.Name = "gw"
+	run.Status.Phase = v1alpha1.PhaseSucceeded
+	run.Status.Results = &v1alpha1.Results{
+		Throughput: []v1alpha1.ThroughputResult{
+			{FrameSize: 64, Direction: "measured", NDR: v1alpha1.Rate{L2BitsPerSecond: 1e9}},
+			{FrameSize: 64, Direction: "undetermined", NDR: v1alpha1.Rate{L2BitsPerSecond: 5e8}, Undetermined: "the search reached its cap of trials"},
+		},
+		Imix: []v1alpha1.ImixResult{{Direction: "undetermined", NDR: v1alpha1.Rate{L2BitsPerSecond: 4e8}, Undetermined: "cap"}},
+		Penalty: []v1alpha1.PenaltyResult{
+			{FrameSize: 64, Direction: "measured", Percent: "10"},
+			{FrameSize: 64, Direction: "bound", Percent: "20", Bound: v1alpha1.PenaltyAtMost},
+		},
+		Change: []v1alpha1.ChangeResult{{FrameSize: 64, Direction: "limited", NDRPercent: "-30", TesterLimited: true, LatencyP99Percent: "50"}},
+	}
+	s := &v1alpha1.TrafficTestSchedule{ObjectMeta: metav1.ObjectMeta{Namespace: "lab", Name: "nightly"}}
+	s.Spec.Template.Spec.DUT.Name = "gw"
+	s.Status.Runs = []v1alpha1.ScheduledRun{{Name: "nightly-1", Phase: v1alpha1.PhaseSucceeded}}
+	s.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionStalled, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonInvalidPlan,
+		LastTransitionTime: metav1.Now()}}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(&ResultsCollector{Reader: fake.NewClientBuilder().WithScheme(scheme).WithObjects(run, s).Build()})
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{} // metric -> direction labels (or the value, for the schedule's gauges)
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			dir := ""
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "direction" {
+					dir = l.GetValue()
+				}
+			}
+			if dir == "" {
+				dir = fmt.Sprint(m.GetGauge().GetValue())
+			}
+			got[f.GetName()] = append(got[f.GetName()], dir)
+		}
+	}
+	for name, want := range map[string]string{
+		"linerate_throughput_l2_bits_per_second":          "[measured]",
+		"linerate_schedule_throughput_l2_bits_per_second": "[measured]",
+		"linerate_imix_throughput_l2_bits_per_second":     "[]",
+		"linerate_baseline_penalty_ratio":                 "[measured]",
+		"linerate_schedule_latency_p99_change_ratio":      "[]",
+		"linerate_schedule_ndr_change_ratio":              "[]",
+		"linerate_schedule_stalled":                       "[1]",
+	} {
+		if fmt.Sprint(got[name]) != want {
+			t.Errorf("%s: %v, want %s", name, got[name], want)
+		}
 	}
 }

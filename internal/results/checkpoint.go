@@ -31,6 +31,7 @@ type NDRPoint struct {
 	Direction int     `json:"direction"`
 	Percent   float64 `json:"percent"`
 	Found     bool    `json:"found"`
-	// TesterLimited: the NDR is the tester's limit (a later step must not read it as the DUT's)
-	TesterLimited bool `json:"testerLimited,omitempty"`
+	// TesterLimited: the NDR is the tester's limit (a later step must not read it as the DUT's); nil in a
+	// checkpoint written before it was kept, whose throughput rows then say it
+	TesterLimited *bool `json:"testerLimited,omitempty"`
 }

@@ -116,7 +116,10 @@ func (r *Runner) backToBackRows(size int, lane []int, lengths []int64, limited, 
 		return
 	}
 	why := "raise backToBack.maxFrames to find its limit"
-	if t := r.throughputShortOfProof(size, lane); t != "" {
+	switch t := r.throughputShortOfProof(size, lane); {
+	case t == "was not measured":
+		why += ", and measure throughput too: a DUT that forwards line rate never fills its buffer, and back-to-back has no figure for it (RFC 9004)"
+	case t != "":
 		// a DUT that forwards line rate never fills its buffer: a longer burst would pass as well
 		why = fmt.Sprintf("its throughput at this size %s, so the DUT may forward at line rate, where a burst never fills its buffer and back-to-back has no figure (RFC 9004)", t)
 	}

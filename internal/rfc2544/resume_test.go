@@ -152,7 +152,7 @@ func TestAResumedRunKnowsItsThroughputWasTheTestersLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	afterThroughput := full.checkpoints[0]
-	if afterThroughput.StepsDone != 1 || len(afterThroughput.NDR) != 1 || !afterThroughput.NDR[0].TesterLimited {
+	if afterThroughput.StepsDone != 1 || len(afterThroughput.NDR) != 1 || afterThroughput.NDR[0].TesterLimited == nil || !*afterThroughput.NDR[0].TesterLimited {
 		t.Fatalf("checkpoint after the throughput step: %+v", afterThroughput)
 	}
 	for _, tc := range []struct {
@@ -164,7 +164,7 @@ func TestAResumedRunKnowsItsThroughputWasTheTestersLimit(t *testing.T) {
 			cp.Results = afterThroughput.Results.DeepCopy()
 			cp.NDR = append([]results.NDRPoint(nil), afterThroughput.NDR...)
 			if tc.oldNDR {
-				cp.NDR[0].TesterLimited = false
+				cp.NDR[0].TesterLimited = nil
 			}
 			e := sim.New(dut)
 			res, err := rfc2544.New(p, e, &checkpointer{}, rfc2544.Options{Sleep: e.Sleep, PlanHash: "plan-a", Resume: &cp}).Run(context.Background())

@@ -308,7 +308,7 @@ func (r *Runner) checkpoint() results.Checkpoint {
 		Results: r.res.DeepCopy(), Resumes: r.resumes}
 	for k, v := range r.ndr {
 		cp.NDR = append(cp.NDR, results.NDRPoint{FrameSize: k.size, Direction: k.dir, Percent: v.percent, Found: v.found,
-			TesterLimited: v.testerLimited})
+			TesterLimited: &v.testerLimited})
 	}
 	slices.SortFunc(cp.NDR, func(a, b results.NDRPoint) int {
 		if a.FrameSize != b.FrameSize {
@@ -328,17 +328,21 @@ func (r *Runner) resume(cp *results.Checkpoint) {
 		return
 	}
 	r.res = cp.Results.DeepCopy()
-	for _, n := range cp.NDR {
-		r.ndr[key{n.FrameSize, n.Direction}] = ndrInfo{percent: n.Percent, found: n.Found, testerLimited: n.TesterLimited}
-	}
-	// a checkpoint written before NDRPoint had the flag says it in the throughput rows alone
+	rowLimited := map[key]bool{} // a checkpoint written before NDRPoint had the flag says it in its rows
 	for _, t := range r.res.Throughput {
 		for d, dir := range r.plan.Directions() {
-			if info, ok := r.ndr[key{int(t.FrameSize), d}]; ok && t.TesterLimited && dir.Name == t.Direction {
-				info.testerLimited = true
-				r.ndr[key{int(t.FrameSize), d}] = info
+			if dir.Name == t.Direction {
+				rowLimited[key{int(t.FrameSize), d}] = t.TesterLimited
 			}
 		}
+	}
+	for _, n := range cp.NDR {
+		k := key{n.FrameSize, n.Direction}
+		limited := rowLimited[k]
+		if n.TesterLimited != nil {
+			limited = *n.TesterLimited
+		}
+		r.ndr[k] = ndrInfo{percent: n.Percent, found: n.Found, testerLimited: limited}
 	}
 	r.stepsDone, r.skipSteps, r.resumes = cp.StepsDone, cp.StepsDone, cp.Resumes+1
 	r.progress.StepsDone = int32(r.stepsDone)

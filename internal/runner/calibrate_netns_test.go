@@ -54,7 +54,7 @@ func TestCalibrationIsTheTestersCeilingAndAWireIsNotADUT(t *testing.T) {
 		return strings.Contains(n, "the tester spoiled every trial at") && strings.Contains(n, "the tester was the limit from")
 	}) {
 		// a host so loaded that the tester spoiled every trial down to nothing: the ceiling is unknown, and
-		// says so; the canary of a tester that spoils an unloaded host is TestNDROfATokenBucketIsItsRate
+		// says so; TestNDROfATokenBucketIsItsRate fails where no trial at all stays clean
 		t.Skipf("the tester spoiled every trial on this loaded host: ceiling %+v", c.Ceilings[0])
 	}
 	if len(c.Ceilings) != 1 || c.Ceilings[0].Unknown != "" {
