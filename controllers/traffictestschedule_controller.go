@@ -195,8 +195,8 @@ func (r *TrafficTestScheduleReconciler) unplannableTemplate(ctx context.Context,
 	// the fields it names are the template's: spec.frameSizes is spec.template.spec.frameSizes here
 	why := templateFields.ReplaceAllString(sp.invalid, "${1}spec.template.spec.")
 	if im := tt.Spec.Imix; im != nil && im.ProfileRef != nil && strings.HasPrefix(sp.invalid, "spec.imix") {
-		// what is wrong is the profile's, or the template's DUT it does not fit
-		why = fmt.Sprintf("ImixProfile %s (spec.template.spec.imix.profileRef) does not fit the template: %s", im.ProfileRef.Name, why)
+		// what is wrong is in the profile, or in the template's DUT the profile does not fit
+		why = fmt.Sprintf("ImixProfile %s (spec.template.spec.imix.profileRef): %s", im.ProfileRef.Name, why)
 	}
 	return why, nil
 }

@@ -431,7 +431,7 @@ func TestAnUnplannableRunEndsAndTheNextOneStarts(t *testing.T) {
 		st := meta.FindStatusCondition(s.Status.Conditions, v1alpha1.ConditionStalled)
 		return last != nil && last.Status == metav1.ConditionFalse && strings.Contains(last.Message, "cannot be planned") && len(s.Status.Active) == 0 &&
 			st != nil && st.Reason == v1alpha1.ReasonInvalidPlan && strings.Contains(st.Message, "1518") &&
-			strings.Contains(st.Message, "ImixProfile mix (spec.template.spec.imix.profileRef) does not fit the template"), fmt.Sprint(s.Status)
+			strings.Contains(st.Message, "ImixProfile mix (spec.template.spec.imix.profileRef): spec.template.spec.imix"), fmt.Sprint(s.Status)
 	})
 	// the same spec in a test a user made waits for the user to fix it, as before
 	newTest(t, ns, "by-hand", sriovTest(unidirectional, func(tt *v1alpha1.TrafficTest) { tt.Spec = *s.Spec.Template.Spec.DeepCopy() }))

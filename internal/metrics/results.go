@@ -72,7 +72,7 @@ var (
 	scheduleLastRun = prometheus.NewDesc("linerate_schedule_last_run_timestamp_seconds",
 		"When the schedule's newest run was due (Unix time).", scheduleLabels, nil)
 	scheduleStalled = prometheus.NewDesc("linerate_schedule_stalled",
-		"1 when the schedule starts no run until its spec is fixed (condition Stalled: its schedule cannot be read, or its template cannot be planned), else 0.",
+		"1 when the schedule starts no run until its spec, or the ImixProfile it names, is fixed (condition Stalled: its schedule cannot be read, or its template cannot be planned), else 0.",
 		scheduleLabels, nil)
 )
 
@@ -257,8 +257,8 @@ func collectTest(ch chan<- prometheus.Metric, tt *v1alpha1.TrafficTest) {
 		gauge(imixL2, float64(m.NDR.L2BitsPerSecond), append(append([]string{}, base...), m.Direction))
 	}
 	for _, p := range r.Penalty {
-		if p.Bound != "" {
-			continue // computed from a lower bound: only one side of it is known, which no alert may take for the penalty
+		if p.Bound != "" && p.Bound != v1alpha1.PenaltyAtLeast {
+			continue // it may be smaller than this (AtMost) or either way (Unknown): no alert may take it for the penalty
 		}
 		gauge(penalty, percentToRatio(p.Percent), row(p.FrameSize, p.Direction))
 	}

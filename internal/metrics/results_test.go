@@ -115,6 +115,7 @@ func TestLowerBoundsStayOutAndAStalledScheduleSaysSo(t *testing.T) {
 		Penalty: []v1alpha1.PenaltyResult{
 			{FrameSize: 64, Direction: "measured", Percent: "10"},
 			{FrameSize: 64, Direction: "bound", Percent: "20", Bound: v1alpha1.PenaltyAtMost},
+			{FrameSize: 64, Direction: "at least", Percent: "30", Bound: v1alpha1.PenaltyAtLeast},
 		},
 		Change: []v1alpha1.ChangeResult{{FrameSize: 64, Direction: "limited", NDRPercent: "-30", TesterLimited: true, LatencyP99Percent: "50"}},
 	}
@@ -148,7 +149,7 @@ func TestLowerBoundsStayOutAndAStalledScheduleSaysSo(t *testing.T) {
 		"linerate_throughput_l2_bits_per_second":          "[measured]",
 		"linerate_schedule_throughput_l2_bits_per_second": "[measured]",
 		"linerate_imix_throughput_l2_bits_per_second":     "[]",
-		"linerate_baseline_penalty_ratio":                 "[measured]",
+		"linerate_baseline_penalty_ratio":                 "[at least measured]",
 		"linerate_schedule_latency_p99_change_ratio":      "[]",
 		"linerate_schedule_ndr_change_ratio":              "[]",
 		"linerate_schedule_stalled":                       "[1]",
