@@ -7,19 +7,49 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"linerate.dev/linerate/api/v1alpha1"
 )
 
-// A calibration run measures the tester through joined ports: its rows are the tester's ceiling, and
-// exported as a throughput they would read as a DUT's (and trip regression alerts when the tester is
-// recalibrated). A DUT's run with the same rows is exported.
-func TestCalibrationRunsExportNoThroughput(t *testing.T) {
+// sample is one exported series: its labels and its value.
+type sample struct {
+	labels map[string]string
+	value  float64
+}
+
+// gather scrapes the collector over a cluster holding objs, as Prometheus would: the samples of each
+// metric, by name.
+func gather(t *testing.T, objs ...client.Object) map[string][]sample {
+	t.Helper()
 	scheme := runtime.NewScheme()
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(&ResultsCollector{Reader: fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()})
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]sample{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			sm := sample{labels: map[string]string{}, value: m.GetGauge().GetValue()}
+			for _, l := range m.GetLabel() {
+				sm.labels[l.GetName()] = l.GetValue()
+			}
+			out[f.GetName()] = append(out[f.GetName()], sm)
+		}
+	}
+	return out
+}
+
+// A calibration run measures the tester through joined ports: its rows are the tester's ceiling, and
+// exported as a throughput they would read as a DUT's (and trip regression alerts when the tester is
+// recalibrated). A DUT's run with the same rows is exported.
+func TestCalibrationRunsExportNoThroughput(t *testing.T) {
 	row := v1alpha1.ThroughputResult{FrameSize: 64, Direction: "west->east",
 		NDR: v1alpha1.Rate{FramesPerSecond: 200000, L2BitsPerSecond: 102400000, PercentOfLineRate: "13.44"}}
 	test := func(name string, measure bool) *v1alpha1.TrafficTest {
@@ -30,25 +60,9 @@ func TestCalibrationRunsExportNoThroughput(t *testing.T) {
 		tt.Status.Results = &v1alpha1.Results{Throughput: []v1alpha1.ThroughputResult{row}}
 		return tt
 	}
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(test("calibrate", true), test("dut", false)).Build()
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(&ResultsCollector{Reader: c})
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var names []string
-	for _, f := range families {
-		if f.GetName() != "linerate_throughput_frames_per_second" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "traffictest" {
-					names = append(names, l.GetValue())
-				}
-			}
-		}
+	for _, m := range gather(t, test("calibrate", true), test("dut", false))["linerate_throughput_frames_per_second"] {
+		names = append(names, m.labels["traffictest"])
 	}
 	if len(names) != 1 || names[0] != "dut" {
 		t.Errorf("linerate_throughput_frames_per_second series of tests %v, want only the DUT's run", names)
@@ -59,10 +73,6 @@ func TestCalibrationRunsExportNoThroughput(t *testing.T) {
 // the tester's limit, or the length of a line-rate trial (not measurable) are lower bounds, and as a
 // figure they would read as the DUT's buffer.
 func TestBackToBackExportsOnlyMeasuredBursts(t *testing.T) {
-	scheme := runtime.NewScheme()
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
 	tt := &v1alpha1.TrafficTest{ObjectMeta: metav1.ObjectMeta{Namespace: "lab", Name: "b2b"}}
 	tt.Spec.DUT.Name = "gw"
 	tt.Status.Phase = v1alpha1.PhaseSucceeded
@@ -72,24 +82,9 @@ func TestBackToBackExportsOnlyMeasuredBursts(t *testing.T) {
 		{FrameSize: 64, Direction: "tester-limited", Frames: 90, TesterLimited: true},
 		{FrameSize: 64, Direction: "not-measurable", Frames: 162548, NotMeasurable: "its throughput is line rate"},
 	}}
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(&ResultsCollector{Reader: fake.NewClientBuilder().WithScheme(scheme).WithObjects(tt).Build()})
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
 	got := map[string]float64{}
-	for _, f := range families {
-		if f.GetName() != "linerate_back_to_back_frames" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "direction" {
-					got[l.GetValue()] = m.GetGauge().GetValue()
-				}
-			}
-		}
+	for _, m := range gather(t, tt)["linerate_back_to_back_frames"] {
+		got[m.labels["direction"]] = m.value
 	}
 	if len(got) != 1 || got["measured"] != 130 {
 		t.Errorf("linerate_back_to_back_frames %v, want only the measured row (130 frames)", got)
@@ -99,10 +94,6 @@ func TestBackToBackExportsOnlyMeasuredBursts(t *testing.T) {
 // A lower bound never reaches a gauge an alert reads as the DUT's figure, and a stalled schedule, which
 // makes no run whose gauges could say anything, says so itself.
 func TestLowerBoundsStayOutAndAStalledScheduleSaysSo(t *testing.T) {
-	scheme := runtime.NewScheme()
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
 	run := &v1alpha1.TrafficTest{ObjectMeta: metav1.ObjectMeta{Namespace: "lab", Name: "nightly-1"}}
 	run.Spec.DUT.Name = "gw"
 	run.Status.Phase = v1alpha1.PhaseSucceeded
@@ -124,25 +115,14 @@ func TestLowerBoundsStayOutAndAStalledScheduleSaysSo(t *testing.T) {
 	s.Status.Runs = []v1alpha1.ScheduledRun{{Name: "nightly-1", Phase: v1alpha1.PhaseSucceeded}}
 	s.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionStalled, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonInvalidPlan,
 		LastTransitionTime: metav1.Now()}}
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(&ResultsCollector{Reader: fake.NewClientBuilder().WithScheme(scheme).WithObjects(run, s).Build()})
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
 	got := map[string][]string{} // metric -> direction labels (or the value, for the schedule's gauges)
-	for _, f := range families {
-		for _, m := range f.GetMetric() {
-			dir := ""
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "direction" {
-					dir = l.GetValue()
-				}
-			}
+	for name, samples := range gather(t, run, s) {
+		for _, m := range samples {
+			dir := m.labels["direction"]
 			if dir == "" {
-				dir = fmt.Sprint(m.GetGauge().GetValue())
+				dir = fmt.Sprint(m.value)
 			}
-			got[f.GetName()] = append(got[f.GetName()], dir)
+			got[name] = append(got[name], dir)
 		}
 	}
 	for name, want := range map[string]string{

@@ -116,8 +116,8 @@ func (r *Runner) backToBackRows(size int, lane []int, lengths []int64, limited, 
 		return
 	}
 	why := "raise backToBack.maxFrames to find its limit"
-	switch t := r.throughputShortOfProof(size, lane); {
-	case t == "was not measured":
+	switch t, measured := r.throughputShortOfProof(size, lane); {
+	case !measured:
 		why += ", and measure throughput too: a DUT that forwards line rate never fills its buffer, and back-to-back has no figure for it (RFC 9004)"
 	case t != "":
 		// a DUT that forwards line rate never fills its buffer: a longer burst would pass as well
@@ -128,26 +128,27 @@ func (r *Runner) backToBackRows(size int, lane []int, lengths []int64, limited, 
 }
 
 // throughputShortOfProof says why a lane's throughput at a size cannot show whether the DUT forwards at
-// line rate ("" when it can): it was not measured, or a direction's NDR was the tester's limit.
-func (r *Runner) throughputShortOfProof(size int, lane []int) string {
+// line rate ("" when it can): a direction's NDR was the tester's limit or is undetermined; measured is
+// false when no throughput was measured there at all.
+func (r *Runner) throughputShortOfProof(size int, lane []int) (why string, measured bool) {
 	for _, d := range lane {
 		info, ok := r.ndr[key{size, d}]
 		switch {
 		case !ok:
-			return "was not measured"
+			return "", false
 		case !info.testerLimited && !info.found && info.percent > 0:
-			return fmt.Sprintf("is undetermined, at least %.2f%% of line rate", info.percent)
+			return fmt.Sprintf("is undetermined, at least %.2f%% of line rate", info.percent), true
 		case !info.testerLimited:
 			continue
 		case info.found:
-			return fmt.Sprintf("was the tester's limit (%.2f%% of line rate)", info.percent)
+			return fmt.Sprintf("was the tester's limit (%.2f%% of line rate)", info.percent), true
 		case info.percent > 0:
-			return fmt.Sprintf("is undetermined, at least %.2f%% of line rate, with the tester the limit", info.percent)
+			return fmt.Sprintf("is undetermined, at least %.2f%% of line rate, with the tester the limit", info.percent), true
 		default:
-			return "was not measured: the tester was the limit before any rate passed"
+			return "was not measured: the tester was the limit before any rate passed", true
 		}
 	}
-	return ""
+	return "", true
 }
 
 // atLineRate says why a lane's back-to-back burst cannot be measured at a size ("" when it can): every
