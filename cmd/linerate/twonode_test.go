@@ -26,6 +26,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/engine"
 	"linerate.dev/linerate/internal/plan"
 	"linerate.dev/linerate/internal/results"
 	"linerate.dev/linerate/internal/testenv"
@@ -184,8 +185,12 @@ func TestTwoNodeRunnerAndEngine(t *testing.T) {
 	// cores, next to the router and other tests, lose frames now and then in the receiver (real loss,
 	// not the DUT's), so what this test holds to is the plumbing: the split streams (sent by one
 	// engine, counted by the other) yield an NDR, backed by a loss-free validation trial at that rate.
+	// On a loaded host the tester may also spoil every trial near the rate (a stream 20 ms behind its
+	// schedule, a shortfall, its own rings dropping): the row is then a lower bound, checked from above
+	// only, and only where the records show trials the tester spoiled; the test skips at its end.
+	bound := row.TesterLimited || row.Undetermined != ""
 	ndr, _ := strconv.ParseFloat(row.NDR.PercentOfLineRate, 64)
-	if ndr < resolution-1e-9 || ndr > maxRate+1e-9 || row.TesterLimited || row.NDR.FramesPerSecond <= 0 {
+	if ndr > maxRate+1e-9 || (!bound && (ndr < resolution-1e-9 || row.NDR.FramesPerSecond <= 0)) {
 		t.Errorf("NDR %s%% of line rate (tester limited %v), want a rate in [%.2f, %.1f]%%\n%s", row.NDR.PercentOfLineRate, row.TesterLimited, resolution, maxRate, out)
 	}
 	if ndr < maxRate-resolution-1e-9 {
@@ -195,15 +200,34 @@ func TestTwoNodeRunnerAndEngine(t *testing.T) {
 	if err != nil || len(trials) < int(row.Trials) || len(trials) == 0 {
 		t.Fatalf("%d trial records for a search of %d trials (%v)", len(trials), row.Trials, err)
 	}
-	validated := false
+	validated, spoiled := false, 0
 	for _, tr := range trials {
 		if tr.Purpose == "validation" && math.Abs(tr.OfferedPercent-ndr) < 1e-6 && tr.TxFrames > 0 && tr.RxFrames == tr.TxFrames {
 			validated = true
 		}
-		t.Logf("trial %d %s at %.3f%%: tx %d rx %d lost %d achieved %.0f/%.0f fps", tr.Seq, tr.Purpose, tr.OfferedPercent, tr.TxFrames, tr.RxFrames, tr.Lost, tr.AchievedFPS, tr.TargetFPS)
+		if tr.TesterLimited && len(tr.TesterFaults) > 0 {
+			spoiled++
+		}
+		for _, f := range tr.TesterFaults {
+			// a load fault, judged by the test's own limits (not the 1 ms defaults the split path might fall back to)
+			timed := strings.Contains(f, "behind its schedule") || strings.Contains(f, "paused for")
+			if !engine.ExplainedByLoad(f) || (timed && !strings.Contains(f, "(limit 20ms)")) {
+				t.Errorf("trial %d: a fault no load explains, or judged by another limit than the plan's 20 ms: %s", tr.Seq, f)
+			}
+		}
+		t.Logf("trial %d %s at %.3f%%: tx %d rx %d lost %d achieved %.0f/%.0f fps, tester faults %q", tr.Seq, tr.Purpose, tr.OfferedPercent, tr.TxFrames, tr.RxFrames, tr.Lost, tr.AchievedFPS, tr.TargetFPS, tr.TesterFaults)
 		if tr.TxFrames == 0 || tr.Direction != "west->east" {
 			t.Errorf("trial %+v", tr)
 		}
+	}
+	if bound && spoiled == 0 {
+		t.Errorf("the NDR is a lower bound (tester limited %v, undetermined %q), but no trial was spoiled by the tester", row.TesterLimited, row.Undetermined)
+	}
+	if bound && row.NDR.FramesPerSecond <= 0 {
+		if !t.Failed() {
+			testenv.SkipForLoad(t, "the tester spoiled every trial on this loaded host (%d): no NDR, and no latency at it", spoiled)
+		}
+		return
 	}
 	if !validated {
 		t.Errorf("no loss-free validation trial at the NDR %s%%", row.NDR.PercentOfLineRate)
@@ -213,6 +237,12 @@ func TestTwoNodeRunnerAndEngine(t *testing.T) {
 	// stamp with CLOCK_REALTIME extrapolated by the TSC from their start: two engines started seconds
 	// apart differ by the TSC rate's error times that gap, a few hundred µs here, and the tester finds it.
 	// The old code reported such latencies wrapped around 2^32 ns, valid and without a bound.)
+	if len(res.Latency) == 0 && bound && row.Undetermined != "" {
+		if !t.Failed() {
+			testenv.SkipForLoad(t, "the NDR is undetermined on this loaded host (%s): no latency is measured at a lower bound", row.Undetermined)
+		}
+		return
+	}
 	if len(res.Latency) != 1 {
 		t.Fatalf("latency results: %+v", res.Latency)
 	}
@@ -220,13 +250,31 @@ func TestTwoNodeRunnerAndEngine(t *testing.T) {
 	switch {
 	case lat.Valid && (lat.ClockOffsetBoundNs <= 0 || lat.ClockOffsetBoundNs > 500_000 || lat.MinNs <= 0 || lat.MaxNs > 1e9):
 		t.Errorf("latency across the nodes: %+v, want a stated clock bound within tester.maxClockOffset", lat)
-	case !lat.Valid && !strings.Contains(lat.Reason, "clock"):
-		t.Errorf("latency not measurable for a reason that does not name the clocks: %q", lat.Reason)
+	case !lat.Valid && !strings.Contains(lat.Reason, "clock") && !spoiledEach(res.Latency[0].Repetitions):
+		t.Errorf("latency not measurable for a reason that does not name the clocks (nor the tester's spoiling of each repetition): %q %+v", lat.Reason, res.Latency[0].Repetitions)
 	}
 	if !strings.Contains(strings.Join(res.Notes, "\n"), "the clocks of the two nodes: offset") {
 		t.Errorf("notes do not state the clock bound: %q", res.Notes)
 	}
 	t.Logf("latency west->east: %+v", lat)
+	if !t.Failed() {
+		switch {
+		case bound:
+			testenv.SkipForLoad(t, "checked from above only: the tester was the limit (or the NDR undetermined) on this loaded host, %d trials spoiled", spoiled)
+		case !lat.Valid && spoiledEach(res.Latency[0].Repetitions):
+			testenv.SkipForLoad(t, "the tester spoiled every latency repetition on this loaded host: %+v", res.Latency[0].Repetitions)
+		}
+	}
+}
+
+// spoiledEach says whether the tester spoiled every one of the repetitions (none of them counted).
+func spoiledEach(reps []v1alpha1.LatencySummary) bool {
+	for _, r := range reps {
+		if r.Valid || !strings.HasPrefix(r.Reason, "the tester spoiled it") {
+			return false
+		}
+	}
+	return len(reps) > 0
 }
 
 func ptr[T any](v T) *T { return &v }

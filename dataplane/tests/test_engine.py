@@ -13,7 +13,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lrtest import Engine, EngineError, Netns, inject, missing, sh  # noqa: E402
+from lrtest import Engine, EngineError, Netns, inject, missing, sh, skip_for_load  # noqa: E402
 
 RATE = 20000
 # A trial that fell behind its schedule sends the frames it owes in a burst when it runs again. Up to 15 ms
@@ -83,9 +83,9 @@ class Base(unittest.TestCase):
         for st in r["streams"]:
             st["latency"].pop("hist", None)
         if all(not s["saturated"] for s in r["streams"]):
-            self.skipTest("the OS kept preempting the engine's worker (lag %s ns): this machine is too loaded "
-                          "to pace traffic; the engine said so, which is what it must do" %
-                          [s["tx_max_lag_ns"] for s in r["streams"]])
+            skip_for_load(self, "the OS kept preempting the engine's worker (lag %s ns): this machine is too loaded "
+                                "to pace traffic; the engine said so, which is what it must do" %
+                                [s["tx_max_lag_ns"] for s in r["streams"]])
         self.fail("the engine stayed saturated for three trials: %s" % r)
 
     def nft(self, rules):

@@ -15,7 +15,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lrtest import Engine, missing, sh  # noqa: E402
+from lrtest import Engine, missing, sh, skip_for_load  # noqa: E402
 import test_engine  # noqa: E402
 import test_more  # noqa: E402
 
@@ -58,7 +58,10 @@ class QueuesBase(test_engine.Base):
             r = e.trial(streams, rates, **kw)
             if not any(s["saturated"] or s["tx_max_lag_ns"] > test_engine.MAX_LAG_NS for s in r["streams"]):
                 return r
-        self.skipTest("the OS kept preempting the engine's worker: this machine is too loaded to pace traffic")
+        if any(s["saturated"] for s in r["streams"]):
+            self.fail("the engine stayed saturated for three trials: %s" % r)
+        skip_for_load(self, "the OS kept preempting the engine's worker (lag %s ns): this machine is too loaded to "
+                            "pace traffic" % [s["tx_max_lag_ns"] for s in r["streams"]])
 
     def two_nodes(self):
         """The generator's namespace (t0) and the receiver's (t1), as on two nodes, each linked to the router
@@ -207,10 +210,15 @@ class SplitEnginesQueues(QueuesBase):
             rcv.cmd("WAIT timeout_ms=30000")
             r = rcv.cmd("RESULT")
             gs = g["streams"][0]
-            drops = sum(p["imissed"] + p["rx_nombuf"] + p["rx_kernel_drops"] + p["oerrors"] for p in g["ports"] + r["ports"])
+            # a pool that ran dry or a send error is a defect, never load; rings that overflowed are load
+            defects = sum(p["rx_nombuf"] + p["oerrors"] for p in g["ports"] + r["ports"])
+            self.assertEqual(defects, 0, "no buffer or send errors: %s %s" % (g["ports"], r["ports"]))
+            drops = sum(p["imissed"] + p["rx_kernel_drops"] for p in g["ports"] + r["ports"])
             if not (gs["saturated"] or gs["tx_max_lag_ns"] > test_engine.MAX_LAG_NS or drops):
                 return g, r
-        self.skipTest("the OS kept preempting the engines' workers: this machine is too loaded for an exact count")
+        skip_for_load(self, "the OS kept preempting the engines' workers (sender lag %d ns, saturated %s, frames the "
+                            "tester's own rings dropped %d): this machine is too loaded for an exact count" %
+                            (gs["tx_max_lag_ns"], gs["saturated"], drops))
 
     def test_receiver_told_the_senders_lanes_counts_the_truth_on_two_queues(self):
         gns, xns = self.two_nodes()
@@ -299,8 +307,13 @@ class FanoutRollover(QueuesBase):
         port = r["ports"][0]
         print("\nclean: rx %d, rollovers %d, kernel drops %d" % (r["streams"][0]["rx_frames"], port["rx_kernel_rollovers"],
                                                                port["rx_kernel_drops"]), file=sys.stderr)
-        if port["rx_kernel_drops"] == 0:
-            self.assertEqual(port["rx_kernel_rollovers"], 0, "a receiver that kept up had frames rolled over: %s" % port)
+        # a receiver that kept up rolls nothing over. The kernel moves a flow once less than a quarter of its ring
+        # is free: a worker the OS stopped on a loaded host for 3/4 of the time the ring takes to fill (512 frames
+        # at 2 * RATE: 19.2 of 25.6 ms) may see it, and says it paused as long (max_gap_ns)
+        gap = max([w["max_gap_ns"] for w in r["workers"] if any(q["rx_frames"] for q in w["queues"])] or [0])
+        clean_shown = port["rx_kernel_drops"] == 0 and gap < 0.75 * 512 * 1e9 / (2 * RATE)
+        if clean_shown:
+            self.assertEqual(port["rx_kernel_rollovers"], 0, "a receiver that kept up (longest pause %d ns) had frames rolled over: %s" % (gap, port))
         g, r = trial(31, True)
         port, rs = r["ports"][0], r["streams"][0]
         print("paused %d ms: rx %d of %d, rollovers %d, kernel drops %d, rx per queue %s" % (
@@ -309,6 +322,9 @@ class FanoutRollover(QueuesBase):
         self.assertGreater(port["rx_kernel_rollovers"], 0, "the kernel moved frames of the paused queue to the other: %s" % port)
         # the frames it moved arrived on the other queue: the one flow is on both
         self.assertTrue(min(rx_per_queue(r, 0)) > 0, rx_per_queue(r, 0))
+        if not clean_shown:
+            skip_for_load(self, "all else shown; the clean trial's receiver paused %d ns or its kernel ring dropped on "
+                                "this loaded host, so that it rolls nothing over was not" % gap)
 
 
 class ReorderingLineQueues(test_more.Line):

@@ -48,8 +48,10 @@ type Calibration struct {
 	Ceilings []Ceiling `json:"ceilings"`
 	// Floors are the latencies the tester measures through no DUT at a tenth of its ceiling: the least
 	// any DUT can show on this tester.
-	Floors []Floor  `json:"latencyFloors,omitempty"`
-	Notes  []string `json:"notes,omitempty"`
+	Floors []Floor `json:"latencyFloors,omitempty"`
+	// FloorsNotMeasured are the floors asked for that no valid repetition measured, with why.
+	FloorsNotMeasured []FloorNotMeasured `json:"latencyFloorsNotMeasured,omitempty"`
+	Notes             []string           `json:"notes,omitempty"`
 }
 
 // Shape is what of a run a tester's ceiling depends on besides the frame size: how many directions load
@@ -139,6 +141,16 @@ type Floor struct {
 	MaxNs int64 `json:"maxNs"`
 }
 
+// FloorNotMeasured is a floor asked for that no valid repetition measured, and why: missing without a word
+// it would read as one never asked for. (Kept apart from Floors, so that no reader of Floors, an older one
+// included, takes it for a floor of 0 ns.)
+type FloorNotMeasured struct {
+	FrameSize int32  `json:"frameSize"`
+	Direction string `json:"direction"`
+	// Reasons are each distinct reason its repetitions were invalid.
+	Reasons []string `json:"reasons"`
+}
+
 // FromResults turns the results of a run through joined ports into a calibration.
 func FromResults(test string, res *v1alpha1.Results, shape Shape, resolutionPercent float64, at time.Time) *Calibration {
 	c := &Calibration{Kind: Kind, MeasuredAt: at.UTC(), Test: test, Shape: shape, ResolutionPercent: resolutionPercent}
@@ -166,14 +178,36 @@ func FromResults(test string, res *v1alpha1.Results, shape Shape, resolutionPerc
 	for _, m := range res.Imix {
 		c.Ceilings = append(c.Ceilings, ceiling(0, m.Direction, m.NDR, m.Undetermined, nil))
 	}
+	c.Notes = slices.Clone(res.Notes)
 	for _, l := range res.Latency {
 		if l.Aggregate.Valid {
 			c.Floors = append(c.Floors, Floor{FrameSize: l.FrameSize, Direction: l.Direction, MinNs: l.Aggregate.MinNs,
 				P50Ns: l.Aggregate.P50Ns, P99Ns: l.Aggregate.P99Ns, MaxNs: l.Aggregate.MaxNs})
+			continue
+		}
+		why := invalidBecause(l)
+		c.FloorsNotMeasured = append(c.FloorsNotMeasured, FloorNotMeasured{FrameSize: l.FrameSize, Direction: l.Direction, Reasons: why})
+		c.Notes = append(c.Notes, fmt.Sprintf("latency floor %d B %s: not measured: %s", l.FrameSize, l.Direction, strings.Join(why, "; ")))
+	}
+	return c
+}
+
+// invalidBecause is why a latency row is invalid: each distinct reason of its repetitions (the calibration
+// keeps no repetitions, so the row's own "see each" would point at nothing), else the row's own reason.
+func invalidBecause(l v1alpha1.LatencyResult) []string {
+	var reasons []string
+	for _, r := range l.Repetitions {
+		if !r.Valid && r.Reason != "" && !slices.Contains(reasons, r.Reason) {
+			reasons = append(reasons, r.Reason)
 		}
 	}
-	c.Notes = res.Notes
-	return c
+	switch {
+	case len(reasons) > 0:
+		return reasons
+	case l.Aggregate.Reason != "":
+		return []string{l.Aggregate.Reason}
+	}
+	return []string{"no repetition was valid"}
 }
 
 // Write stores c as indented JSON.
@@ -327,6 +361,9 @@ func Apply(res *v1alpha1.Results, c *Calibration, marginPercent float64, precisi
 			l.TesterMaxLatencyNs = f.MaxNs
 			notes = append(notes, fmt.Sprintf("latency %d B %s includes the tester's own: through no DUT, at a tenth of its ceiling, it measured min %d ns, median %d ns, p99 %d ns, max %d ns (calibrated %s)",
 				l.FrameSize, l.Direction, f.MinNs, f.P50Ns, f.P99Ns, f.MaxNs, c.MeasuredAt.Format(time.RFC3339)))
+		} else if i := slices.IndexFunc(c.FloorsNotMeasured, func(f FloorNotMeasured) bool { return f.FrameSize == l.FrameSize && f.Direction == l.Direction }); i >= 0 {
+			notes = append(notes, fmt.Sprintf("latency %d B %s includes the tester's own, how much is unknown: the calibration of %s could not measure it (%s)",
+				l.FrameSize, l.Direction, c.MeasuredAt.Format(time.RFC3339), strings.Join(c.FloorsNotMeasured[i].Reasons, "; ")))
 		}
 	}
 	return notes

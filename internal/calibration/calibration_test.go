@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -172,7 +173,12 @@ func TestFromResults(t *testing.T) {
 			{FrameSize: 512, Direction: "west->east", NDR: v1alpha1.Rate{FramesPerSecond: 900_000, PercentOfLineRate: "38.3"}, Undetermined: "cap"},
 			{FrameSize: 9000, Direction: "west->east"},
 		},
-		Latency: []v1alpha1.LatencyResult{{FrameSize: 64, Direction: "west->east", Aggregate: v1alpha1.LatencySummary{Valid: true, MinNs: 15000, P50Ns: 20000, P99Ns: 60000, MaxNs: 90000}}},
+		Latency: []v1alpha1.LatencyResult{
+			{FrameSize: 64, Direction: "west->east", Aggregate: v1alpha1.LatencySummary{Valid: true, MinNs: 15000, P50Ns: 20000, P99Ns: 60000, MaxNs: 90000}},
+			{FrameSize: 1518, Direction: "west->east", Aggregate: v1alpha1.LatencySummary{Reason: "all 2 repetitions were invalid (see each)"},
+				Repetitions: []v1alpha1.LatencySummary{{Reason: "the tester spoiled it: a worker paused"}, {Reason: "the tester spoiled it: a worker paused"}}},
+		},
+		Notes: []string{"a note of the run"},
 	}
 	c := FromResults("t", res, shape(), 0.5, time.Now())
 	want := []Ceiling{
@@ -186,5 +192,19 @@ func TestFromResults(t *testing.T) {
 	}
 	if len(c.Floors) != 1 || c.Floors[0].MaxNs != 90000 || c.Floors[0].MinNs != 15000 || len(c.Ports) != 1 || c.Ports[0].SpeedMbps != 10000 || len(c.CPUs) != 2 {
 		t.Errorf("floors %+v ports %+v cpus %v", c.Floors, c.Ports, c.CPUs)
+	}
+	// a floor it could not measure says why (each distinct reason of its repetitions), and no run takes it
+	want1518 := []FloorNotMeasured{{FrameSize: 1518, Direction: "west->east", Reasons: []string{"the tester spoiled it: a worker paused"}}}
+	if fmt.Sprint(c.FloorsNotMeasured) != fmt.Sprint(want1518) {
+		t.Errorf("floors not measured %+v, want %+v", c.FloorsNotMeasured, want1518)
+	}
+	wantNotes := []string{"a note of the run", "latency floor 1518 B west->east: not measured: the tester spoiled it: a worker paused"}
+	if !slices.Equal(c.Notes, wantNotes) || len(res.Notes) != 1 {
+		t.Errorf("notes %q, want %q (the run's own notes untouched: %q)", c.Notes, wantNotes, res.Notes)
+	}
+	run := &v1alpha1.Results{Latency: []v1alpha1.LatencyResult{{FrameSize: 1518, Direction: "west->east", Aggregate: v1alpha1.LatencySummary{Valid: true, MinNs: 1}}}}
+	notes := Apply(run, c, DefaultMarginPercent, func(float64) float64 { return 0 })
+	if run.Latency[0].TesterMaxLatencyNs != 0 || len(notes) != 1 || !strings.Contains(notes[0], "how much is unknown") || !strings.Contains(notes[0], "a worker paused") {
+		t.Errorf("a floor not measured was applied, or not said: %+v %q", run.Latency[0], notes)
 	}
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -55,9 +56,13 @@ func (r *TrialResult) TesterFaults(streams []int, lim Limits) []string {
 	lim = lim.WithDefaults()
 	var out []string
 	for _, p := range r.Ports {
-		if n := p.IMissed + p.RxNoMbuf + p.RxKernelDrops; n > 0 {
-			out = append(out, fmt.Sprintf("port %d dropped %d frames on receipt itself (ring full: %d, kernel ring full: %d, no buffer: %d)",
-				p.ID, n, p.IMissed, p.RxKernelDrops, p.RxNoMbuf))
+		if n := p.IMissed + p.RxKernelDrops; n > 0 {
+			out = append(out, fmt.Sprintf("port %d dropped %d frames on receipt itself (ring full: %d, kernel ring full: %d)",
+				p.ID, n, p.IMissed, p.RxKernelDrops))
+		}
+		if p.RxNoMbuf > 0 {
+			// apart from the rings' drops: a pool that ran dry is short of buffers, not of CPU
+			out = append(out, fmt.Sprintf("port %d had no buffer for %d frames it received (its mbuf pool ran dry)", p.ID, p.RxNoMbuf))
 		}
 		if p.RxKernelUnread > 0 {
 			out = append(out, fmt.Sprintf("port %d: the kernel's drop counts of %d of its af_packet receive rings could not be read (a socket gone or refusing PACKET_STATISTICS, or /proc/self/fd unreadable): frames the kernel dropped there would count as lost by the DUT",
@@ -93,6 +98,23 @@ func (r *TrialResult) TesterFaults(streams []int, lim Limits) []string {
 		}
 	}
 	return out
+}
+
+// loadMarks are words that only the faults of a host short of CPU carry: a stream behind or short of its
+// schedule, frames the tester's own rings (or the kernel's under them) dropped or rolled over, a worker that
+// paused. More CPU cures each of them; it cures none of the others.
+var loadMarks = []string{"behind its schedule", "scheduled frames", "on receipt itself", "to another of its receive queues", "paused for"}
+
+// ExplainedByLoad says whether a fault of TesterFaults or WorkerPauses is one a host short of CPU causes.
+// The others (drop counts that could not be read, receive or send errors, lanes the receiver keeps no
+// state for) are a set-up or engine defect: a test that accepts a spoiled trial as load must not accept them.
+func ExplainedByLoad(fault string) bool {
+	for _, m := range loadMarks {
+		if strings.Contains(fault, m) {
+			return true
+		}
+	}
+	return false
 }
 
 // WorkerPauses lists the workers that paused longer than the limit while the trial measured or drained:

@@ -23,26 +23,27 @@ func TestTesterFaults(t *testing.T) {
 		spoil func(r *engine.TrialResult)
 		lim   engine.Limits
 		want  string // "" for a clean trial
+		load  bool   // a fault a host short of CPU causes (ExplainedByLoad)
 	}{
-		{"clean", func(*engine.TrialResult) {}, lim, ""},
-		{"lag at the limit", func(r *engine.TrialResult) { r.Streams[0].TxMaxLagNs = 1_000_000 }, lim, ""},
-		{"lag over the limit", func(r *engine.TrialResult) { r.Streams[0].TxMaxLagNs = 1_000_001 }, lim, "behind its schedule"},
-		{"lag under a looser limit", func(r *engine.TrialResult) { r.Streams[0].TxMaxLagNs = 12_000_000 }, engine.Limits{MaxTxLag: 15 * time.Millisecond}, ""},
-		{"shortfall at 0.1 %", func(r *engine.TrialResult) { r.Streams[0].TxFrames = 9990 }, lim, ""},
-		{"shortfall over 0.1 %", func(r *engine.TrialResult) { r.Streams[0].TxFrames = 9989 }, lim, "scheduled frames"},
+		{"clean", func(*engine.TrialResult) {}, lim, "", false},
+		{"lag at the limit", func(r *engine.TrialResult) { r.Streams[0].TxMaxLagNs = 1_000_000 }, lim, "", false},
+		{"lag over the limit", func(r *engine.TrialResult) { r.Streams[0].TxMaxLagNs = 1_000_001 }, lim, "behind its schedule", true},
+		{"lag under a looser limit", func(r *engine.TrialResult) { r.Streams[0].TxMaxLagNs = 12_000_000 }, engine.Limits{MaxTxLag: 15 * time.Millisecond}, "", false},
+		{"shortfall at 0.1 %", func(r *engine.TrialResult) { r.Streams[0].TxFrames = 9990 }, lim, "", false},
+		{"shortfall over 0.1 %", func(r *engine.TrialResult) { r.Streams[0].TxFrames = 9989 }, lim, "scheduled frames", true},
 		{"0.6 % short under a 1 % limit (the engine's own saturated flag does not decide)", func(r *engine.TrialResult) {
 			r.Streams[0].TxFrames, r.Streams[0].Saturated = 9940, true
-		}, engine.Limits{MaxShortfall: 0.01}, ""},
-		{"shortfall of an aborted trial", func(r *engine.TrialResult) { r.State, r.Streams[0].TxFrames = engine.StateAborted, 10 }, lim, ""},
-		{"RX ring full", func(r *engine.TrialResult) { r.Ports[1].IMissed = 1 }, lim, "on receipt itself"},
-		{"no mbuf", func(r *engine.TrialResult) { r.Ports[1].RxNoMbuf = 1 }, lim, "on receipt itself"},
-		{"kernel ring full", func(r *engine.TrialResult) { r.Ports[1].RxKernelDrops = 1 }, lim, "kernel ring full: 1"},
-		{"kernel drop counts unreadable", func(r *engine.TrialResult) { r.Ports[1].RxKernelUnread = 1 }, lim, "could not be read"},
-		{"receive error", func(r *engine.TrialResult) { r.Ports[1].IErrors = 1 }, lim, "receive errors"},
-		{"af_packet fanout rollover", func(r *engine.TrialResult) { r.Ports[1].RxKernelRollovers = 1 }, lim, "moved 1 frames to another of its receive queues"},
-		{"transmit error", func(r *engine.TrialResult) { r.Ports[0].OErrors = 1 }, lim, "failed to send"},
-		{"TX pool empty", func(r *engine.TrialResult) { r.Ports[0].TxAllocFail = 1 }, lim, "no buffer: 1"},
-		{"a frame of a sender lane the receiver has no state for", func(r *engine.TrialResult) { r.Streams[0].UnknownLane = 1 }, lim, "keeps no state for"},
+		}, engine.Limits{MaxShortfall: 0.01}, "", false},
+		{"shortfall of an aborted trial", func(r *engine.TrialResult) { r.State, r.Streams[0].TxFrames = engine.StateAborted, 10 }, lim, "", false},
+		{"RX ring full", func(r *engine.TrialResult) { r.Ports[1].IMissed = 1 }, lim, "on receipt itself", true},
+		{"no mbuf", func(r *engine.TrialResult) { r.Ports[1].RxNoMbuf = 1 }, lim, "mbuf pool ran dry", false},
+		{"kernel ring full", func(r *engine.TrialResult) { r.Ports[1].RxKernelDrops = 1 }, lim, "kernel ring full: 1", true},
+		{"kernel drop counts unreadable", func(r *engine.TrialResult) { r.Ports[1].RxKernelUnread = 1 }, lim, "could not be read", false},
+		{"receive error", func(r *engine.TrialResult) { r.Ports[1].IErrors = 1 }, lim, "receive errors", false},
+		{"af_packet fanout rollover", func(r *engine.TrialResult) { r.Ports[1].RxKernelRollovers = 1 }, lim, "moved 1 frames to another of its receive queues", true},
+		{"transmit error", func(r *engine.TrialResult) { r.Ports[0].OErrors = 1 }, lim, "failed to send", false},
+		{"TX pool empty", func(r *engine.TrialResult) { r.Ports[0].TxAllocFail = 1 }, lim, "no buffer: 1", false},
+		{"a frame of a sender lane the receiver has no state for", func(r *engine.TrialResult) { r.Streams[0].UnknownLane = 1 }, lim, "keeps no state for", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := clean()
@@ -53,6 +54,8 @@ func TestTesterFaults(t *testing.T) {
 				t.Errorf("a clean trial has faults: %q", got)
 			case c.want != "" && (len(got) != 1 || !strings.Contains(got[0], c.want)):
 				t.Errorf("faults %q, want one saying %q", got, c.want)
+			case c.want != "" && engine.ExplainedByLoad(got[0]) != c.load:
+				t.Errorf("%q explained by load: %v, want %v", got[0], !c.load, c.load)
 			}
 		})
 	}
@@ -64,6 +67,9 @@ func TestWorkerPauses(t *testing.T) {
 	got := r.WorkerPauses(engine.Limits{MaxWorkerGap: time.Millisecond})
 	if len(got) != 1 || !strings.Contains(got[0], "txrx worker on lcore 2 (ports [1])") {
 		t.Errorf("pauses %q, want port 1's worker's only", got)
+	}
+	if !engine.ExplainedByLoad(got[0]) {
+		t.Errorf("a worker's pause is not explained by load: %q", got[0])
 	}
 	if got := r.WorkerPauses(engine.Limits{MaxWorkerGap: 2 * time.Millisecond}); len(got) != 0 {
 		t.Errorf("pauses under a 2 ms limit: %q", got)

@@ -31,6 +31,8 @@ var (
 		"RFC 2544 throughput (NDR) as a fraction of the ports' line rate (L1).", rowLabels, nil)
 	throughputTesterLimited = prometheus.NewDesc("linerate_throughput_tester_limited",
 		"1 for a throughput (or IMIX, frame_size 0) result at which the tester, not the DUT, was the limit: its NDR is a lower bound of the DUT's and is not exported as the DUT's throughput.", rowLabels, nil)
+	throughputUndetermined = prometheus.NewDesc("linerate_throughput_undetermined",
+		"1 for a throughput (or IMIX, frame_size 0) result whose NDR is undetermined: the search ended without confirming one (its cap of trials, a pair's joint confirmation the tester spoiled or the run stopped before), so the status holds at most a lower bound, and no figure is exported as the DUT's throughput. A row the tester limited says linerate_throughput_tester_limited instead.", rowLabels, nil)
 	latency = prometheus.NewDesc("linerate_latency_seconds",
 		"Latency at the throughput rate, aggregated over repetitions.", append(append([]string{}, rowLabels...), "statistic"), nil)
 	frameLoss = prometheus.NewDesc("linerate_frame_loss_ratio",
@@ -83,7 +85,7 @@ type ResultsCollector struct {
 
 // Describe implements prometheus.Collector.
 func (c *ResultsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{throughputL1, throughputL2, throughputFPS, throughputRatio, throughputTesterLimited, latency, frameLoss,
+	for _, d := range []*prometheus.Desc{throughputL1, throughputL2, throughputFPS, throughputRatio, throughputTesterLimited, throughputUndetermined, latency, frameLoss,
 		backToBack, imixL2, penalty, phase, verdict, trials, completion, ndrChange, latencyChange,
 		scheduleNDR, scheduleNDRChange, scheduleLatencyChange, scheduleLastPassed, scheduleLastRun, scheduleStalled} {
 		ch <- d
@@ -219,7 +221,9 @@ func collectTest(ch chan<- prometheus.Metric, tt *v1alpha1.TrafficTest) {
 			continue
 		}
 		if t.Undetermined != "" {
-			continue // a lower bound of the NDR, not the NDR
+			// a lower bound of the NDR, not the NDR: said, so that the row does not simply vanish
+			gauge(throughputUndetermined, 1, l)
+			continue
 		}
 		gauge(throughputL1, float64(t.NDR.L1BitsPerSecond), l)
 		gauge(throughputL2, float64(t.NDR.L2BitsPerSecond), l)
@@ -252,7 +256,8 @@ func collectTest(ch chan<- prometheus.Metric, tt *v1alpha1.TrafficTest) {
 			continue
 		}
 		if m.Undetermined != "" {
-			continue // a lower bound of the NDR, not the NDR
+			gauge(throughputUndetermined, 1, row(0, m.Direction))
+			continue
 		}
 		gauge(imixL2, float64(m.NDR.L2BitsPerSecond), append(append([]string{}, base...), m.Direction))
 	}

@@ -101,6 +101,7 @@ func TestLowerBoundsStayOutAndAStalledScheduleSaysSo(t *testing.T) {
 		Throughput: []v1alpha1.ThroughputResult{
 			{FrameSize: 64, Direction: "measured", NDR: v1alpha1.Rate{L2BitsPerSecond: 1e9}},
 			{FrameSize: 64, Direction: "undetermined", NDR: v1alpha1.Rate{L2BitsPerSecond: 5e8}, Undetermined: "the search reached its cap of trials"},
+			{FrameSize: 128, Direction: "limited and undetermined", NDR: v1alpha1.Rate{L2BitsPerSecond: 4e8}, Undetermined: "cap", TesterLimited: true},
 		},
 		Imix: []v1alpha1.ImixResult{{Direction: "undetermined", NDR: v1alpha1.Rate{L2BitsPerSecond: 4e8}, Undetermined: "cap"}},
 		Penalty: []v1alpha1.PenaltyResult{
@@ -116,7 +117,8 @@ func TestLowerBoundsStayOutAndAStalledScheduleSaysSo(t *testing.T) {
 	s.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionStalled, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonInvalidPlan,
 		LastTransitionTime: metav1.Now()}}
 	got := map[string][]string{} // metric -> direction labels (or the value, for the schedule's gauges)
-	for name, samples := range gather(t, run, s) {
+	all := gather(t, run, s)
+	for name, samples := range all {
 		for _, m := range samples {
 			dir := m.labels["direction"]
 			if dir == "" {
@@ -129,6 +131,8 @@ func TestLowerBoundsStayOutAndAStalledScheduleSaysSo(t *testing.T) {
 		"linerate_throughput_l2_bits_per_second":          "[measured]",
 		"linerate_schedule_throughput_l2_bits_per_second": "[measured]",
 		"linerate_imix_throughput_l2_bits_per_second":     "[]",
+		"linerate_throughput_undetermined":                "[undetermined undetermined]",
+		"linerate_throughput_tester_limited":              "[limited and undetermined]",
 		"linerate_baseline_penalty_ratio":                 "[at least measured]",
 		"linerate_schedule_latency_p99_change_ratio":      "[]",
 		"linerate_schedule_ndr_change_ratio":              "[]",
@@ -136,6 +140,11 @@ func TestLowerBoundsStayOutAndAStalledScheduleSaysSo(t *testing.T) {
 	} {
 		if fmt.Sprint(got[name]) != want {
 			t.Errorf("%s: %v, want %s", name, got[name], want)
+		}
+	}
+	for _, m := range all["linerate_throughput_undetermined"] {
+		if m.value != 1 || (m.labels["frame_size"] != "64" && m.labels["frame_size"] != "0") {
+			t.Errorf("linerate_throughput_undetermined %v = %v, want 1 at 64 B and for IMIX (frame_size 0)", m.labels, m.value)
 		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/results"
+	"linerate.dev/linerate/internal/testenv"
 )
 
 // Latency per RFC 8219 through the real engine: a repetition at a rate where the DUT loses more than the
@@ -33,38 +35,77 @@ func TestLatencyFollowsRFC8219(t *testing.T) {
   }
 }`
 		nft(t, rns, rules)
-		o := runCLI(t, eng, tns, routedTest("lossylat", nil, []int32{512}, "0.01", "1", withLatency(2, 4*time.Second)))
+		// What is shown is the loss rule, not the latency's precision: the tester may fall 20 ms behind and
+		// pause 20 ms (a loaded host does). What it then owes, at most 50 frames at these rates, fits in the
+		// bucket's 600, and a bucket admits by count, not by timing: a trial stretched by a lag at its end
+		// gains at most 20 tokens (an NDR one step higher), and its latency trials only lose more.
+		relaxed := func(tt *v1alpha1.TrafficTest) {
+			withLatency(2, 4*time.Second)(tt)
+			tt.Spec.Tester.Validity = v1alpha1.TrialValidity{MaxTxLag: dur(20 * time.Millisecond), MaxWorkerGap: dur(20 * time.Millisecond)}
+		}
+		o := runCLI(t, eng, tns, routedTest("lossylat", nil, []int32{512}, "0.01", "1", relaxed))
 		defer logTrialsIfFailed(t, o)
-		if o.Error != "" || len(o.Results.Throughput) != 1 || len(o.Results.Latency) != 1 {
-			t.Fatalf("run: %q throughput %+v latency %+v", o.Error, o.Results.Throughput, o.Results.Latency)
+		if o.Error != "" || len(o.Results.Throughput) != 1 {
+			t.Fatalf("run: %q throughput %+v", o.Error, o.Results.Throughput)
+		}
+		bounds := lowerBounds(t, o)
+		if len(o.Results.Latency) == 0 && o.Results.Throughput[0].NDR.FramesPerSecond == 0 && len(bounds) > 0 {
+			skipForLowerBounds(t, bounds, o) // no NDR: no rate to measure latency at
+		}
+		if len(o.Results.Latency) != 1 || len(o.Results.Latency[0].Repetitions) != 2 {
+			t.Fatalf("latency %+v", o.Results.Latency)
+		}
+		row := o.Results.Latency[0]
+		// each repetition's last try decides it (a spoiled try is repeated, under the same number)
+		last := map[int]results.Trial{}
+		for _, tr := range o.Trials {
+			if tr.Test == v1alpha1.TestLatency && tr.Seq > last[tr.Repetition].Seq {
+				last[tr.Repetition] = tr
+			}
+		}
+		if len(bounds) > 0 {
+			// The tester spoiled the trials near the DUT's NDR even so relaxed: the rate found is a lower
+			// bound, at which a latency trial may lose nothing. The loss rule is checked where it applies: a
+			// repetition is valid only where its trial lost nothing, and invalid for its loss where it lost.
+			for i, rep := range row.Repetitions {
+				tr := last[i+1]
+				switch {
+				case rep.Valid && (tr.Lost != 0 || !tr.Pass || tr.TesterLimited):
+					t.Errorf("repetition %d: %+v valid, from trial %d that lost %d (pass %v, spoiled %v)", i+1, rep, tr.Seq, tr.Lost, tr.Pass, tr.TesterLimited)
+				case !tr.TesterLimited && tr.Lost != 0 && !strings.Contains(rep.Reason, "loss tolerance"):
+					t.Errorf("repetition %d: %+v, from trial %d that lost %d: want invalid for its loss", i+1, rep, tr.Seq, tr.Lost)
+				}
+			}
+			skipForLowerBounds(t, bounds, o)
+			return
 		}
 		for _, tr := range o.Trials {
 			if tr.Test == v1alpha1.TestLatency && (tr.Pass || tr.Lost == 0) {
 				t.Errorf("latency trial %d at %.3f%%: lost %d of %d, pass %v: the 4 s trial should overflow the bucket and fail", tr.Seq, tr.OfferedPercent, tr.Lost, tr.TxFrames, tr.Pass)
 			}
 		}
-		row := o.Results.Latency[0]
 		if row.Aggregate.Valid || row.RFC8219 != nil {
 			t.Errorf("latency of lossy repetitions reported: aggregate %+v, RFC 8219 %+v", row.Aggregate, row.RFC8219)
 		}
-		if len(row.Repetitions) != 2 {
-			t.Fatalf("repetitions %+v", row.Repetitions)
-		}
-		// each repetition is invalid for its loss; on a loaded host the tester may spoil one in all its
-		// tries instead (invalid too, for the tester's reason), but not both: the loss rule is what is shown
+		// Each repetition is invalid for its loss. On a host so loaded that the tester falls 20 ms behind
+		// in every try of a repetition, that repetition is invalid for the tester's reason instead, and its
+		// last try must show a fault load explains (spoiledTrials checks every fault of the run).
+		spoiled := spoiledTrials(t, o, v1alpha1.TestLatency)
 		lossy := 0
 		for i, rep := range row.Repetitions {
+			tr := last[i+1]
 			switch {
 			case rep.Valid:
 				t.Errorf("repetition %d: %+v, want invalid for its loss", i+1, rep)
 			case strings.Contains(rep.Reason, "loss tolerance"):
 				lossy++
-			case !strings.HasPrefix(rep.Reason, "the tester spoiled it"):
-				t.Errorf("repetition %d: %+v, want invalid for its loss (or spoiled by the tester)", i+1, rep)
+			case !strings.HasPrefix(rep.Reason, "the tester spoiled it") || !tr.TesterLimited || len(tr.TesterFaults) == 0:
+				t.Errorf("repetition %d: %+v (last try %d, spoiled %v %q), want invalid for its loss, or spoiled by the tester in its last try",
+					i+1, rep, tr.Seq, tr.TesterLimited, tr.TesterFaults)
 			}
 		}
-		if lossy == 0 {
-			t.Errorf("no repetition was invalid for its loss: %+v", row.Repetitions)
+		if lossy == 0 && !t.Failed() {
+			testenv.SkipForLoad(t, "the tester spoiled every try of both repetitions on this loaded host (%v): invalid, as they must be, but the loss rule was not reached", spoiled)
 		}
 	})
 
@@ -82,7 +123,7 @@ func TestLatencyFollowsRFC8219(t *testing.T) {
 		}) {
 			_ = spoiledTrials(t, o, v1alpha1.TestLatency)
 			if !t.Failed() {
-				t.Skip("the tester spoiled all 20 repetitions on this loaded host: no summary, as it must be")
+				testenv.SkipForLoad(t, "the tester spoiled all 20 repetitions on this loaded host: no summary, as it must be")
 			}
 		}
 		if s == nil || s.Repetitions+s.Invalid != 20 || s.Repetitions < 1 {
@@ -121,7 +162,7 @@ func TestLatencyFollowsRFC8219(t *testing.T) {
 			t.Errorf("implausible: typical %d ns, worst case %d ns", s.TypicalNs, s.WorstCaseNs)
 		}
 		if s.Invalid > 5 && !t.Failed() {
-			t.Skipf("the summary of the %d valid repetitions is exact; the tester spoiled %d of 20 on this loaded host", s.Repetitions, s.Invalid)
+			testenv.SkipForLoad(t, "the summary of the %d valid repetitions is exact; the tester spoiled %d of 20 on this loaded host", s.Repetitions, s.Invalid)
 		}
 	})
 }

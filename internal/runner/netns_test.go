@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/engine"
 	"linerate.dev/linerate/internal/results"
+	"linerate.dev/linerate/internal/testenv"
 )
 
 // These tests run the real engine through the real CLI against devices under test whose truth is known,
@@ -93,19 +95,15 @@ func logTrialsIfFailed(t *testing.T, o cliOut) {
 	}
 }
 
-// loadFaults are the ways a loaded host spoils the tester's trials: it falls behind its schedule, sends
-// short, its rings overflow or roll frames over, a worker pauses. Any other fault (a drop count it could
-// not read, a frame of a lane it keeps no state for, a receive or send error) is a defect, not load.
-var loadFaults = []string{"behind its schedule", "scheduled frames", "on receipt itself", "to another of its receive queues", "paused for"}
-
-// spoiledTrials checks that every fault the tester reported in any trial is one a loaded host causes, and
-// counts the trials of a test the tester spoiled, per "<size> B <direction>" (size 0: IMIX).
+// spoiledTrials checks that every fault the tester reported in any trial is one a loaded host causes
+// (engine.ExplainedByLoad: any other is a defect), and counts the trials of a test the tester spoiled, per
+// "<size> B <direction>" (size 0: IMIX).
 func spoiledTrials(t *testing.T, o cliOut, test v1alpha1.TestKind) map[string]int {
 	t.Helper()
 	out := map[string]int{}
 	for _, tr := range o.Trials {
 		for _, f := range tr.TesterFaults {
-			if !slices.ContainsFunc(loadFaults, func(l string) bool { return strings.Contains(f, l) }) {
+			if !engine.ExplainedByLoad(f) {
 				t.Errorf("trial %d: a fault no load explains: %s", tr.Seq, f)
 			}
 		}
@@ -120,9 +118,11 @@ func spoiledTrials(t *testing.T, o cliOut, test v1alpha1.TestKind) map[string]in
 // was the limit (on a loaded host it may spoil every trial near the rate), or the NDR is undetermined. A
 // test whose truth is the DUT's NDR checks such a row only from above (a lower bound never passes the
 // truth) and then skips with skipForLowerBounds, saying the exact check was not reached. The runner's
-// own flag is not taken on trust: a tester-limited row must have throughput trials the tester spoiled at
-// its size (in either direction: a spoiled joint confirmation limits both of a pair), each for a reason
-// load explains. An undetermined row needs none: a pair's joint cap or a search's trial cap may end it.
+// own word is not taken on trust: such a row must have throughput trials the tester spoiled at its size
+// (in either direction: a spoiled joint confirmation limits both of a pair), each for a reason load
+// explains. That holds for an undetermined row too: the tester's repeats of spoiled trials spend the
+// search's cap, or it spoiled the joint confirmation; a cap reached with no trial spoiled is the search's
+// own doing, and fails.
 func lowerBounds(t *testing.T, o cliOut) map[string]bool {
 	t.Helper()
 	spoiled := spoiledTrials(t, o, v1alpha1.TestThroughput)
@@ -138,8 +138,8 @@ func lowerBounds(t *testing.T, o cliOut) map[string]bool {
 				atSize += n
 			}
 		}
-		if r.TesterLimited && atSize == 0 {
-			t.Errorf("%s is the tester's limit, but no throughput trial at %d B was spoiled", rowName(r), r.FrameSize)
+		if atSize == 0 {
+			t.Errorf("%s is a lower bound (tester-limited %v, undetermined %q), but no throughput trial at %d B was spoiled", rowName(r), r.TesterLimited, r.Undetermined, r.FrameSize)
 		}
 	}
 	return out
@@ -153,7 +153,7 @@ func rowName(r v1alpha1.ThroughputResult) string {
 func skipForLowerBounds(t *testing.T, bounds map[string]bool, o cliOut) {
 	t.Helper()
 	if len(bounds) > 0 && !t.Failed() {
-		t.Skipf("checked from above only, the tester was the limit (or the NDR undetermined) on this loaded host: %v; notes %q", slices.Sorted(maps.Keys(bounds)), o.Results.Notes)
+		testenv.SkipForLoad(t, "checked from above only, the tester was the limit (or the NDR undetermined) on this loaded host: %v; notes %q", slices.Sorted(maps.Keys(bounds)), o.Results.Notes)
 	}
 }
 
@@ -289,6 +289,6 @@ func TestFrameLossCurveOfAOneInNDropIsExact(t *testing.T) {
 		}
 	}
 	if spoiledStep && !t.Failed() {
-		t.Skipf("the point reported is exact; the other step the tester spoiled on this loaded host was left out, as it must be: notes %q", o.Results.Notes)
+		testenv.SkipForLoad(t, "the point reported is exact; the other step the tester spoiled on this loaded host was left out, as it must be: notes %q", o.Results.Notes)
 	}
 }

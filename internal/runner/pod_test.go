@@ -67,8 +67,17 @@ func TestRunnerPodThroughAForwardingNamespace(t *testing.T) {
 	// A plain kernel router forwards 1 % of 1 Gbit/s of 64 B frames (15 kframes/s) without loss: the
 	// NDR is the highest rate asked for, within one resolution step. (Kept low: on a loaded two-core
 	// machine the tester itself falls short at higher rates, and rightly says so.)
+	// On a loaded host the tester may spoil the trials near the rate: the row is then a lower bound, checked
+	// from above only, and the test skips at its end, once the records held the evidence (lowerBounds).
 	ndr, _ := strconv.ParseFloat(row.NDR.PercentOfLineRate, 64)
-	if ndr < maxRate-resolution-1e-9 || ndr > maxRate+1e-9 || row.TesterLimited {
+	trials, err := results.ReadTrials(ctx, c, "default", "pod")
+	if err != nil || len(trials) < int(row.Trials) {
+		t.Fatalf("%d trial records for a search of %d trials (%v)", len(trials), row.Trials, err)
+	}
+	read := cliOut{Results: res, Trials: trials}
+	defer logTrialsIfFailed(t, read)
+	bounds := lowerBounds(t, read)
+	if ndr > maxRate+1e-9 || (ndr < maxRate-resolution-1e-9 && len(bounds) == 0) {
 		t.Errorf("NDR %s%% of line rate (tester limited %v), want within %.2f of %.1f%%\n%s", row.NDR.PercentOfLineRate, row.TesterLimited, resolution, maxRate, log.String())
 	}
 	if row.FrameSize != 64 || row.Direction == "" || row.Trials < 1 {
@@ -78,12 +87,7 @@ func TestRunnerPodThroughAForwardingNamespace(t *testing.T) {
 	if err := json.Unmarshal([]byte(got.Data[results.KeyProgress]), &pg); err != nil || pg.StepsTotal < 1 || pg.Trial < 1 {
 		t.Errorf("progress.json %q (%v)", got.Data[results.KeyProgress], err)
 	}
-	trials, err := results.ReadTrials(ctx, c, "default", "pod")
-	if err != nil || len(trials) < int(row.Trials) {
-		t.Fatalf("%d trial records for a search of %d trials (%v)", len(trials), row.Trials, err)
-	}
 	for i, tr := range trials {
-		t.Logf("trial %d %s at %.3f%%: tx %d rx %d lost %d achieved %.0f/%.0f fps", tr.Seq, tr.Purpose, tr.OfferedPercent, tr.TxFrames, tr.RxFrames, tr.Lost, tr.AchievedFPS, tr.TargetFPS)
 		if tr.Seq != i+1 || tr.Test != v1alpha1.TestThroughput || tr.FrameSize != 64 || tr.TxFrames == 0 {
 			t.Errorf("trial record %d: %+v", i, tr)
 		}
@@ -104,6 +108,7 @@ func TestRunnerPodThroughAForwardingNamespace(t *testing.T) {
 	if int(counted) != len(trials) {
 		t.Errorf("/metrics counts %v trials, the ConfigMap holds %d:\n%s", counted, len(trials), body)
 	}
+	skipForLowerBounds(t, bounds, read)
 }
 
 // syncWriter lets the engine's output and the runner's log share one buffer.

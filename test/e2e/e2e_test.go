@@ -47,7 +47,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/engine"
 	"linerate.dev/linerate/internal/results"
+	"linerate.dev/linerate/internal/testenv"
 	"linerate.dev/linerate/internal/tester"
 )
 
@@ -292,12 +294,29 @@ func TestSampleMeasuresTheDUT(t *testing.T) {
 	if r == nil || len(r.Throughput) == 0 {
 		t.Fatalf("no throughput results: %+v", done.Status)
 	}
+	// every record, in the results ConfigMap and the segments sealed off it
+	trials, err := results.ReadTrials(context.Background(), k8s, namespace, tt.Name)
+	if err != nil || int32(len(trials)) != done.Status.TrialsMeasured {
+		t.Errorf("results ConfigMap holds %d trials (%v), status counts %d", len(trials), err, done.Status.TrialsMeasured)
+	}
+	var bounds []string
 	seen := map[string]bool{}
 	for _, th := range r.Throughput {
 		seen[fmt.Sprintf("%d/%s", th.FrameSize, th.Direction)] = true
+		// On a loaded host the tester may spoil every trial near the NDR: the row is then a lower bound
+		// (tester-limited, or undetermined where a pair's joint confirmation was spoiled), checked from above
+		// only, and only where the records show trials the tester spoiled at its size.
+		bound := th.TesterLimited || th.Undetermined != ""
+		if bound {
+			bounds = append(bounds, fmt.Sprintf("%d B %s", th.FrameSize, th.Direction))
+			if spoiledThroughput(t, trials, th.FrameSize) == 0 {
+				t.Errorf("%d B %s is a lower bound (tester-limited %v, undetermined %q), but no trial at %d B was spoiled by the tester",
+					th.FrameSize, th.Direction, th.TesterLimited, th.Undetermined, th.FrameSize)
+			}
+		}
 		// Plausible: the DUT forwarded something, not more than the line, and the L2 rate is the frame
 		// rate times the frame size.
-		if th.NDR.FramesPerSecond <= 0 || th.NDR.L1BitsPerSecond > r.LineRateBitsPerSecond || th.Trials == 0 {
+		if (th.NDR.FramesPerSecond <= 0 && !bound) || th.NDR.L1BitsPerSecond > r.LineRateBitsPerSecond || th.Trials == 0 {
 			t.Errorf("implausible NDR at %d B %s: %+v", th.FrameSize, th.Direction, th.NDR)
 		}
 		if want := th.NDR.FramesPerSecond * int64(th.FrameSize) * 8; !near(th.NDR.L2BitsPerSecond, want, 0.01) {
@@ -312,7 +331,7 @@ func TestSampleMeasuresTheDUT(t *testing.T) {
 			truth = fmt.Sprintf(", %.2f of the DUT's %.0f frames/s", ratio, capacity)
 			// Above the shaper's rate (plus its 32 KB burst within a short trial) nothing can pass without
 			// loss; far below it, the tester or the search is wrong.
-			if ratio > 1.1 || ratio < 0.7 {
+			if ratio > 1.1 || (ratio < 0.7 && !bound) {
 				t.Errorf("%d B %s: NDR %d frames/s is %.2f of what the DUT forwards (%.0f frames/s)",
 					th.FrameSize, th.Direction, th.NDR.FramesPerSecond, ratio, capacity)
 			}
@@ -328,7 +347,7 @@ func TestSampleMeasuresTheDUT(t *testing.T) {
 			}
 		}
 	}
-	if len(r.Latency) == 0 {
+	if len(r.Latency) == 0 && len(bounds) < len(r.Throughput) {
 		t.Errorf("no latency results")
 	}
 	for _, l := range r.Latency {
@@ -339,16 +358,11 @@ func TestSampleMeasuresTheDUT(t *testing.T) {
 	if done.Status.TrialsMeasured == 0 || done.Status.Headline == "" {
 		t.Errorf("status lacks trials/headline: %+v", done.Status)
 	}
-	// every record, in the results ConfigMap and the segments sealed off it
-	trials, err := results.ReadTrials(context.Background(), k8s, namespace, tt.Name)
-	if err != nil || int32(len(trials)) != done.Status.TrialsMeasured {
-		t.Errorf("results ConfigMap holds %d trials (%v), status counts %d", len(trials), err, done.Status.TrialsMeasured)
-	}
 
 	// a row the tester limited is exported as linerate_throughput_tester_limited, never as the DUT's NDR
 	metrics := scrapeOperator(t)
 	want := fmt.Sprintf(`traffictest="%s"`, tt.Name)
-	rows, limitedRows := 0, 0
+	rows, limitedRows, undeterminedRows := 0, 0, 0
 	for _, line := range strings.Split(metrics, "\n") {
 		switch {
 		case !strings.Contains(line, want):
@@ -356,23 +370,56 @@ func TestSampleMeasuresTheDUT(t *testing.T) {
 			rows++
 		case strings.HasPrefix(line, "linerate_throughput_tester_limited{"):
 			limitedRows++
+		case strings.HasPrefix(line, "linerate_throughput_undetermined{"):
+			undeterminedRows++
 		}
 	}
-	limited, limitedImix := 0, 0
+	// an undetermined row has no NDR of the DUT's either: it is exported as undetermined, unless the tester
+	// limited it, which says more
+	limited, undetermined := 0, 0
 	for _, row := range r.Throughput {
-		if row.TesterLimited {
+		switch {
+		case row.TesterLimited:
 			limited++
+		case row.Undetermined != "":
+			undetermined++
 		}
 	}
+	limitedImix, undeterminedImix := 0, 0
 	for _, row := range r.Imix {
-		if row.TesterLimited {
+		switch {
+		case row.TesterLimited:
 			limitedImix++
+		case row.Undetermined != "":
+			undeterminedImix++
 		}
 	}
-	if rows != len(r.Throughput)-limited || limitedRows != limited+limitedImix {
-		t.Errorf("the operator's /metrics has %d throughput rows and %d tester-limited ones for %s, the status %d rows of which %d tester-limited",
-			rows, limitedRows, tt.Name, len(r.Throughput), limited)
+	if rows != len(r.Throughput)-limited-undetermined || limitedRows != limited+limitedImix || undeterminedRows != undetermined+undeterminedImix {
+		t.Errorf("the operator's /metrics has %d throughput rows, %d tester-limited and %d undetermined for %s; the status %d rows of which %d tester-limited, %d undetermined",
+			rows, limitedRows, undeterminedRows, tt.Name, len(r.Throughput), limited+limitedImix, undetermined+undeterminedImix)
 	}
+	if len(bounds) > 0 && !t.Failed() {
+		testenv.SkipForLoad(t, "checked from above only, the tester was the limit (or the NDR undetermined) on this loaded host: %v", bounds)
+	}
+}
+
+// spoiledThroughput counts the throughput trials at a frame size the tester spoiled, each for a fault it
+// named; any fault of any trial that a host short of CPU does not explain (engine.ExplainedByLoad) is a
+// defect, and fails the test.
+func spoiledThroughput(t *testing.T, trials []results.Trial, size int32) int {
+	t.Helper()
+	n := 0
+	for _, tr := range trials {
+		for _, f := range tr.TesterFaults {
+			if !engine.ExplainedByLoad(f) {
+				t.Errorf("trial %d: a fault no load explains: %s", tr.Seq, f)
+			}
+		}
+		if tr.Test == v1alpha1.TestThroughput && tr.FrameSize == int(size) && tr.TesterLimited && len(tr.TesterFaults) > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 func near(got, want int64, tolerance float64) bool {
@@ -427,10 +474,25 @@ func TestMissedExpectationFailsTheVerdict(t *testing.T) {
 			t.Errorf("ExpectationsMet: %+v", c)
 		}
 	case v1alpha1.VerdictInconclusive:
+		// the tester's limit, or a pair's NDRs whose joint confirmation the tester spoiled (undetermined),
+		// or a row with no figure at all for either reason (not measured)
+		bound := map[string]bool{}
+		if r := done.Status.Results; r != nil {
+			for _, th := range r.Throughput {
+				bound["not measured: throughput 64 B "+th.Direction] = th.TesterLimited || th.Undetermined != ""
+			}
+		}
 		for _, f := range done.Status.Failures {
-			if !strings.Contains(f, "testerLimited") {
+			if !strings.Contains(f, "(testerLimited)") && !strings.Contains(f, "but the NDR is undetermined (") && !bound[strings.TrimPrefix(f, "inconclusive: ")] {
 				t.Errorf("Inconclusive for a reason other than the tester's limit: %q", f)
 			}
+		}
+		trials, err := results.ReadTrials(context.Background(), k8s, namespace, tt.Name)
+		if err != nil || spoiledThroughput(t, trials, 64) == 0 {
+			t.Errorf("Inconclusive for the tester's limit, but no trial at 64 B was spoiled by the tester (%d records, %v)", len(trials), err)
+		}
+		if !t.Failed() {
+			testenv.SkipForLoad(t, "Inconclusive, never Passed, for the tester's limit on this loaded host: the DUT's Failed was not shown (%q)", done.Status.Failures)
 		}
 	default:
 		t.Fatalf("verdict %q, want Failed; failures %v", done.Status.Verdict, done.Status.Failures)

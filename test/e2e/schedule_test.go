@@ -15,6 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/results"
+	"linerate.dev/linerate/internal/testenv"
 )
 
 // TestScheduleComparesTheSecondRunWithTheFirst: a schedule due every minute makes two runs against the
@@ -74,6 +76,40 @@ func TestScheduleComparesTheSecondRunWithTheFirst(t *testing.T) {
 		time.Sleep(3 * time.Second)
 	}
 	first, second := runs[0], runs[1]
+	// On a loaded host the tester may spoil every trial near a run's NDR: that row is then a lower bound
+	// (tester-limited or undetermined), and no change between the runs is the DUT's. Such a run must show
+	// throughput trials the tester spoiled, and must not have Failed; the comparison is then checked no
+	// further (the test skips).
+	bound := func(run *v1alpha1.TrafficTest) string {
+		res := run.Status.Results
+		if res == nil || len(res.Throughput) != 1 {
+			t.Fatalf("%s: %s, throughput %+v", run.Name, run.Status.Phase, res)
+		}
+		row := res.Throughput[0]
+		if !row.TesterLimited && row.Undetermined == "" {
+			return ""
+		}
+		if trials, err := results.ReadTrials(ctx, k8s, namespace, run.Name); err != nil || spoiledThroughput(t, trials, 512) == 0 {
+			t.Errorf("%s: the NDR is a lower bound, but no throughput trial at 512 B was spoiled by the tester (%d records, %v)", run.Name, len(trials), err)
+		}
+		if run.Status.Verdict == v1alpha1.VerdictFailed {
+			t.Errorf("%s: Failed on a lower bound of the NDR: %v", run.Name, run.Status.Failures)
+		}
+		return fmt.Sprintf("%s: NDR %d frames/s, tester-limited %v, undetermined %q, verdict %s", run.Name, row.NDR.FramesPerSecond, row.TesterLimited, row.Undetermined, run.Status.Verdict)
+	}
+	skipFor := func(why string) {
+		if !t.Failed() {
+			testenv.SkipForLoad(t, "the comparison is checked no further, the tester was the limit on this loaded host: %s", why)
+		}
+		t.FailNow()
+	}
+	if first.Status.Phase != v1alpha1.PhaseSucceeded {
+		t.Fatalf("first run %s: %s %v", first.Name, first.Status.Phase, first.Status.Conditions)
+	}
+	if why := bound(&first); why != "" {
+		skipFor(why)
+	}
+	// the first has nothing to compare with: no expectation to judge, Passed
 	if first.Status.Phase != v1alpha1.PhaseSucceeded || first.Status.Verdict != v1alpha1.VerdictPassed || first.Spec.PreviousRun != nil {
 		t.Fatalf("first run %s: %s, verdict %s %v, previousRun %v", first.Name, first.Status.Phase, first.Status.Verdict, first.Status.Failures, first.Spec.PreviousRun)
 	}
@@ -81,8 +117,12 @@ func TestScheduleComparesTheSecondRunWithTheFirst(t *testing.T) {
 		t.Fatalf("second run %s compares with %v, want %s", second.Name, second.Spec.PreviousRun, first.Name)
 	}
 	r := second.Status.Results
-	if r == nil || r.ComparedWith != first.Name || len(r.Change) != 1 || r.Change[0].FrameSize != 512 || r.Change[0].TesterLimited {
-		t.Fatalf("second run's change: %+v", r)
+	why := bound(&second)
+	if r.ComparedWith != first.Name || len(r.Change) != 1 || r.Change[0].FrameSize != 512 || r.Change[0].TesterLimited != (why != "") {
+		t.Fatalf("second run's change: %+v (lower bound: %q)", r, why)
+	}
+	if why != "" {
+		skipFor(why)
 	}
 	change, _ := strconv.ParseFloat(r.Change[0].NDRPercent, 64)
 	t.Logf("%s vs %s: NDR %s -> %s frames/s, change %s%% (%d bit/s)", second.Name, first.Name,
