@@ -32,7 +32,7 @@ var (
 	throughputTesterLimited = prometheus.NewDesc("linerate_throughput_tester_limited",
 		"1 for a throughput (or IMIX, frame_size 0) result at which the tester, not the DUT, was the limit: its NDR is a lower bound of the DUT's and is not exported as the DUT's throughput.", rowLabels, nil)
 	throughputUndetermined = prometheus.NewDesc("linerate_throughput_undetermined",
-		"1 for a throughput (or IMIX, frame_size 0) result whose NDR is undetermined: the search ended without confirming one (its cap of trials, a pair's joint confirmation the tester spoiled or the run stopped before), so the status holds at most a lower bound, and no figure is exported as the DUT's throughput. A row the tester limited says linerate_throughput_tester_limited instead.", rowLabels, nil)
+		"1 for a throughput (or IMIX, frame_size 0) result whose NDR is undetermined: the search ended without confirming one (its cap of trials; a pair no joint trial confirmed within its cap, the tester spoiling it, or an engine abort; the other direction of a pair undetermined; the run stopping first), so the status holds at most a lower bound, and no figure is exported as the DUT's throughput. A row the tester limited says linerate_throughput_tester_limited instead.", rowLabels, nil)
 	latency = prometheus.NewDesc("linerate_latency_seconds",
 		"Latency at the throughput rate, aggregated over repetitions.", append(append([]string{}, rowLabels...), "statistic"), nil)
 	frameLoss = prometheus.NewDesc("linerate_frame_loss_ratio",

@@ -49,8 +49,9 @@ func TestLatencyFollowsRFC8219(t *testing.T) {
 			t.Fatalf("run: %q throughput %+v", o.Error, o.Results.Throughput)
 		}
 		bounds := lowerBounds(t, o)
-		if len(o.Results.Latency) == 0 && o.Results.Throughput[0].NDR.FramesPerSecond == 0 && len(bounds) > 0 {
-			skipForLowerBounds(t, bounds, o) // no NDR: no rate to measure latency at
+		if len(o.Results.Latency) == 0 && len(bounds) > 0 {
+			// no NDR, or an undetermined one: no rate to measure latency at
+			skipForLowerBounds(t, bounds, o)
 		}
 		if len(o.Results.Latency) != 1 || len(o.Results.Latency[0].Repetitions) != 2 {
 			t.Fatalf("latency %+v", o.Results.Latency)
@@ -80,7 +81,8 @@ func TestLatencyFollowsRFC8219(t *testing.T) {
 			return
 		}
 		for _, tr := range o.Trials {
-			if tr.Test == v1alpha1.TestLatency && (tr.Pass || tr.Lost == 0) {
+			// (a try the tester spoiled is held to its own rule below: a short one may not overflow the bucket)
+			if tr.Test == v1alpha1.TestLatency && !tr.TesterLimited && (tr.Pass || tr.Lost == 0) {
 				t.Errorf("latency trial %d at %.3f%%: lost %d of %d, pass %v: the 4 s trial should overflow the bucket and fail", tr.Seq, tr.OfferedPercent, tr.Lost, tr.TxFrames, tr.Pass)
 			}
 		}
@@ -113,6 +115,10 @@ func TestLatencyFollowsRFC8219(t *testing.T) {
 		tns, _ := router(t, "lr")
 		o := runCLI(t, eng, tns, routedTest("lat20", nil, []int32{512}, "0.5", "1", withLatency(20, 300*time.Millisecond)))
 		defer logTrialsIfFailed(t, o)
+		if bounds := lowerBounds(t, o); len(o.Results.Latency) == 0 && len(bounds) > 0 {
+			// no NDR, or an undetermined one: no rate to measure latency at
+			skipForLowerBounds(t, bounds, o)
+		}
 		if o.Error != "" || len(o.Results.Latency) != 1 {
 			t.Fatalf("run: %q latency %+v", o.Error, o.Results.Latency)
 		}

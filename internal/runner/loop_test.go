@@ -66,7 +66,7 @@ func TestVethLoopLosesNothing(t *testing.T) {
 			t.Errorf("%d B: NDR %s%% (loss %s%%), the highest valid full-length pass at %.3f%%", row.FrameSize, row.NDR.PercentOfLineRate, row.LossPercent, highest)
 		}
 		// both are rounded from the same rate, so they agree within one frame
-		if d := row.NDR.L2BitsPerSecond - row.NDR.FramesPerSecond*int64(row.FrameSize)*8; row.NDR.FramesPerSecond <= 0 || d > int64(row.FrameSize)*8 || d < -int64(row.FrameSize)*8 {
+		if d := row.NDR.L2BitsPerSecond - row.NDR.FramesPerSecond*int64(row.FrameSize)*8; (row.NDR.FramesPerSecond <= 0 && !bounds[rowName(row)]) || d > int64(row.FrameSize)*8 || d < -int64(row.FrameSize)*8 {
 			t.Errorf("%d B: NDR %d frames/s and %d L2 bit/s do not agree", row.FrameSize, row.NDR.FramesPerSecond, row.NDR.L2BitsPerSecond)
 		}
 	}

@@ -121,8 +121,8 @@ func spoiledTrials(t *testing.T, o cliOut, test v1alpha1.TestKind) map[string]in
 // own word is not taken on trust: such a row must have throughput trials the tester spoiled at its size
 // (in either direction: a spoiled joint confirmation limits both of a pair), each for a reason load
 // explains. That holds for an undetermined row too: the tester's repeats of spoiled trials spend the
-// search's cap, or it spoiled the joint confirmation; a cap reached with no trial spoiled is the search's
-// own doing, and fails.
+// search's cap, or it spoiled the joint confirmation. A cap reached with no trial spoiled is the search's
+// doing, or a DUT's that no pair of rates passes together: no DUT of these tests is such, so it fails.
 func lowerBounds(t *testing.T, o cliOut) map[string]bool {
 	t.Helper()
 	spoiled := spoiledTrials(t, o, v1alpha1.TestThroughput)

@@ -6,11 +6,11 @@ package testenv
 
 import (
 	"errors"
-	"io"
 	"os"
 	"sync"
 	"testing"
 
+	"go.uber.org/zap/zapcore"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -67,9 +67,10 @@ func ForTest(t testing.TB) (*rest.Config, client.Client) {
 	if why := Missing(); why != "" {
 		t.Skip(why)
 	}
-	// A test that is not a controller's reads nothing controller-runtime logs; with no logger set it
-	// prints a warning and a stack trace into the test's output, where a reader of a failure looks first.
-	quietOnce.Do(func() { ctrllog.SetLogger(zap.New(zap.WriteTo(io.Discard))) })
+	// With no logger set, controller-runtime prints a warning and a stack trace into the test's output,
+	// where a reader of a failure looks first; its errors are kept (on stderr), its chatter is not. The
+	// logger is the process's: set once, before any is handed out.
+	quietOnce.Do(func() { ctrllog.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel))) })
 	env, cfg, err := Start()
 	if err != nil {
 		t.Fatal(err)
