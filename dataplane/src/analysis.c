@@ -67,7 +67,7 @@ static inline bool run_continues(const struct lr_run *r, const struct lr_rx_fram
 	       f->flow == (uint16_t)r->flow;
 }
 
-void lr_run_close(struct lr_run *r, uint32_t now_ns32, uint64_t now)
+void lr_run_close(struct lr_run *r, uint64_t now)
 {
 	struct lr_stream *s = r->s;
 	if (s == NULL)
@@ -81,7 +81,7 @@ void lr_run_close(struct lr_run *r, uint32_t now_ns32, uint64_t now)
 	q->rx_bytes += r->bytes;
 	if (r->cycle_len == 1) /* counted here, not per frame (lr_run_add) */
 		q->class_rx[s->cycle_class[0]] += frames;
-	lr_add_latency(q, now_ns32 - r->lat, r->lat, r->next - r->lat_from);
+	lr_add_latency(q, r->lat_tx, r->lat, r->next - r->lat_from);
 	lr_publish_u64(&q->last_rx_tsc, now);
 	r->s = NULL;
 }
@@ -90,20 +90,20 @@ void lr_analyse_next(struct lr_run *r, struct lr_port *p, unsigned q, const stru
 		     uint32_t now_ns32, uint64_t now)
 {
 	if (!run_continues(r, f)) {
-		lr_run_close(r, now_ns32, now);
+		lr_run_close(r, now);
 		if (!run_open(r, p, q, f, st)) {
 			lr_analyse_one(p, q, f, st, now_ns32, now);
 			return;
 		}
 	}
-	lr_run_add(r, f->frame_size, f->ts_ns, now_ns32);
+	lr_run_add(r, f->frame_size, f->ts_ns, now_ns32, true);
 }
 
 void lr_analyse_burst(struct lr_port *p, unsigned q, const struct lr_rx_frame *f, unsigned n, int st,
-		      uint32_t now_ns32, uint64_t now)
+		      const uint32_t *arrival, uint32_t now_ns32, uint64_t now)
 {
 	struct lr_run r = {.s = NULL};
 	for (unsigned i = 0; i < n; i++)
-		lr_analyse_next(&r, p, q, &f[i], st, now_ns32, now);
-	lr_run_close(&r, now_ns32, now);
+		lr_analyse_next(&r, p, q, &f[i], st, arrival ? arrival[i] : now_ns32, now);
+	lr_run_close(&r, now);
 }

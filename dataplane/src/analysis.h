@@ -39,7 +39,7 @@ struct lr_run {
 	uint32_t flow;	      /* the flow of next */
 	uint32_t pos;	      /* next's position in the size cycle */
 	uint64_t bytes;
-	uint32_t lat; /* the latency of the frames from lat_from to next - 1 */
+	uint32_t lat, lat_tx; /* the latency and TX stamp of the frames from lat_from to next - 1 */
 	uint64_t lat_from;
 };
 
@@ -78,8 +78,11 @@ static inline void lr_add_latency(struct lr_rxq *q, uint32_t ts, uint32_t v, uin
  * fields it updates, the more of the run stays in registers: the frame count is next - first, the frames of
  * one latency next - lat_from, and the window's bits first .. next - 1 are set a word at a time when the
  * run ends (lr_run_close): a per-frame bit kept a value in memory from frame to frame, a fifth of the
- * receiver's own time per frame. */
-static inline void lr_run_add(struct lr_run *r, uint32_t frame_size, uint32_t ts_ns, uint32_t now_ns32)
+ * receiver's own time per frame. Frames of one latency group are frames of one TX stamp arriving at one
+ * time; when a burst's frames share one arrival time (per_frame_arrival false, a constant the compiler
+ * folds), one latency means one TX stamp and the stamp need not be compared. */
+static inline void lr_run_add(struct lr_run *r, uint32_t frame_size, uint32_t ts_ns, uint32_t now_ns32,
+			      bool per_frame_arrival)
 {
 	struct lr_stream *s = r->s;
 	uint64_t seq = r->next++;
@@ -92,9 +95,10 @@ static inline void lr_run_add(struct lr_run *r, uint32_t frame_size, uint32_t ts
 			r->pos = 0;
 	}
 	uint32_t v = now_ns32 - ts_ns;
-	if (v != r->lat) {
-		lr_add_latency(r->q, now_ns32 - r->lat, r->lat, seq - r->lat_from);
+	if (v != r->lat || (per_frame_arrival && ts_ns != r->lat_tx)) {
+		lr_add_latency(r->q, r->lat_tx, r->lat, seq - r->lat_from);
 		r->lat = v;
+		r->lat_tx = ts_ns;
 		r->lat_from = seq;
 	}
 }
@@ -105,12 +109,12 @@ static inline void lr_run_add(struct lr_run *r, uint32_t frame_size, uint32_t ts
  * run expects (lr_is_next) instead of decoding it, and counting it in the same pass, is what lets one core
  * analyse every frame at nearly the rate another only frees them. len: bytes in the first segment. */
 static inline bool lr_run_extend(struct lr_run *r, const uint8_t *p, uint32_t len, uint32_t frame_size,
-				 uint32_t now_ns32)
+				 uint32_t now_ns32, bool per_frame_arrival)
 {
 	uint32_t ts_ns;
 	if (r->s == NULL || !lr_is_next(p, len, r->tag_head, r->next, (uint16_t)r->flow, &ts_ns))
 		return false;
-	lr_run_add(r, frame_size, ts_ns, now_ns32);
+	lr_run_add(r, frame_size, ts_ns, now_ns32, per_frame_arrival);
 	return true;
 }
 
@@ -118,11 +122,12 @@ static inline bool lr_run_extend(struct lr_run *r, const uint8_t *p, uint32_t le
  * is counted alone (lr_analyse_one). */
 void lr_analyse_next(struct lr_run *r, struct lr_port *p, unsigned q, const struct lr_rx_frame *f, int st,
 		     uint32_t now_ns32, uint64_t now);
-/* Adds the run's counters to its stream; the end of every RX burst. */
-void lr_run_close(struct lr_run *r, uint32_t now_ns32, uint64_t now);
+/* Adds the run's counters to its stream; the end of every RX burst (now: its receipt, TSC). */
+void lr_run_close(struct lr_run *r, uint64_t now);
 
-/* Counts the n frames of one burst, in order: lr_analyse_next on each, then lr_run_close. */
+/* Counts the n frames of one burst, in order: lr_analyse_next on each, then lr_run_close. arrival: each
+ * frame's arrival (ns modulo 2^32), NULL: all at now_ns32. */
 void lr_analyse_burst(struct lr_port *p, unsigned q, const struct lr_rx_frame *f, unsigned n, int st,
-		      uint32_t now_ns32, uint64_t now);
+		      const uint32_t *arrival, uint32_t now_ns32, uint64_t now);
 
 #endif

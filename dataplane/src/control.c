@@ -10,7 +10,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "control.h"
+#include "control_ports.h"
+#include "control_report.h"
+#include "control_streams.h"
+#include "control_trial.h"
 #include "engine.h"
 
 /* Returns 1 when the engine should quit. */

@@ -17,8 +17,10 @@
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 
-#include "control.h"
+#include "control_ports.h"
 #include "engine.h"
+#include "idle.h"
+#include "trial.h"
 
 static int ethtool(int fd, const char *name, void *cmd)
 {
@@ -80,29 +82,20 @@ static unsigned kernel_rx_queues(int if_index)
 	return n;
 }
 
-int port_arg(struct args *a, struct out *o, const char *key, int *id, bool allow_none)
-{
-	const char *s = arg(a, key);
-	if (s == NULL)
-		return fail(o, "bad-request", "missing %s=", key);
-	if (allow_none && strcmp(s, "none") == 0) {
-		*id = -1;
-		return 0;
-	}
-	char *end;
-	long v = strtol(s, &end, 10);
-	if (*end || end == s || v < 0 || v >= (long)lr.nports)
-		return fail(o, "bad-value", "%s=%s: no such port (the engine has %u)", key, s, lr.nports);
-	*id = (int)v;
-	return 0;
-}
 
 int do_hello(struct args *a, struct out *o)
 {
 	if (check_unused(a, o, "HELLO"))
 		return -1;
-	put(o, "{\"ok\":true,\"proto\":6,\"engine\":\"%s\",\"ports\":%u,\"tsc_hz\":%llu,\"lcores\":%u,\"idle_sleep_us\":%u",
-	    LR_VERSION, lr.nports, (unsigned long long)lr.tsc_hz, rte_lcore_count(), lr.idle_sleep_us);
+	/* how the workers wait (idle.h): never sleeping, or leaving a queue the kernel cannot wake them for at
+	 * most rx_sleep_us in a trial */
+	unsigned rt = 0;
+	for (unsigned w = 0; w < lr.nworkers; w++)
+		rt += atomic_load_explicit(&lr.workers[w].rt_allowed, memory_order_relaxed);
+	put(o, "{\"ok\":true,\"proto\":7,\"engine\":\"%s\",\"ports\":%u,\"tsc_hz\":%llu,\"lcores\":%u,\"spin\":%s,"
+	       "\"rx_sleep_us\":%u,\"realtime_workers\":%u,\"workers\":%u",
+	    LR_VERSION, lr.nports, (unsigned long long)lr.tsc_hz, rte_lcore_count(), lr.spin ? "true" : "false",
+	    lr.rx_sleep_us, rt, lr.nworkers);
 	/* where the engine runs and keeps its frames: the runner checks them against the ports' nodes */
 	const char *sep = "";
 	unsigned lc;
@@ -148,7 +141,7 @@ int do_port(struct args *a, struct out *o)
 	int id = -1;
 	if (port_arg(a, o, "id", &id, false))
 		return -1;
-	if (trial_active())
+	if (lr_trial_active())
 		return fail(o, "busy", "PORT: a trial is running");
 	struct lr_port *p = &lr.ports[id];
 	const char *ip4 = arg(a, "ip4"), *gw4 = arg(a, "gw4"), *ip6 = arg(a, "ip6"), *gw6 = arg(a, "gw6");
@@ -186,6 +179,18 @@ int do_port(struct args *a, struct out *o)
 			return fail(o, "bad-value", "peer_mac=%s: want aa:bb:cc:dd:ee:ff", peer);
 		n.static_peer = true;
 	}
+	if (p->vlan_filter && vlan != p->vlan) {
+		/* a VF receives only the VLANs it asked its PF for (engine.h): the test's VLAN is asked for, the
+		 * old one given back */
+		int rc = vlan ? rte_eth_dev_vlan_filter(p->id, (uint16_t)vlan, 1) : 0;
+		if (rc != 0)
+			return fail(o, "vlan-refused",
+				    "vlan=%llu: port %d (%s) refused a filter for the VLAN (%s): its frames would never reach it. Leave "
+				    "vlan unset and let the network tag them (an SR-IOV network's vlan: tags on the wire, untagged in the pod)",
+				    (unsigned long long)vlan, id, p->driver, rte_strerror(-rc));
+		if (p->vlan)
+			(void)rte_eth_dev_vlan_filter(p->id, p->vlan, 0);
+	}
 	p->vlan = (uint16_t)vlan;
 	p->has_ip4 = n.has_ip4;
 	p->has_gw4 = n.has_gw4;
@@ -205,13 +210,22 @@ int do_port(struct args *a, struct out *o)
 	rte_eth_link_get_nowait(p->id, &link);
 	char m[32];
 	bool ck4 = p->rx_cksum & RTE_ETH_RX_OFFLOAD_IPV4_CKSUM, cku = p->rx_cksum & RTE_ETH_RX_OFFLOAD_UDP_CKSUM;
+	/* what times a received frame: the kernel's receive time (every queue's ring mapped), or the poll */
+	bool kernel_times = p->nq > 0, kernel_wakes = p->nq > 0;
+	for (unsigned q = 0; q < p->nq; q++) {
+		kernel_times &= p->q[q].kring.map != NULL;
+		kernel_wakes &= p->q[q].kring.fd >= 0;
+	}
 	put(o,
 	    "{\"ok\":true,\"id\":%d,\"mac\":\"%s\",\"driver\":\"%s\",\"device\":\"%s\",\"numa\":%d,\"rx_queues\":%u,"
 	    "\"tx_queues\":%u,\"link_up\":%s,\"speed_mbps\":%u,\"max_frame\":%u,\"rx_checksums\":\"%s%s%s\","
-	    "\"kernel_rx_queues\":%u,\"kernel_first_rx_queue\":%u}",
+	    "\"kernel_rx_queues\":%u,\"kernel_first_rx_queue\":%u,\"rx_timestamps\":\"%s\",\"rx_wake\":\"%s\","
+	    "\"promiscuous\":%s,\"rx_misses_counted\":%s,\"rx_ring\":%u,\"vlan_filter\":%s}",
 	    id, mac_str(p->mac, m), p->driver, p->device, p->numa, p->rx_queues, p->tx_queues, link.link_status ? "true" : "false",
 	    link.link_speed == RTE_ETH_SPEED_NUM_UNKNOWN ? 0u : link.link_speed, p->max_frame, ck4 ? "ipv4" : "", ck4 && cku ? "," : "",
-	    cku ? "udp" : "", kernel_rx_queues(p->if_index), p->kernel_first_rx_queue);
+	    cku ? "udp" : "", kernel_rx_queues(p->if_index), p->kernel_first_rx_queue, kernel_times ? "kernel" : "poll",
+	    lr.spin ? "spin" : kernel_wakes ? "kernel" : "poll", p->promiscuous ? "true" : "false",
+	    p->rx_misses_counted ? "true" : "false", p->rx_ring, p->vlan_filter ? "true" : "false");
 	return 0;
 }
 
@@ -224,6 +238,8 @@ static void queue_control_frame(struct lr_port *p, const uint8_t *frame, size_t 
 	m->data_len = m->pkt_len = (uint32_t)len;
 	if (rte_ring_sp_enqueue(p->ctl_tx, m) != 0)
 		rte_pktmbuf_free(m);
+	else
+		lr_wake(&lr.workers[p->q[0].owner]); /* it sends them (ctl_tx) */
 }
 
 int do_resolve(struct args *a, struct out *o)

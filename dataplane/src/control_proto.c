@@ -10,7 +10,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "control.h"
+#include "control_proto.h"
+#include "engine.h"
 
 /* ---- a growable JSON response ---- */
 void put(struct out *o, const char *fmt, ...)
@@ -162,4 +163,22 @@ int parse_list(const char *s, double *out, unsigned max, unsigned *n)
 		out[(*n)++] = v;
 	}
 	return *n ? 0 : -1;
+}
+
+/* A port's id, from argument key: one of the engine's ports ("none" too when allow_none: -1). */
+int port_arg(struct args *a, struct out *o, const char *key, int *id, bool allow_none)
+{
+	const char *s = arg(a, key);
+	if (s == NULL)
+		return fail(o, "bad-request", "missing %s=", key);
+	if (allow_none && strcmp(s, "none") == 0) {
+		*id = -1;
+		return 0;
+	}
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (*end || end == s || v < 0 || v >= (long)lr.nports)
+		return fail(o, "bad-value", "%s=%s: no such port (the engine has %u)", key, s, lr.nports);
+	*id = (int)v;
+	return 0;
 }

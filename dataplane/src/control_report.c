@@ -4,8 +4,9 @@
 
 #include <rte_ethdev.h>
 
-#include "control.h"
+#include "control_report.h"
 #include "engine.h"
+#include "trial.h"
 
 static void put_latency(struct out *o, const struct lr_stream *s, const struct lr_rxq *rx)
 {
@@ -55,11 +56,12 @@ int do_result(struct args *a, struct out *o)
 	if (st == LR_IDLE)
 		return fail(o, "no-trial", "RESULT: no trial has run");
 	if (st != LR_DONE && st != LR_ABORTED)
-		return fail(o, "busy", "RESULT: trial %u is still %s", t->id, state_name(st));
+		return fail(o, "busy", "RESULT: trial %u is still %s", t->id, lr_state_name(st));
 	uint64_t meas_end = t->meas_end_tsc ? t->meas_end_tsc : t->end_tsc;
 	uint64_t meas = t->meas_start_tsc && meas_end > t->meas_start_tsc ? meas_end - t->meas_start_tsc : 0;
-	put(o, "{\"ok\":true,\"trial\":%u,\"state\":\"%s\",\"reason\":\"%s\",\"duration_ns\":%llu,\"streams\":[", t->id,
-	    state_name(st), t->reason, (unsigned long long)((double)meas * lr.ns_per_tsc));
+	put(o, "{\"ok\":true,\"trial\":%u,\"state\":\"%s\",\"reason\":\"%s\",\"stalled_stream\":%d,\"duration_ns\":%llu,"
+	       "\"streams\":[",
+	    t->id, lr_state_name(st), t->reason, t->stalled_stream, (unsigned long long)((double)meas * lr.ns_per_tsc));
 	for (unsigned i = 0; i < t->nstreams; i++) {
 		struct lr_stream *s = lr.streams[t->streams[i]];
 		/* Offered is judged by frames: a trial of d s at r frames/s must send ceil(d·r) frames. A late
@@ -86,7 +88,7 @@ int do_result(struct args *a, struct out *o)
 		    "\"reordered\":%llu,\"early\":%llu,\"late\":%llu,\"beyond_window\":%llu,\"max_late\":%llu,"
 		    "\"max_early\":%llu,"
 		    "\"bad_flow\":%llu,\"unknown_lane\":%llu,\"corrupted\":%llu,\"tx_max_lag_ns\":%llu,\"scheduled_frames\":%llu,"
-		    "\"tx_peak_fps\":%llu,\"rx_queues\":%u,",
+		    "\"tx_peak_fps\":%llu,\"tx_restamped_bursts\":%llu,\"rx_queues\":%u,",
 		    i ? "," : "", s->id, t->burst ? 0.0 : s->fps, achieved, saturated ? "true" : "false",
 		    (unsigned long long)tx.tx_frames, (unsigned long long)tx.tx_bytes, (unsigned long long)rx,
 		    (unsigned long long)m.rx_bytes, (unsigned long long)dup,
@@ -96,7 +98,7 @@ int do_result(struct args *a, struct out *o)
 		    (unsigned long long)m.bad_flow, (unsigned long long)m.unknown_lane, (unsigned long long)m.corrupted,
 		    (unsigned long long)tx.lag_ns,
 		    (unsigned long long)(s->tx_port < 0 ? 0 : t->burst ? t->burst : expected),
-		    (unsigned long long)tx.peak_fps,
+		    (unsigned long long)tx.peak_fps, (unsigned long long)tx.restamped,
 		    nq_seen);
 		put_latency(o, s, &m);
 		put(o, ",\"classes\":[");
@@ -128,7 +130,7 @@ int do_result(struct args *a, struct out *o)
 		memset(&es, 0, sizeof(es));
 		rte_eth_stats_get(p->id, &es);
 		uint64_t rollovers = 0;
-		if (p->af_packet) {
+		if (p->af_packet && !lr.mask_rx_misses) {
 			uint64_t drops, now_rollovers;
 			unsigned unread = lr_kernel_read(p->if_index, p->nq, &drops, &now_rollovers);
 			p->rx_kernel_drops += drops; /* a later RESULT adds what was dropped since */
@@ -140,12 +142,38 @@ int do_result(struct args *a, struct out *o)
 			rollovers = now_rollovers >= p->rx_kernel_rollovers_base ? now_rollovers - p->rx_kernel_rollovers_base
 										  : now_rollovers;
 		}
+		/* how its measured frames were timed (kernel_rx_time.h); how fast they came (its queues' peaks
+		 * added: at most the port's, never below it); and the longest its ring was left unread: what its
+		 * frames waited by the kernel's times, else its workers' longest gap and the sleep they may choose
+		 * on a queue nothing wakes them for (idle.h) */
+		struct lr_rx_times tm = {0};
+		uint64_t peak = 0, unread_ns = 0;
+		for (unsigned q = 0; q < p->nq; q++) {
+			const struct lr_portq *pq = &p->q[q];
+			tm.kernel += pq->rx_times.kernel;
+			tm.polled += pq->rx_times.polled;
+			if (pq->rx_times.wait_max_ns > tm.wait_max_ns)
+				tm.wait_max_ns = pq->rx_times.wait_max_ns;
+			peak += (pq->rx_peak_win > pq->rx_win_frames ? pq->rx_peak_win : pq->rx_win_frames) * 1000;
+			uint64_t gap = (uint64_t)((double)lr.workers[pq->owner].max_gap_tsc * lr.ns_per_tsc);
+			if (pq->kring.fd < 0 && !lr.spin)
+				gap += (uint64_t)lr.rx_sleep_us * 1000;
+			if (gap > unread_ns)
+				unread_ns = gap;
+		}
+		if (tm.kernel > 0 && tm.polled == 0)
+			unread_ns = tm.wait_max_ns;
 		put(o,
-		    "%s{\"id\":%u,\"rx_foreign\":%llu,\"rx_arp\":%llu,\"tx_arp\":%llu,\"rx_stale\":%llu,"
+		    "%s{\"id\":%u,\"rx_kernel_timed\":%llu,\"rx_poll_timed\":%llu,\"rx_wait_max_ns\":%llu,"
+		    "\"rx_misses_counted\":%s,\"rx_ring\":%u,\"rx_peak_fps\":%llu,\"rx_unread_max_ns\":%llu,"
+		    "\"rx_foreign\":%llu,\"rx_arp\":%llu,\"tx_arp\":%llu,\"rx_stale\":%llu,"
 		    "\"rx_warmup\":%llu,\"imissed\":%llu,\"ierrors\":%llu,\"oerrors\":%llu,\"rx_nombuf\":%llu,"
 		    "\"tx_alloc_fail\":%llu,\"tx_full\":%llu,\"rx_bad_checksum\":%llu,\"rx_kernel_drops\":%llu,"
 		    "\"rx_kernel_rollovers\":%llu,\"rx_kernel_unread\":%u}",
-		    i ? "," : "", i, (unsigned long long)c.rx_foreign, (unsigned long long)c.rx_arp,
+		    i ? "," : "", i, (unsigned long long)tm.kernel, (unsigned long long)tm.polled,
+		    (unsigned long long)tm.wait_max_ns, p->rx_misses_counted ? "true" : "false", p->rx_ring,
+		    (unsigned long long)peak, (unsigned long long)unread_ns, (unsigned long long)c.rx_foreign,
+		    (unsigned long long)c.rx_arp,
 		    (unsigned long long)c.tx_arp, (unsigned long long)c.rx_stale, (unsigned long long)c.rx_warmup,
 		    (unsigned long long)es.imissed, (unsigned long long)es.ierrors, (unsigned long long)es.oerrors,
 		    (unsigned long long)es.rx_nombuf, (unsigned long long)c.tx_alloc_fail,
@@ -172,7 +200,10 @@ int do_result(struct args *a, struct out *o)
 			put(o, "%s{\"port\":%u,\"queue\":%u,\"rx_frames\":%llu,\"tx_frames\":%llu}", k ? "," : "", port, q,
 			    (unsigned long long)lr.ports[port].q[q].rx_total, (unsigned long long)tx);
 		}
-		put(o, "],\"max_gap_ns\":%llu}", (unsigned long long)((double)w->max_gap_tsc * lr.ns_per_tsc));
+		/* its longest gap beyond the sleeps it chose, and the sleeps (idle.h) */
+		put(o, "],\"max_gap_ns\":%llu,\"slept_ns\":%llu,\"sleeps\":%llu}",
+		    (unsigned long long)((double)w->max_gap_tsc * lr.ns_per_tsc),
+		    (unsigned long long)((double)w->slept_tsc * lr.ns_per_tsc), (unsigned long long)w->sleeps);
 	}
 	put(o, "]}");
 	return 0;

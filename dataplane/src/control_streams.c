@@ -5,8 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "control.h"
+#include "control_streams.h"
 #include "engine.h"
+#include "trial.h"
 
 static int parse_sizes(const char *s, struct lr_stream *st, struct out *o, unsigned min, unsigned max)
 {
@@ -55,7 +56,7 @@ int do_stream(struct args *a, struct out *o)
 		return -1;
 	if (id == UINT64_MAX)
 		return fail(o, "bad-request", "STREAM: missing id=");
-	if (trial_active())
+	if (lr_trial_active())
 		return fail(o, "busy", "STREAM: a trial is running");
 	if (port_arg(a, o, "tx", &tx, true) || port_arg(a, o, "rx", &rx, true))
 		return -1;

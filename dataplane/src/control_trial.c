@@ -6,14 +6,11 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 
-#include "control.h"
+#include "control_trial.h"
 #include "engine.h"
+#include "idle.h"
+#include "trial.h"
 
-bool trial_active(void)
-{
-	int st = atomic_load_explicit(&lr.trial.state, memory_order_acquire);
-	return st >= LR_WARMUP && st <= LR_DRAINING;
-}
 
 static void prepare_tx(struct lr_stream *s)
 {
@@ -33,7 +30,10 @@ static void prepare_tx(struct lr_stream *s)
 	for (unsigned c = 0; c < s->nclasses; c++) {
 		s->tmpl[c].data = s->tmpl_mem + (size_t)c * LR_MAX_FRAME;
 		lr_tmpl_build(&s->tmpl[c], h, s->class_size[c], s->payload, s->random_bytes, sizeof(s->random_bytes));
-		s->copy_len[c] = s->payload == LR_PAYLOAD_ZEROS && !lr.tx_copy_whole ? LR_MAX_HDR_TAG : s->tmpl[c].len;
+		if (s->payload != LR_PAYLOAD_ZEROS || lr.tx_copy_whole)
+			s->copy_len[c] = s->tmpl[c].len;
+		else
+			s->copy_len[c] = s->tmpl[c].len <= LR_COPY_LINE ? LR_COPY_LINE : LR_MAX_HDR_TAG;
 		if (s->vary == 0) {
 			struct lr_flow_fields ff;
 			lr_flow_fields(h, 0, 0, &ff);
@@ -51,7 +51,7 @@ static void reset_counters(struct lr_stream *s, uint64_t burst)
 
 int do_trial(struct args *a, struct out *o)
 {
-	if (trial_active())
+	if (lr_trial_active())
 		return fail(o, "busy", "TRIAL: a trial is running");
 	const char *streams = arg(a, "streams"), *rates = arg(a, "rates"), *unit = arg(a, "unit");
 	uint64_t dur, warm, drain, burst, stall, id;
@@ -121,13 +121,15 @@ int do_trial(struct args *a, struct out *o)
 			struct lr_portq *pq = &lr.ports[i].q[q];
 			pq->rx_foreign = pq->rx_arp = pq->tx_arp = pq->rx_stale = pq->rx_warmup = pq->rx_total =
 				pq->tx_alloc_fail = pq->tx_full = pq->rx_bad_cksum = 0;
+			pq->rx_times = (struct lr_rx_times){0};
+			pq->rx_win_start_tsc = pq->rx_win_frames = pq->rx_peak_win = 0;
 		}
 	for (unsigned i = 0; i < lr.nports; i++) {
 		rte_eth_stats_reset(lr.ports[i].id);
 		struct lr_port *p = &lr.ports[i];
 		p->rx_kernel_drops = p->rx_kernel_rollovers_base = 0;
 		p->rx_kernel_unread = 0;
-		if (p->af_packet) {
+		if (p->af_packet && !lr.mask_rx_misses) {
 			/* reading resets the drops; a socket this read misses keeps its earlier drops and leaves the
 			 * rollover base short: the trial is invalid for it, and says why */
 			uint64_t earlier;
@@ -137,7 +139,7 @@ int do_trial(struct args *a, struct out *o)
 	/* no worker writes its health or its drain outside measurement and drain: safe to reset before WARMUP
 	 * is published */
 	for (unsigned i = 0; i < lr.nworkers; i++) {
-		lr.workers[i].max_gap_tsc = 0;
+		lr.workers[i].max_gap_tsc = lr.workers[i].slept_tsc = lr.workers[i].sleeps = 0;
 		atomic_store_explicit(&lr.workers[i].drained, false, memory_order_relaxed);
 		atomic_store_explicit(&lr.workers[i].burst_sent, false, memory_order_relaxed);
 	}
@@ -149,18 +151,15 @@ int do_trial(struct args *a, struct out *o)
 	t->stall_tsc = stall * lr.tsc_hz / 1000;
 	t->meas_start_tsc = t->meas_end_tsc = t->end_tsc = 0;
 	t->reason[0] = 0;
+	t->stalled_stream = -1;
 	atomic_store(&t->abort_req, false);
 	t->start_tsc = rte_rdtsc();
 	atomic_store_explicit(&t->state, LR_WARMUP, memory_order_release);
+	lr_wake_all();
 	put(o, "{\"ok\":true,\"trial\":%u}", t->id);
 	return 0;
 }
 
-const char *state_name(int st)
-{
-	static const char *names[] = {"idle", "warmup", "running", "draining", "done", "aborted"};
-	return st >= 0 && st <= LR_ABORTED ? names[st] : "unknown";
-}
 
 static void put_poll(struct out *o)
 {
@@ -168,7 +167,7 @@ static void put_poll(struct out *o)
 	int st = atomic_load_explicit(&t->state, memory_order_acquire);
 	uint64_t end = st >= LR_DONE ? t->end_tsc : rte_rdtsc();
 	uint64_t elapsed = st == LR_IDLE ? 0 : (end - t->start_tsc) * 1000 / lr.tsc_hz;
-	put(o, "{\"ok\":true,\"trial\":%u,\"state\":\"%s\",\"elapsed_ms\":%llu,\"streams\":[", t->id, state_name(st),
+	put(o, "{\"ok\":true,\"trial\":%u,\"state\":\"%s\",\"elapsed_ms\":%llu,\"streams\":[", t->id, lr_state_name(st),
 	    (unsigned long long)elapsed);
 	for (unsigned i = 0; i < t->nstreams; i++) {
 		struct lr_stream *s = lr.streams[t->streams[i]];
@@ -195,8 +194,11 @@ int do_wait(struct args *a, struct out *o)
 	if (get_u64(a, o, "timeout_ms", 0, 86400000, 86400000, &timeout) || check_unused(a, o, "WAIT"))
 		return -1;
 	uint64_t end = rte_rdtsc() + timeout * lr.tsc_hz / 1000;
-	while (trial_active() && rte_rdtsc() < end)
-		usleep(1000);
+	/* the leader signals the end (lr_signal_done): control sleeps until then, a second at a time */
+	for (uint64_t now = rte_rdtsc(); lr_trial_active() && now < end; now = rte_rdtsc()) {
+		uint64_t left_ms = (end - now) * 1000 / lr.tsc_hz + 1;
+		lr_wait_done(left_ms < 1000 ? (unsigned)left_ms : 1000);
+	}
 	put_poll(o);
 	return 0;
 }
@@ -206,8 +208,9 @@ int do_abort(struct args *a, struct out *o)
 	if (check_unused(a, o, "ABORT"))
 		return -1;
 	atomic_store_explicit(&lr.trial.abort_req, true, memory_order_release);
-	for (int i = 0; i < 1000 && trial_active(); i++)
-		usleep(1000);
+	lr_wake(&lr.workers[0]);
+	for (int i = 0; i < 100 && lr_trial_active(); i++)
+		lr_wait_done(10);
 	put_poll(o);
 	return 0;
 }

@@ -43,6 +43,7 @@
 
 #include "frame.h"
 #include "hist.h"
+#include "kernel_rx_time.h"
 #include "seqwin.h"
 
 #define LR_VERSION "linerate-engine 0.1"
@@ -64,6 +65,13 @@
 struct lr_portq {
 	uint64_t rx_foreign, rx_arp, tx_arp, rx_stale, rx_warmup, rx_total, tx_alloc_fail, tx_full, rx_bad_cksum;
 	unsigned owner; /* the worker that owns the queue pair (an index into lr.workers) */
+	/* an af_packet queue's socket and ring (kernel_rx_time.h; fd -1 and map NULL elsewhere), and how its
+	 * measured frames were timed in this trial */
+	struct lr_kring kring;
+	struct lr_rx_times rx_times;
+	/* the most frames it received in any 1 ms window while the trial measured or drained (windows as a
+	 * lane's TX windows): how fast its ring can fill */
+	uint64_t rx_win_start_tsc, rx_win_frames, rx_peak_win;
 } __rte_cache_aligned;
 
 struct lr_port {
@@ -76,6 +84,10 @@ struct lr_port {
 	uint16_t rx_queues, tx_queues;
 	uint32_t max_frame;
 	uint32_t speed_mbps;
+	/* what it can see (main.c): promiscuous (foreign frames counted), its drops on receipt counted (imissed,
+	 * or the kernel's for af_packet), the frames its RX ring holds, and whether it filters VLANs (a VF) */
+	bool promiscuous, rx_misses_counted, vlan_filter;
+	unsigned rx_ring;
 	/* addressing, written by the control thread between trials */
 	bool has_ip4, has_gw4, has_ip6, has_gw6;
 	uint8_t ip4[4], gw4[4];
@@ -176,6 +188,10 @@ struct lr_txq {
 	/* burstiness: the most frames sent in any 1 ms window of the measurement (windows start where the
 	 * previous one ended, so a burst is never split over more than two) */
 	uint64_t win_start_tsc, win_frames, peak_win_frames;
+	/* the stamp (tx.c): how long a build takes, per frame of a short burst and for a full one (learned; kept
+	 * over trials), and the bursts of this trial stamped again because a build missed it */
+	uint64_t build_tsc[2];
+	uint64_t restamped;
 } __rte_cache_aligned;
 
 struct lr_stream {
@@ -225,12 +241,27 @@ static inline struct lr_rxq *lr_rxq_of(const struct lr_stream *s, unsigned q, ui
 }
 
 /* One worker lcore: the queue pairs it owns, and what it reports about itself (the longest time between two
- * passes of its loop while a trial measured or drained: the OS took its CPU, or an interrupt ran; frames
- * waited that long in its ports' rings, and in the latency). Written by its worker only, on cache lines of
- * its own; control reads it between trials. */
+ * passes of its loop while a trial measured or drained, beyond any sleep it chose: the OS took its CPU, or
+ * an interrupt ran, or a sleep ended late; frames waited that long in its rings, and in the latency of a
+ * port that has no kernel receive times). Written by its worker only, on cache lines of its own; control
+ * reads it between trials. */
 struct lr_worker {
 	uint64_t last_tsc;    /* the previous pass, 0 outside measurement and drain */
+	/* published after a pass read its RX queues: every frame that was in them at this time (the pass's
+	 * start) is counted; 0 outside measurement and drain. The leader's stall rule reads it (trial.c). */
+	uint64_t polled_tsc;
 	uint64_t max_gap_tsc; /* reset by control before a trial starts */
+	/* its sleeps (idle.c): the wake-up the last one asked for (the gap counts from there; 0: it did not
+	 * sleep since), how late wake-ups come (learned), and in this trial how long it slept, how often */
+	uint64_t sleep_until, margin_tsc, slept_tsc, sleeps;
+	/* real time (idle.c): allowed (its first try worked), on now; the window it is judged over, and how long
+	 * it slept in it */
+	atomic_bool rt_allowed; /* control reads it for HELLO */
+	bool rt_on;
+	uint64_t rt_window_start, rt_window_slept, rt_tried_tsc;
+	int wake_fd;	/* an eventfd: other threads wake it */
+	unsigned npoll; /* its RX queues the kernel can wake it for: their sockets follow wake_fd in poll_fds */
+	int poll_fds[1 + LR_MAX_PORTS * LR_MAX_QUEUES];
 	unsigned lcore;
 	unsigned nports; /* the ports it serves a queue pair of, each once */
 	uint16_t ports[LR_MAX_PORTS];
@@ -262,6 +293,7 @@ struct lr_trial {
 	atomic_int state;
 	atomic_bool abort_req;
 	char reason[32];
+	int stalled_stream; /* the stream whose stall ended it (dut-stalled), -1: none */
 };
 
 struct lr_engine {
@@ -284,11 +316,16 @@ struct lr_engine {
 	uint64_t clock_base_ns; /* ns at tsc0: 0 for the local clock, CLOCK_REALTIME with --clock realtime */
 	bool realtime;
 	unsigned window_bits;
-	/* >0: a worker sleeps this long when a loop found nothing to do (a tester sharing its CPU) */
-	unsigned idle_sleep_us;
+	/* idle.h: never sleep (--spin); how long a worker in a trial may leave an RX queue the kernel cannot
+	 * wake it for (0: it spins there); the least sleep worth a wake-up */
+	bool spin, realtime_wanted;
+	bool mask_rx_misses; /* --mask-rx-misses (tests) */
+	unsigned rx_sleep_us;
+	uint64_t rx_sleep_tsc, min_sleep_tsc;
 	/* the leader asks the other workers to stop counting before it publishes the end of a trial */
 	atomic_bool stop;
 	atomic_bool quit;
+	atomic_uint workers_started; /* each worker's thread, set up (idle.c): control serves after all */
 };
 
 extern struct lr_engine lr; /* engine.c */
@@ -312,6 +349,10 @@ unsigned lr_kernel_read(int ifindex, unsigned nq, uint64_t *drops, uint64_t *rol
 /* how many packet sockets of this process are bound to interface ifindex (-1: /proc/self/fd unreadable),
  * which lr_kernel_read finds and adds up, and into *unread how many of them refuse PACKET_STATISTICS */
 int lr_kernel_sockets(int ifindex, int *unread);
+/* this process's packet sockets bound to interface ifindex, in ascending order of their descriptors (the
+ * order a PMD that opens one per queue opened them), at most max of them: how many (-1: /proc/self/fd
+ * unreadable) */
+int lr_kernel_socket_fds(int ifindex, int *fds, int max);
 /* rxq.c: a stream's per-queue RX state for each queue of its RX port, allocated once (0, or -1 when out
  * of memory); reset before a trial; merged over the queues into sum (the queues that received a measured
  * frame of it in *nq_seen) */
@@ -323,7 +364,7 @@ uint64_t lr_rxq_frames(const struct lr_stream *s);
 /* txq.c: a stream's lanes set up for a trial (burst: the trial's, 0 for a paced one); their counts summed */
 void lr_txq_reset(struct lr_stream *s, unsigned lanes, uint64_t burst);
 struct lr_tx_sum {
-	uint64_t tx_frames, tx_bytes, first_tsc, last_tsc, lag_ns, peak_fps;
+	uint64_t tx_frames, tx_bytes, first_tsc, last_tsc, lag_ns, peak_fps, restamped;
 };
 void lr_txq_merge(const struct lr_stream *s, struct lr_tx_sum *sum);
 /* frames of size class c the lanes sent */

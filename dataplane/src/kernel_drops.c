@@ -96,3 +96,30 @@ unsigned lr_kernel_read(int ifindex, unsigned nq, uint64_t *drops, uint64_t *rol
 	unsigned missing = (unsigned)sc.sockets < nq ? nq - (unsigned)sc.sockets : 0;
 	return missing + (unsigned)sc.refused;
 }
+
+static int by_value(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+int lr_kernel_socket_fds(int ifindex, int *fds, int max)
+{
+	DIR *d = opendir("/proc/self/fd");
+	if (d == NULL)
+		return -1;
+	int all[64], n = 0;
+	const struct dirent *e;
+	while ((e = readdir(d)) != NULL && n < 64) {
+		char *end;
+		long fd = strtol(e->d_name, &end, 10);
+		if (end == e->d_name || *end || fd < 0 || fd == dirfd(d) || !packet_socket_of((int)fd, ifindex))
+			continue;
+		all[n++] = (int)fd;
+	}
+	closedir(d);
+	qsort(all, (size_t)n, sizeof(all[0]), by_value);
+	if (n > max)
+		n = max;
+	memcpy(fds, all, (size_t)n * sizeof(fds[0]));
+	return n;
+}

@@ -10,7 +10,11 @@ void lr_txq_reset(struct lr_stream *s, unsigned lanes, uint64_t burst)
 	s->warm_sent = 0;
 	for (unsigned k = 0; k < LR_MAX_QUEUES; k++) {
 		struct lr_txq *x = &s->txq[k];
+		/* what a build takes is the lane's to keep learning over trials */
+		uint64_t b0 = x->build_tsc[0], b1 = x->build_tsc[1];
 		memset(x, 0, sizeof(*x));
+		x->build_tsc[0] = b0;
+		x->build_tsc[1] = b1;
 		x->seq = (uint64_t)k << LR_LANE_SHIFT;
 		x->pos = (uint32_t)lr_mod(x->seq, s->cycle_len, &s->cycle_div);
 		x->flow = (uint32_t)lr_mod(x->seq, s->flows, &s->flows_div);
@@ -26,6 +30,7 @@ void lr_txq_merge(const struct lr_stream *s, struct lr_tx_sum *sum)
 	for (unsigned k = 0; k < s->lanes; k++) {
 		const struct lr_txq *x = &s->txq[k];
 		sum->tx_frames += x->tx_frames;
+		sum->restamped += x->restamped;
 		sum->tx_bytes += x->tx_bytes;
 		if (x->tx_frames && (sum->first_tsc == 0 || x->tx_first_tsc < sum->first_tsc))
 			sum->first_tsc = x->tx_first_tsc;

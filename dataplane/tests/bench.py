@@ -13,6 +13,7 @@ import time
 from statistics import median
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_figures import record  # noqa: E402
 from lrtest import ENGINE, interrupt, missing  # noqa: E402
 
 EAL = ["--no-pci", "--no-huge", "-m", "1024", "--no-shconf", "-l", "0,1", "--log-level", "lib.eal:error"]
@@ -105,6 +106,7 @@ def main():
         if valid:
             r = median(valid)
             print("%-8s %10.2f %10.2f %8.2f   %s" % ("%d B" % size, r, got, got / r, rounds))
+            record("tx_%dB_engine_over_testpmd_txonly" % size, got / r, "higher")
         else:
             print("%-8s %10s %10.2f %8s   (testpmd txonly did not run at this size here)" % ("%d B" % size, "n/a", got, "-"))
 
@@ -146,6 +148,7 @@ def main():
         r = rx.trial(100e6, int(SECONDS * 1000))
         got = r["rx_frames"] / (SECONDS * 1e6)
         print("%-8s %10.2f %14.2f %8d" % ("%d B" % size, got, got / maxima[size], missing(r)))
+        record("txrx_analysis_%dB_over_tx_only" % size, got / maxima[size], "higher")
     rx.close()
     per_worker = scaling()
     scaling_one_port()
@@ -178,6 +181,7 @@ def scaling():
               " ".join("%.1f/%.1f" % (a, b) for a, b in zip(got["1"], got["2"]))))
         tops[size] = two / 2
         per_worker[size] = one
+        record("two_ports_%dB_2_workers_over_1" % size, two / one, "higher")
     # each worker paces its own stream: the error of the two together, at shares of what each reached, and
     # how far the streams fell behind their schedules (the count is exact by construction when the worker
     # caught up; the lag says how bursty it was getting there)
@@ -233,6 +237,7 @@ def scaling_one_port():
         print("%-8s %10.2f %10.2f %8.2f   rounds %s" % ("%d B" % size, one, two, two / one,
               " ".join("%.1f/%.1f" % (a, b) for a, b in zip(got["1"], got["2"]))))
         tops[size] = two
+        record("one_port_%dB_2_workers_over_1" % size, two / one, "higher")
     testpmd_io_scaling()
     # the two lanes pace halves of one schedule: the error of the stream as a whole
     print("\nPaced rate error of one stream sent by 2 workers (2 lanes): (frames sent - target) / target, 1 s"

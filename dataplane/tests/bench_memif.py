@@ -22,6 +22,7 @@ import time
 from statistics import median
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_figures import record  # noqa: E402
 from lrtest import interrupt  # noqa: E402
 from test_more import RawEngine  # noqa: E402
 
@@ -212,6 +213,7 @@ def main():
             print("%-8s %8.2f Mpps %9.0f%% %8.2f Mpps %9.0f%% %10d %7.2f %8.2f Mpps" % (
                 "%d B" % size, median(refs), 100 * median(rfull), median(rxs), 100 * median(efull), lost,
                 median(ratios), pair))
+            record("memif_rx_%dB_engine_over_testpmd_rxonly" % size, median(ratios), "higher")
             print("%-8s per round (testpmd/engine): %s" % (
                 "", " ".join("%.1f/%.1f" % (a, b) for a, b in zip(refs, rxs))))
             if full_ratios:

@@ -259,14 +259,14 @@ static int test_burst_analysis(void)
 			lr_analyse_one(&p_one, 0, &parsed[np++], st, now_ns32, now);
 		}
 		use_streams(burst);
-		lr_analyse_burst(&p_burst, 0, parsed, np, st, now_ns32, now);
+		lr_analyse_burst(&p_burst, 0, parsed, np, st, NULL, now_ns32, now);
 		/* the worker's path */
 		use_streams(raw);
 		struct lr_run run = {.s = NULL};
 		for (unsigned i = 0; i < n; i++) {
 			struct lr_tag tag;
 			struct lr_parsed ps;
-			if (lr_run_extend(&run, bytes[i], len[i], len[i] + LR_FCS_LEN, now_ns32)) {
+			if (lr_run_extend(&run, bytes[i], len[i], len[i] + LR_FCS_LEN, now_ns32, false)) {
 				fast++;
 				continue;
 			}
@@ -279,7 +279,7 @@ static int test_burst_analysis(void)
 						 .flow = tag.flow, .stream = tag.stream, .flags = tag.flags};
 			lr_analyse_next(&run, &p_raw, 0, &fr, st, now_ns32, now);
 		}
-		lr_run_close(&run, now_ns32, now);
+		lr_run_close(&run, now);
 		for (int i = 0; i < NSTREAMS && !bad; i++)
 			bad = same_stream(burst[i], one[i], b) || same_stream(raw[i], one[i], b);
 		if (!bad && (p_one.q[0].rx_warmup != p_burst.q[0].rx_warmup || p_one.q[0].rx_stale != p_burst.q[0].rx_stale ||
@@ -340,8 +340,8 @@ static int test_jitter_per_tx_burst(void)
 						    .flags = LR_TRIAL_BITS(9)};
 		/* received in two bursts, cut at a different place every time */
 		unsigned cut = 1 + tx % 31;
-		lr_analyse_burst(&p, 0, f, cut, LR_RUNNING, ts + lat, 1);
-		lr_analyse_burst(&p, 0, f + cut, 32 - cut, LR_RUNNING, ts + lat, 2);
+		lr_analyse_burst(&p, 0, f, cut, LR_RUNNING, NULL, ts + lat, 1);
+		lr_analyse_burst(&p, 0, f + cut, 32 - cut, LR_RUNNING, NULL, ts + lat, 2);
 	}
 	const struct lr_hist *h = &s->rxq[0][0]->lat;
 	uint64_t j = h->j16 / 16;
@@ -401,7 +401,7 @@ static int test_queue_merge(void)
 				}
 		}
 		lr.streams[1] = one;
-		lr_analyse_burst(&p1, 0, f, n, st, now_ns32, 1000 + b);
+		lr_analyse_burst(&p1, 0, f, n, st, NULL, now_ns32, 1000 + b);
 		/* queue of a flow: a fixed function of it, as a hash of its headers is */
 		struct lr_rx_frame q[2][LR_BURST];
 		unsigned nq[2] = {0, 0};
@@ -410,8 +410,8 @@ static int test_queue_merge(void)
 			q[k][nq[k]++] = f[i];
 		}
 		lr.streams[1] = two;
-		lr_analyse_burst(&p2, 0, q[0], nq[0], st, now_ns32, 1000 + b);
-		lr_analyse_burst(&p2, 1, q[1], nq[1], st, now_ns32, 1000 + b);
+		lr_analyse_burst(&p2, 0, q[0], nq[0], st, NULL, now_ns32, 1000 + b);
+		lr_analyse_burst(&p2, 1, q[1], nq[1], st, NULL, now_ns32, 1000 + b);
 	}
 	lr.streams[1] = NULL;
 	static struct lr_rxq m;
@@ -492,7 +492,7 @@ static int test_lanes(void)
 			struct lr_tag tag;
 			struct lr_parsed ps;
 			frames++;
-			if (lr_run_extend(&run, bytes[i], len, len + LR_FCS_LEN, 2000))
+			if (lr_run_extend(&run, bytes[i], len, len + LR_FCS_LEN, 2000, false))
 				continue;
 			if (!lr_parse_tag(bytes[i], len, &tag)) {
 				if (lr_parse(bytes[i], len, &ps) != LR_KIND_TAGGED)
@@ -503,7 +503,7 @@ static int test_lanes(void)
 						 .flow = tag.flow, .stream = tag.stream, .flags = tag.flags};
 			lr_analyse_next(&run, &p, 0, &fr, LR_RUNNING, 2000, 1);
 		}
-		lr_run_close(&run, 2000, 1);
+		lr_run_close(&run, 1);
 	}
 	static struct lr_rxq m;
 	unsigned seen;

@@ -173,6 +173,54 @@ for line in sys.stdin:
 """
 
 
+class ThrottledThread:
+    """One thread of a process held to a CPU quota (a cgroup v1 cpu group of its own, or a v2 one): the host
+    running that thread late, the rest of the process free. The thread goes back to where it was, and the
+    group is removed, on exit."""
+
+    def __init__(self, pid, comm, quota_us, period_us):
+        self.tid = None
+        for t in os.listdir("/proc/%d/task" % pid):
+            with open("/proc/%d/task/%s/comm" % (pid, t)) as f:
+                if f.read().strip() == comm:
+                    self.tid = t
+        if self.tid is None:
+            raise RuntimeError("no thread %s in process %d" % (comm, pid))
+        self.v2 = os.path.exists("/sys/fs/cgroup/cgroup.controllers")
+        root = "/sys/fs/cgroup" if self.v2 else "/sys/fs/cgroup/cpu"
+        with open("/proc/%s/cgroup" % self.tid) as f:
+            for line in f:
+                hid, ctrls, path = line.rstrip("\n").split(":", 2)
+                if (self.v2 and hid == "0") or (not self.v2 and "cpu" in ctrls.split(",")):
+                    self.home = root + path
+        self.dir = "%s/lrt%d-throttle" % (root, os.getpid())
+        self.quota, self.period = quota_us, period_us
+
+    def _write(self, name, value):
+        with open(os.path.join(self.dir, name), "w") as f:
+            f.write(str(value))
+
+    def __enter__(self):
+        os.mkdir(self.dir)
+        if self.v2:
+            self._write("cgroup.type", "threaded")
+            self._write("cpu.max", "%d %d" % (self.quota, self.period))
+            self._write("cgroup.threads", self.tid)
+        else:
+            self._write("cpu.cfs_period_us", self.period)
+            self._write("cpu.cfs_quota_us", self.quota)
+            self._write("tasks", self.tid)
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            with open(os.path.join(self.home, "cgroup.threads" if self.v2 else "tasks"), "w") as f:
+                f.write(self.tid)
+        except OSError:
+            pass  # the thread ended
+        os.rmdir(self.dir)
+
+
 def inject(ns, ifname, frames):
     """Sends raw frames from inside the namespace, in order."""
     subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c", INJECT, ifname],

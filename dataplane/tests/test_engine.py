@@ -13,7 +13,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lrtest import Engine, EngineError, Netns, inject, missing, sh, skip_for_load  # noqa: E402
+from lrtest import Engine, EngineError, Netns, ThrottledThread, inject, missing, sh, skip_for_load  # noqa: E402
 
 RATE = 20000
 # A trial that fell behind its schedule sends the frames it owes in a burst when it runs again. Up to 15 ms
@@ -44,7 +44,7 @@ class Base(unittest.TestCase):
         e.cmd("PORT id=1 ip4=198.19.1.2/24 peer_mac=%s" % self.net.mac("t0", self.tns))
         return e
 
-    def router(self, lcores="0,1"):
+    def router(self, lcores="0,1", extra=()):
         self.tns = self.net.ns("t")
         self.rns = self.net.ns("r")
         self.net.veth("t0", self.tns, "r0", self.rns)
@@ -55,11 +55,11 @@ class Base(unittest.TestCase):
         sh("sysctl", "-qw", "net.ipv4.ip_forward=1", ns=r)
         for k in ("all", "default", "r0", "r1"):
             sh("sysctl", "-qw", "net.ipv4.conf.%s.rp_filter=0" % k, ns=r)
-        return self.routed_engine(lcores)
+        return self.routed_engine(lcores, extra)
 
-    def routed_engine(self, lcores="0,1"):
+    def routed_engine(self, lcores="0,1", extra=()):
         """An engine on the router's two links, next hops resolved."""
-        self.engine = Engine(self.tns, ["t0", "t1"], tag=self._testMethodName[5:9], lcores=lcores)
+        self.engine = Engine(self.tns, ["t0", "t1"], tag=self._testMethodName[5:9], lcores=lcores, extra=extra)
         e = self.engine
         r = self.rns
         e.cmd("PORT id=0 ip4=198.18.1.2/24 gw4=198.18.1.1")
@@ -172,6 +172,25 @@ class Workers(Base):
         self.assertLess(r["streams"][0]["tx_frames"], RATE * 2, "aborted about 0.5 s in, not after 10 s")
         self.assertEqual(missing(r["streams"][0]), r["streams"][0]["tx_frames"])
 
+    def test_a_sender_the_host_holds_up_is_no_dut_stall(self):
+        """A stall is the DUT's only if the tester did its part. Here the DUT forwards every frame, and the host
+        runs the east port's worker (the sender of east->west, the receiver of west->east) 1 ms in every 100 ms:
+        a CPU quota on that thread alone, as a busy host or a pod's CPU limit would. The leader, on the other
+        CPU, sees no east->west frame for 99 ms at a time, twice the stall limit, while it polls all along:
+        the old engine ended the trial dut-stalled. Nothing left the sender in those gaps, so the silence is
+        the tester's: the trial runs to its end, and its lag says whose fault it was."""
+        # two workers that are ordinary threads (a real-time one is not held to a CPU quota) on two CPUs:
+        # lcore 1 (the leader, port 0) on CPU 1, lcore 2 (port 1) with control on CPU 0
+        e = self.router("0@0,1@1,2@0", extra=("--no-realtime",))
+        e.cmd("STREAM id=0 tx=0 rx=1 src=198.18.1.2 dst=198.19.1.2 sizes=64")
+        e.cmd("STREAM id=1 tx=1 rx=0 src=198.19.1.2 dst=198.18.1.2 sizes=64")
+        rate = 2000  # 200 frames a 100 ms period: the held-up receiver's ring (512) never overflows
+        with ThrottledThread(self.engine.proc.pid, "rte-worker-2", quota_us=1000, period_us=100000):
+            r = e.trial([0, 1], [rate, rate], duration_ms=2000, drain_ms=300, stall_ms=50)
+        self.assertEqual((r["state"], r["reason"]), ("done", ""), "a tester held up by the host is no DUT stall")
+        east = r["streams"][1]
+        self.assertGreater(east["tx_max_lag_ns"], 50_000_000, "the held-up sender's lag is the tester's fault: %s" % east)
+
 
 class Loop(Base):
     def test_loop_zero_loss_exact_counts(self):
@@ -208,6 +227,12 @@ class Loop(Base):
         self.assertEqual((p["device"], p["rx_queues"], p["tx_queues"], p["link_up"]), ("net_af_packet1", 1, 1, True))
         self.assertIsInstance(p["numa"], int)
         self.assertEqual(p["max_frame"], 1518, "a 1500 B MTU carries 1518 B frames")
+        # what the port can see: promiscuous, its drops counted (the kernel's, read from its sockets), a ring
+        # of the vdev's framecnt, no VLAN filter (a kernel interface passes every VLAN); its frames timed by
+        # the kernel and its worker woken by the kernel
+        self.assertEqual((p["promiscuous"], p["rx_misses_counted"], p["rx_ring"], p["vlan_filter"]), (True, True, 512, False))
+        self.assertEqual((p["rx_timestamps"], p["rx_wake"]), ("kernel", "kernel"))
+        self.assertEqual((h["spin"], h["rx_sleep_us"], h["workers"]), (False, 0, 1))
 
     def test_loop_burst_exact(self):
         e = self.loop()

@@ -173,7 +173,7 @@ class HugepagesAndTcp(Base):
         e = HugeTcpEngine(tns, hdir, port)
         self.engines.append(e)
         h = e.cmd("HELLO")
-        self.assertEqual((h["proto"], h["ports"]), (6, 2))
+        self.assertEqual((h["proto"], h["ports"]), (7, 2))
         e.cmd("PORT id=0 ip4=198.18.1.2/24 peer_mac=%s" % self.net.mac("t1", tns))
         e.cmd("PORT id=1 ip4=198.19.1.2/24 peer_mac=%s" % self.net.mac("t0", tns))
         e.cmd("STREAM id=0 tx=0 rx=1 src=198.18.1.2 dst=198.19.1.2 sizes=64,1518")
@@ -532,7 +532,7 @@ class DelayLine(Line):
         # RFC 3550 jitter: consecutive differences are 0, 0, x, x in every four frames, a mean |D| of x / 2
         self.assertTrue(0.8 * x / 2 <= lat["jitter_ns"] <= x / 2 + slack / 2, lat)
         # What the tester adds to every latency it reports: from its TX stamp to the kernel's receipt at the
-        # line, and from the line's send to its RX stamp (the line's own send is in it too). README states it.
+        # line, and from the line's send to its RX stamp (the line's own send is in it too). docs/validation.md states it.
         self.assertLess(lat["min_ns"] - d, 500000, "the tester adds half a millisecond to the least latency: %s" % lat)
         sys.stderr.write("\n  tester residual (TX stamp to wire + wire to RX stamp, af_packet on veth): at most %.1f us "
                          "(the least latency over the line's hold)\n" % ((lat["min_ns"] - d) / 1e3))
@@ -550,7 +550,7 @@ class ReorderingLine(Line):
         self.start_line(2000, 8000, 4)
         for lcores, owners in (("0,1", [[0, 1]]), ("0@0,1@1,2@0", [[0], [1]])):
             # two polling workers would take both of this machine's CPUs from the line: idle, they sleep
-            e = self.engine_through_line(lcores, extra=("--idle-sleep-us", "50"))
+            e = self.engine_through_line(lcores, extra=("--rx-sleep-us", "50"))
             r, _, forwarded = self.clean_trial(e, 2000000, max_gap_ns=None)
             s = r["streams"][0]
             self.assertEqual([w["ports"] for w in r["workers"]], owners, r["workers"])

@@ -48,7 +48,7 @@ class QueuesBase(test_engine.Base):
     """A routed engine on af_packet ports of a given number of queue pairs, and trials through nft RULES."""
 
     RULES = ""
-    EXTRA = ("--idle-sleep-us", "50")  # more workers than this machine's two CPUs: an idle one sleeps
+    EXTRA = ("--rx-sleep-us", "50")  # more workers than this machine's two CPUs: an idle one sleeps
 
     def exact(self, e, streams, rates, **kw):
         """As Base.exact, with the rules loaded anew before every trial: numgen counts from zero again, so
@@ -342,7 +342,7 @@ class ReorderingLineQueues(test_more.Line):
         self.start_line(2000, 14000, 4)
         counts = {}
         for lcores in (ONE, TWO):
-            e = Engine(self.tns, ["t0", "t1"], tag="dq", lcores=lcores, extra=("--idle-sleep-us", "50"), qpairs=(1, 2))
+            e = Engine(self.tns, ["t0", "t1"], tag="dq", lcores=lcores, extra=("--rx-sleep-us", "50"), qpairs=(1, 2))
             self.engines.append(e)
             e.cmd("PORT id=0 ip4=198.18.1.2/24 peer_mac=%s" % self.net.mac("t1", self.tns))
             e.cmd("PORT id=1 ip4=198.19.1.2/24 peer_mac=%s" % self.net.mac("t0", self.tns))
@@ -395,7 +395,7 @@ class InFlowReorderingLineQueues(test_more.Line):
         held = len([n for n in range(sent - self.FLOWS) if n % self.EVERY == self.EVERY - 1])
         counts, truths = {}, {}
         for lcores, layout in ((ONE, [[(0, 0), (1, 0), (1, 1)]]), (TWO, [[(0, 0), (1, 1)], [(1, 0)]])):
-            e = Engine(self.tns, ["t0", "t1"], tag="if", lcores=lcores, extra=("--idle-sleep-us", "50"), qpairs=(1, 2))
+            e = Engine(self.tns, ["t0", "t1"], tag="if", lcores=lcores, extra=("--rx-sleep-us", "50"), qpairs=(1, 2))
             self.engines.append(e)
             e.cmd("PORT id=0 ip4=198.18.1.2/24 peer_mac=%s" % self.net.mac("t1", self.tns))
             e.cmd("PORT id=1 ip4=198.19.1.2/24 peer_mac=%s" % self.net.mac("t0", self.tns))

@@ -163,6 +163,17 @@ static void test_frames(void)
 						memset(head, 0, sizeof(head));
 						lr_frame_write_seq(head, &ft, lr_tmpl_stamp(&ft, &tag), tag.seq, LR_MAX_HDR_TAG);
 						CHECK(memcmp(pkt, head, t.len) == 0, "head copy differs l3=%d vlan=%d size=%u", c.l3, vlan, size);
+						/* a frame of one cache line copies that line only, over whatever an 84-byte head copy
+						 * of another frame left there: the frame is right, and nothing past the head was
+						 * written (the zeros of a later, larger frame's payload stay) */
+						if (ft.len <= LR_COPY_LINE) {
+							memset(head, 0, sizeof(head));
+							memset(head, 0xa5, LR_MAX_HDR_TAG);
+							lr_frame_write_seq(head, &ft, lr_tmpl_stamp(&ft, &tag), tag.seq, LR_COPY_LINE);
+							CHECK(memcmp(pkt, head, t.len) == 0, "line copy differs l3=%d vlan=%d size=%u", c.l3, vlan, size);
+							for (unsigned b = LR_MAX_HDR_TAG; b < sizeof(head); b++)
+								CHECK(head[b] == 0, "line copy wrote byte %u", b);
+						}
 					}
 				}
 				/* a truncated frame is foreign, never a tag read beyond the end */

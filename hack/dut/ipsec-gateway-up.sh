@@ -15,6 +15,11 @@
 # and its own /run (a bind mount inside the mount namespace `ip netns exec` gives it) for its hard-coded
 # /var/run/charon.pid, so several gateways — and the host's own strongSwan — never collide.
 #
+# DUT_NICE=N runs both charons at that nice value (default 0). The demo gives them 19: its tester shares
+# the same two CPUs, and a tester that sleeps until each frame is due must be run when it wakes, not after a
+# gateway at its limit has used its slice; what the gateways forward is then what they do with every CPU
+# cycle the tester leaves them (a few percent of one), as on a testbed whose tester has cores of its own.
+#
 # Prints the tester-side interfaces ("west=NAME-w east=NAME-e") on stdout. Idempotent: running it again
 # checks and reuses what is there. ipsec-gateway-down.sh NAME removes it.
 set -euo pipefail
@@ -124,7 +129,7 @@ gateway() {
 		# `ip netns exec` runs the command in a new mount namespace, so this bind mount of /run is seen by
 		# this charon only; exec keeps the PID, which is recorded for teardown.
 		# shellcheck disable=SC2016 # $1 is the inner sh's argument, not ours
-		STRONGSWAN_CONF=$g/strongswan.conf setsid ip netns exec "$ns" \
+		STRONGSWAN_CONF=$g/strongswan.conf setsid nice -n "${DUT_NICE:-0}" ip netns exec "$ns" \
 			sh -c 'mount --bind "$1" /run && exec /usr/lib/ipsec/charon' sh "$g/run" \
 			</dev/null >>"$g/charon.out" 2>&1 &
 		local pid=$!

@@ -43,6 +43,11 @@ type Hello struct {
 	LcoreNUMA []int `json:"lcore_numa"`
 	// MemoryNUMA are the NUMA nodes that hold the engine's frame memory (its hugepages).
 	MemoryNUMA []int `json:"memory_numa"`
+	// Spin says the workers never sleep (--spin: dedicated cores). Otherwise a worker with nothing due
+	// sleeps until its next frame, a frame arriving on a socket the kernel wakes it for (af_packet), or at
+	// most RxSleepUs on any other RX queue in a trial (0: it spins while such a queue is in a trial).
+	Spin      bool `json:"spin"`
+	RxSleepUs int  `json:"rx_sleep_us"`
 }
 
 // PortConfig addresses one DPDK port.
@@ -76,9 +81,25 @@ type PortInfo struct {
 	// KernelRxQueues are the receive queues of the kernel interface behind the port (af_packet, af_xdp;
 	// 0: none). af_packet receives from all of them; af_xdp only from the RxQueues it binds.
 	KernelRxQueues int `json:"kernel_rx_queues"`
+	// Promiscuous says the port receives frames for any MAC (foreign frames counted); an 82599 VF's PF
+	// refuses it, and the port then sees only its own MAC, broadcast and multicast.
+	Promiscuous bool `json:"promiscuous"`
+	// RxMissesCounted: see PortCounters. RxRing is the frames its RX ring holds.
+	RxMissesCounted bool `json:"rx_misses_counted"`
+	RxRing          int  `json:"rx_ring"`
+	// VLANFilter says the port receives only the VLANs it asks for (an SR-IOV VF): PORT vlan= asks for the
+	// test's, and a driver's refusal is PORT's error.
+	VLANFilter bool `json:"vlan_filter"`
 	// KernelFirstRxQueue is the first of those queues the port binds (an af_xdp port's start_queue; 0 for
 	// the others): RSS fills them from queue 0, and an af_xdp port starting past it misses the ones before.
 	KernelFirstRxQueue int `json:"kernel_first_rx_queue"`
+	// RxTimestamps says what times a received frame: "kernel", the kernel's receive time (an af_packet
+	// port, its ring read a second time), so a worker that slept or was run late adds nothing to the
+	// latency; "poll", when the worker read it.
+	RxTimestamps string `json:"rx_timestamps"`
+	// RxWake says how a sleeping worker learns of the port's frames: "kernel" (its sockets wake it),
+	// "poll" (it looks again within Hello.RxSleepUs, or spins in a trial when that is 0), "spin".
+	RxWake string `json:"rx_wake"`
 }
 
 // StreamConfig defines a stream: frames leave port TX and are expected on port RX; a negative TX or RX
@@ -180,8 +201,12 @@ type WorkerHealth struct {
 	// port's RSS (or af_packet's flow-hash fanout) spread the traffic.
 	Queues []WorkerQueue `json:"queues,omitempty"`
 	// MaxGapNs is the longest time between two passes of the worker's loop while the trial measured or
-	// drained: frames waited that long in a ring, and their latency grew by as much.
+	// drained, beyond any sleep it chose (a sleep that ended late counts its lateness): frames waited that
+	// long in a ring, and, on a port without kernel receive times, their latency grew by as much.
 	MaxGapNs int64 `json:"max_gap_ns"`
+	// SleptNs is how long the worker slept in the trial, in Sleeps sleeps (idle workers sleep: Hello.Spin).
+	SleptNs int64 `json:"slept_ns"`
+	Sleeps  int64 `json:"sleeps"`
 }
 
 // WorkerQueue is one queue pair (an RX and a TX queue of a port) a worker served in a trial.
@@ -302,10 +327,26 @@ func (c ClassResult) Lost() int64 { return lostFrames(c.TxFrames, c.RxFrames) }
 
 // PortCounters are per-port counters of a trial.
 type PortCounters struct {
-	ID        int   `json:"id"`
-	RxForeign int64 `json:"rx_foreign"`
-	RxARP     int64 `json:"rx_arp"`
-	TxARP     int64 `json:"tx_arp"`
+	ID int `json:"id"`
+	// RxKernelTimed are the measured frames timed by the kernel's receive time (PortInfo.RxTimestamps),
+	// RxPollTimed those timed when the worker read them (no kernel time matched the frame). RxWaitMaxNs is
+	// the longest a kernel-timed frame waited in its ring for the worker: the receiver's own lag, which
+	// the kernel's time keeps out of the latency.
+	RxKernelTimed int64 `json:"rx_kernel_timed"`
+	RxPollTimed   int64 `json:"rx_poll_timed"`
+	RxWaitMaxNs   int64 `json:"rx_wait_max_ns"`
+	// RxMissesCounted says the port's drops on receipt are counted (IMissed, or RxKernelDrops for af_packet);
+	// an 82599 VF counts none, and a driver the engine does not know is taken not to. Where they are not,
+	// RxRing (the frames its RX ring holds), RxPeakFPS (the most frames it received over any 1 ms, × 1000)
+	// and RxUnreadMaxNs (the longest its ring was left unread: frames' waits by the kernel's times, else its
+	// workers' longest gap and the sleep they may choose) bound whether its ring could have overflowed.
+	RxMissesCounted bool  `json:"rx_misses_counted"`
+	RxRing          int64 `json:"rx_ring"`
+	RxPeakFPS       int64 `json:"rx_peak_fps"`
+	RxUnreadMaxNs   int64 `json:"rx_unread_max_ns"`
+	RxForeign       int64 `json:"rx_foreign"`
+	RxARP           int64 `json:"rx_arp"`
+	TxARP           int64 `json:"tx_arp"`
 	// IMissed counts frames the port's receive queue had no room for; RxNoMbuf those dropped because
 	// the engine's pool was empty; RxKernelDrops those the kernel dropped because an af_packet port's
 	// ring was full. All are the tester's own drops, never the DUT's.

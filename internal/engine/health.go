@@ -7,7 +7,7 @@ import (
 )
 
 // ProtocolVersion is the control protocol this package speaks (dataplane/PROTOCOL.md).
-const ProtocolVersion = 6
+const ProtocolVersion = 7
 
 // Limits are how far the tester's own health may fall before a trial is invalid: neither a pass nor a fail
 // of the DUT, because the tester, not the DUT, made part of what was measured. The defaults are met by an
@@ -72,6 +72,12 @@ func (r *TrialResult) TesterFaults(streams []int, lim Limits) []string {
 			out = append(out, fmt.Sprintf("port %d: the kernel moved %d frames to another of its receive queues (af_packet fanout rollover, a ring nearly full): their flows arrived on two queues, and duplicates and order are no longer counted exactly",
 				p.ID, p.RxKernelRollovers))
 		}
+		if !p.RxMissesCounted && p.RxRing > 0 && p.RxUnreadMaxNs*p.RxPeakFPS >= p.RxRing*int64(time.Second) {
+			// the port cannot count its own drops: whether its ring overflowed is judged by how long it was
+			// left and how fast frames came; a loss that may be the tester's is never booked as the DUT's
+			out = append(out, fmt.Sprintf("port %d counts none of the frames its receive ring drops (its driver reports no misses, as an 82599 VF) and was left unread for %s while frames arrived at up to %d/s: its ring of %d frames may have overflowed on receipt itself, so loss in this trial may be the tester's",
+				p.ID, time.Duration(p.RxUnreadMaxNs).Round(time.Microsecond), p.RxPeakFPS, p.RxRing))
+		}
 		if p.IErrors > 0 {
 			out = append(out, fmt.Sprintf("port %d counted %d receive errors", p.ID, p.IErrors))
 		}
@@ -103,7 +109,7 @@ func (r *TrialResult) TesterFaults(streams []int, lim Limits) []string {
 // loadMarks are words that only the faults of a host short of CPU carry: a stream behind or short of its
 // schedule, frames the tester's own rings (or the kernel's under them) dropped or rolled over, a worker that
 // paused. More CPU cures each of them; it cures none of the others.
-var loadMarks = []string{"behind its schedule", "scheduled frames", "on receipt itself", "to another of its receive queues", "paused for"}
+var loadMarks = []string{"behind its schedule", "scheduled frames", "on receipt itself", "to another of its receive queues", "paused for", "left unread"}
 
 // ExplainedByLoad says whether a fault of TesterFaults or WorkerPauses is one a host short of CPU causes.
 // The others (drop counts that could not be read, receive or send errors, lanes the receiver keeps no
@@ -119,15 +125,38 @@ func ExplainedByLoad(fault string) bool {
 
 // WorkerPauses lists the workers that paused longer than the limit while the trial measured or drained:
 // the frames that waited for them carry the wait in their latency, so the trial's latency is the tester's
-// as much as the DUT's.
+// as much as the DUT's. A worker whose ports timed every frame by the kernel's receive time (af_packet:
+// PortCounters.RxPollTimed 0) is not listed: the wait is not in their latency, its sending is judged by
+// its streams' lag, and its rings' drops are faults of their own.
 func (r *TrialResult) WorkerPauses(lim Limits) []string {
 	lim = lim.WithDefaults()
 	var out []string
 	for _, w := range r.Workers {
+		if r.kernelTimed(w.Ports) {
+			continue
+		}
 		if gap := time.Duration(w.MaxGapNs); gap > lim.MaxWorkerGap {
 			out = append(out, fmt.Sprintf("the %s worker on lcore %d (ports %v) paused for %s (limit %s): frames waited in the tester, and their latency shows it",
 				w.Role, w.Lcore, w.Ports, gap.Round(time.Microsecond), lim.MaxWorkerGap))
 		}
 	}
 	return out
+}
+
+// kernelTimed says whether the given ports' frames were timed by the kernel while the trial measured: some
+// were, and none by the worker's poll. Ports that say nothing of it (an engine that cannot tell) are not.
+func (r *TrialResult) kernelTimed(ports []int) bool {
+	kernel := false
+	for _, id := range ports {
+		for _, p := range r.Ports {
+			if p.ID != id {
+				continue
+			}
+			if p.RxPollTimed > 0 {
+				return false
+			}
+			kernel = kernel || p.RxKernelTimed > 0
+		}
+	}
+	return kernel
 }

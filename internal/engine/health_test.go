@@ -40,6 +40,15 @@ func TestTesterFaults(t *testing.T) {
 		{"kernel ring full", func(r *engine.TrialResult) { r.Ports[1].RxKernelDrops = 1 }, lim, "kernel ring full: 1", true},
 		{"kernel drop counts unreadable", func(r *engine.TrialResult) { r.Ports[1].RxKernelUnread = 1 }, lim, "could not be read", false},
 		{"receive error", func(r *engine.TrialResult) { r.Ports[1].IErrors = 1 }, lim, "receive errors", false},
+		// a port that counts no drops of its own (an 82599 VF): its ring of 1024 frames left 100 ms at up to
+		// 10,000 frames/s holds what came; 102.4 ms may have overflowed it; a port that counts them is judged
+		// by its counts alone
+		{"uncounted ring that held", func(r *engine.TrialResult) { uncounted(&r.Ports[1], 100_000_000) }, lim, "", false},
+		{"uncounted ring that may have overflowed", func(r *engine.TrialResult) { uncounted(&r.Ports[1], 102_400_000) }, lim, "may have overflowed on receipt itself", true},
+		{"counted ring left as long", func(r *engine.TrialResult) {
+			uncounted(&r.Ports[1], 500_000_000)
+			r.Ports[1].RxMissesCounted = true
+		}, lim, "", false},
 		{"af_packet fanout rollover", func(r *engine.TrialResult) { r.Ports[1].RxKernelRollovers = 1 }, lim, "moved 1 frames to another of its receive queues", true},
 		{"transmit error", func(r *engine.TrialResult) { r.Ports[0].OErrors = 1 }, lim, "failed to send", false},
 		{"TX pool empty", func(r *engine.TrialResult) { r.Ports[0].TxAllocFail = 1 }, lim, "no buffer: 1", false},
@@ -61,6 +70,12 @@ func TestTesterFaults(t *testing.T) {
 	}
 }
 
+// uncounted makes p a port that counts no drops of its own, with a ring of 1024 frames that frames reached at
+// up to 10,000 a second and was left unread for unreadNs.
+func uncounted(p *engine.PortCounters, unreadNs int64) {
+	p.RxMissesCounted, p.RxRing, p.RxPeakFPS, p.RxUnreadMaxNs = false, 1024, 10_000, unreadNs
+}
+
 func TestWorkerPauses(t *testing.T) {
 	r := &engine.TrialResult{Workers: []engine.WorkerHealth{{Lcore: 1, Role: "txrx", Ports: []int{0}, MaxGapNs: 1_000_000},
 		{Lcore: 2, Role: "txrx", Ports: []int{1}, MaxGapNs: 1_000_001}}}
@@ -73,6 +88,23 @@ func TestWorkerPauses(t *testing.T) {
 	}
 	if got := r.WorkerPauses(engine.Limits{MaxWorkerGap: 2 * time.Millisecond}); len(got) != 0 {
 		t.Errorf("pauses under a 2 ms limit: %q", got)
+	}
+	// the kernel timed every frame of port 1 (af_packet): its worker's pause is not in their latency;
+	// a port with one frame timed by the poll, or that says nothing of how it timed them, keeps the rule
+	for _, c := range []struct {
+		name   string
+		port   engine.PortCounters
+		paused bool
+	}{
+		{"all kernel-timed", engine.PortCounters{ID: 1, RxKernelTimed: 5000}, false},
+		{"one timed by the poll", engine.PortCounters{ID: 1, RxKernelTimed: 4999, RxPollTimed: 1}, true},
+		{"nothing said", engine.PortCounters{ID: 1}, true},
+	} {
+		r.Ports = []engine.PortCounters{{ID: 0}, c.port}
+		got := r.WorkerPauses(engine.Limits{MaxWorkerGap: time.Millisecond})
+		if (len(got) == 1) != c.paused {
+			t.Errorf("%s: pauses %q, want paused %v", c.name, got, c.paused)
+		}
 	}
 }
 

@@ -6,6 +6,17 @@ const (
 	MaxQueuesPerPort = 8
 )
 
+// AFPacketRingFrames is the depth the runner gives an af_packet port's rings (the PMD's framecnt, of its
+// default 2,048-byte frames, one RX and one TX ring per queue pair) unless its devargs say otherwise. The
+// engine times af_packet frames by the kernel's receive time, so a worker the host holds up costs the
+// latency nothing, only ring room: 4,096 frames hold 400 ms at 10 kframes/s, where the PMD's default 512
+// overflowed when a busy host ran the tester 20-40 ms late (the demo's gateways at their limit).
+const AFPacketRingFrames = 4096
+
+// AFPacketRingBytes is the memory one af_packet queue pair's two rings take, locked and charged to the
+// tester's memory.
+const AFPacketRingBytes = 2 * AFPacketRingFrames * 2048
+
 // WorkerLayout is how many worker lcores the engine gets from cpus usable CPUs (the cpuset within the CPU
 // quota, the control lcore's included) for ports ports, and the queue pairs each port then has.
 //

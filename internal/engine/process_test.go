@@ -130,6 +130,12 @@ func startIn(t *testing.T, eng, ns, prefix string, devices ...engine.Device) *en
 // startInNS starts an engine in namespace ns through a wrapper script, its output in log.
 func startInNS(t *testing.T, eng, ns, prefix string, lcores []string, log io.Writer, devices ...engine.Device) (*engine.Process, error) {
 	t.Helper()
+	return startInNSArgs(t, eng, ns, prefix, lcores, nil, log, devices...)
+}
+
+// startInNSArgs is startInNS with engine arguments (after --).
+func startInNSArgs(t *testing.T, eng, ns, prefix string, lcores, args []string, log io.Writer, devices ...engine.Device) (*engine.Process, error) {
+	t.Helper()
 	dir := t.TempDir()
 	wrapper := filepath.Join(dir, "engine.sh")
 	if err := os.WriteFile(wrapper, []byte(fmt.Sprintf("#!/bin/sh\nexec ip netns exec %s %s \"$@\"\n", ns, eng)), 0o755); err != nil {
@@ -139,14 +145,20 @@ func startInNS(t *testing.T, eng, ns, prefix string, lcores []string, log io.Wri
 	defer cancel()
 	return engine.StartProcess(ctx, engine.ProcessConfig{Binary: wrapper, Control: filepath.Join(dir, "ctl.sock"),
 		FilePrefix: fmt.Sprintf("%s%d", prefix, os.Getpid()), NoHuge: true, EAL: append([]string{"--no-shconf"}, lcores...),
-		Devices: devices, Stdout: log, Stderr: log})
+		Devices: devices, Args: args, Stdout: log, Stderr: log})
 }
 
 // startInWith is startIn with the engine's lcores given (EAL's -l or --lcores and their value).
 func startInWith(t *testing.T, eng, ns, prefix string, lcores []string, devices ...engine.Device) *engine.Process {
 	t.Helper()
+	return startInWithArgs(t, eng, ns, prefix, lcores, nil, devices...)
+}
+
+// startInWithArgs is startInWith with engine arguments (after --).
+func startInWithArgs(t *testing.T, eng, ns, prefix string, lcores, args []string, devices ...engine.Device) *engine.Process {
+	t.Helper()
 	var log strings.Builder
-	p, err := startInNS(t, eng, ns, prefix, lcores, &log, devices...)
+	p, err := startInNSArgs(t, eng, ns, prefix, lcores, args, &log, devices...)
 	if err != nil {
 		t.Fatalf("start in %s: %v\n%s", ns, err, log.String())
 	}

@@ -64,6 +64,7 @@ func (r *Runner) preflight(ctx context.Context) error {
 		if missing := r.uncheckedChecksums(i, info.RxChecksums); missing != "" {
 			r.note(fmt.Sprintf("port %s (%s) does not verify %s checksums on receipt: a frame the DUT corrupts there counts as received", port.Name, info.Driver, missing))
 		}
+		r.noteVFLimits(i, port, info)
 		refusals = append(refusals, refusePort(r.plan, port, info, r.opt.LinkWait)...)
 	}
 	if r.opt.JoinedPorts {
@@ -228,4 +229,30 @@ func joinInt32(v []int32) string {
 		s[i] = strconv.Itoa(int(x))
 	}
 	return strings.Join(s, ",")
+}
+
+// noteVFLimits says what a port cannot see that a test relies on, as an 82599 VF (ixgbevf) cannot: frames it
+// drops on receipt (no miss counter: a trial is then judged by how long its ring was left unread,
+// engine.TesterFaults), frames for other MACs (its PF refuses promiscuous VFs: foreign frames are not
+// counted), and an RSS spread by UDP ports (its PF hashes IPv4 UDP on the addresses only unless told).
+func (r *Runner) noteVFLimits(i int, port plan.Port, info *engine.PortInfo) {
+	if r.receives(i) && !info.RxMissesCounted {
+		r.note(fmt.Sprintf("port %s (%s) counts none of the frames its receive ring of %d drops: a trial is the tester's (invalid), never the DUT's, when its ring was left unread long enough to overflow at the rate frames came (dataplane/PROTOCOL.md, the tester's health)", port.Name, info.Driver, info.RxRing))
+	}
+	if !info.Promiscuous {
+		r.note(fmt.Sprintf("port %s (%s) is not promiscuous (an 82599 VF's PF refuses it; trust on the SR-IOV network does not change that on 82599): it receives only frames for its own MAC, broadcast and multicast, so frames the DUT sends elsewhere are not counted as foreign", port.Name, info.Driver))
+	}
+	if r.receives(i) && info.RxQueues > 1 && info.Driver == "net_ixgbe_vf" && !r.variesAddresses() {
+		r.note(fmt.Sprintf("port %s (%s) receives on %d queues, but its PF hashes IPv4 UDP on the addresses only and the streams vary only UDP ports: every frame lands on one queue; vary src or dst (traffic.vary), or on the PF's host: ethtool -N <pf> rx-flow-hash udp4 sdfn", port.Name, info.Driver, info.RxQueues))
+	}
+}
+
+// receives says whether port i receives a direction of the plan.
+func (r *Runner) receives(i int) bool {
+	return slices.ContainsFunc(r.plan.Directions(), func(d plan.Direction) bool { return d.RX == i })
+}
+
+// variesAddresses says whether the flows vary an IP address (what an RSS hash on addresses spreads).
+func (r *Runner) variesAddresses() bool {
+	return slices.ContainsFunc(r.plan.Traffic.Vary, func(f string) bool { return f == "srcIP" || f == "dstIP" })
 }

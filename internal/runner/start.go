@@ -90,6 +90,18 @@ func withQueuePairs(devs []engine.Device, queuesPerPort int) []engine.Device {
 	return out
 }
 
+// withRings gives af_packet ports rings of engine.AFPacketRingFrames frames; devargs that say framecnt are the
+// user's.
+func withRings(devs []engine.Device) []engine.Device {
+	out := slices.Clone(devs)
+	for i, d := range out {
+		if strings.HasPrefix(d.Devargs, "net_af_packet") && !strings.Contains(d.Devargs, "framecnt=") {
+			out[i].Devargs += ",framecnt=" + strconv.Itoa(engine.AFPacketRingFrames)
+		}
+	}
+	return out
+}
+
 // StartOptions start an engine for a run.
 type StartOptions struct {
 	Binary     string
@@ -144,7 +156,7 @@ func processConfig(o StartOptions) engine.ProcessConfig {
 		}
 	}
 	lcores, queues := lcoreLayout(len(o.Devices), o.CPUs)
-	cfg := engine.ProcessConfig{Binary: o.Binary, Devices: withQueuePairs(o.Devices, queues), Control: o.Control, FilePrefix: o.FilePrefix,
+	cfg := engine.ProcessConfig{Binary: o.Binary, Devices: withRings(withQueuePairs(o.Devices, queues)), Control: o.Control, FilePrefix: o.FilePrefix,
 		EAL: append(lcores, "--log-level", "lib.eal:notice"), Args: args, Stdout: o.Log, Stderr: o.Log}
 	if o.HugeDir != "" && hasHugepages(o.HugeDir) {
 		cfg.HugeDir = o.HugeDir

@@ -103,3 +103,15 @@ func TestAFPacketPortsGetTheQueuePairsTheWorkersWant(t *testing.T) {
 		t.Errorf("one queue pair: %q", one[0].Devargs)
 	}
 }
+
+func TestAFPacketPortsGetDeepRings(t *testing.T) {
+	devs := []engine.Device{{Devargs: "net_af_packet0,iface=net1"}, {Devargs: "net_af_packet1,iface=net2,framecnt=512"},
+		{Devargs: "net_af_xdp2,iface=net3"}, {PCI: "0000:3b:02.1", Devargs: "0000:3b:02.1"}}
+	got := withRings(devs)
+	want := []string{"net_af_packet0,iface=net1,framecnt=4096", "net_af_packet1,iface=net2,framecnt=512", "net_af_xdp2,iface=net3", "0000:3b:02.1"}
+	for i := range want {
+		if got[i].Devargs != want[i] {
+			t.Errorf("device %d: %q, want %q", i, got[i].Devargs, want[i])
+		}
+	}
+}

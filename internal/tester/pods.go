@@ -140,6 +140,19 @@ func windowMemory(p *plan.Plan, ports []int, cpus int) resource.Quantity {
 	return *resource.NewQuantity(mib<<20, resource.BinarySI)
 }
 
+// ringMemory is what the rings of the pod's af_packet ports take (engine.AFPacketRingBytes a queue pair, the
+// queue pairs engine.WorkerLayout gives the pod's CPUs): locked kernel memory, charged to the pod.
+func ringMemory(p *plan.Plan, ports []int, cpus int) resource.Quantity {
+	_, queues := engine.WorkerLayout(cpus, len(ports))
+	var n int64
+	for _, i := range ports {
+		if p.Ports[i].Driver == v1alpha1.DriverAFPacket {
+			n += int64(queues) * engine.AFPacketRingBytes
+		}
+	}
+	return *resource.NewQuantity(n, resource.BinarySI)
+}
+
 func pod(tt *v1alpha1.TrafficTest, p *plan.Plan, planHash string, opt Options, role string, ports []int) (*corev1.Pod, error) {
 	ts := &tt.Spec.Tester
 	image := ts.Image
@@ -158,6 +171,7 @@ func pod(tt *v1alpha1.TrafficTest, p *plan.Plan, planHash string, opt Options, r
 		memory = resource.MustParse(defaultMemory)
 	}
 	memory.Add(windowMemory(p, ports, int(cpus)))
+	memory.Add(ringMemory(p, ports, int(cpus)))
 	huge := ts.HugePages
 	if huge.IsZero() {
 		huge = resource.MustParse(defaultHuge)
@@ -176,7 +190,10 @@ func pod(tt *v1alpha1.TrafficTest, p *plan.Plan, planHash string, opt Options, r
 		hugeRes:               huge,
 	}
 	var networks []multusNetwork
-	caps := map[corev1.Capability]bool{"IPC_LOCK": true}
+	// IPC_LOCK: DPDK locks its hugepage memory. SYS_NICE: the engine's workers sleep when nothing is due and
+	// run SCHED_FIFO while they do (dataplane/PROTOCOL.md, Waiting), so that a host busy with the DUT or the
+	// cluster wakes them on time; without it they stay ordinary threads, and say so.
+	caps := map[corev1.Capability]bool{"IPC_LOCK": true, "SYS_NICE": true}
 	for _, i := range ports {
 		port := p.Ports[i]
 		if port.Resource != "" {

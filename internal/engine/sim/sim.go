@@ -1,9 +1,10 @@
 // Package sim is a simulated traffic engine with a model of a device under test. It exists for the
-// methodology tests and the search benchmark, and to demonstrate the CLI without DPDK (clearly labelled
-// as simulated); no production path measures with it.
+// methodology tests and the search benchmark, to demonstrate the CLI without DPDK (clearly labelled as
+// simulated), and as the model DUT on which a run's time estimate draws its searches (internal/rfc2544);
+// no production path measures with it.
 //
 // Time is virtual: a trial returns at once and advances the simulation clock by warm-up + duration +
-// drain, so a test can run hundreds of "60 s" trials in milliseconds.
+// drain (and the control overhead, when set), so a test can run hundreds of "60 s" trials in milliseconds.
 package sim
 
 import (
@@ -71,6 +72,10 @@ type DUT struct {
 	ColdTime time.Duration
 	// LatencyNs is the latency of an idle DUT.
 	LatencyNs float64
+	// ControlOverhead is the wall time of the control round trips around every trial (defining it,
+	// starting it, fetching its counters), which a real tester spends besides the trial's phases and which
+	// a loaded host makes long: the clock advances by it too (0: the phases alone).
+	ControlOverhead time.Duration
 	// Seed of the noise.
 	Seed uint64
 }
@@ -199,7 +204,8 @@ func (e *Engine) Port(_ context.Context, p engine.PortConfig) (*engine.PortInfo,
 		return nil, &engine.Error{Verb: "PORT", Code: "bad-port", Message: fmt.Sprintf("id=%d: the simulation has ports 0 and 1", p.ID)}
 	}
 	info := &engine.PortInfo{ID: p.ID, MAC: fmt.Sprintf("02:00:00:00:00:%02x", p.ID+1), Driver: "simulated", LinkUp: true, RxChecksums: "ipv4,udp",
-		Device: fmt.Sprintf("sim%d", p.ID), NUMA: -1, RxQueues: max(1, e.DUT.RxQueues), TxQueues: max(1, e.DUT.RxQueues), SpeedMbps: int64(e.DUT.LineRateBps / 1e6), MaxFrame: 9216}
+		Device: fmt.Sprintf("sim%d", p.ID), NUMA: -1, RxQueues: max(1, e.DUT.RxQueues), TxQueues: max(1, e.DUT.RxQueues), SpeedMbps: int64(e.DUT.LineRateBps / 1e6), MaxFrame: 9216,
+		Promiscuous: true, RxMissesCounted: true, RxRing: 1024}
 	if hw := e.Hardware; hw != nil {
 		e.mu.Lock()
 		e.portPolls++
@@ -408,7 +414,7 @@ func (e *Engine) RunTrial(ctx context.Context, t engine.TrialConfig, progress fu
 	}
 	res.Workers = simWorkers(res.Streams, e.streams)
 	res.DurationNs = int64(dur * 1e9)
-	e.clock += t.WarmUp + time.Duration(dur*1e9) + t.Drain
+	e.clock += d.ControlOverhead + t.WarmUp + time.Duration(dur*1e9) + t.Drain
 	if progress != nil {
 		p := engine.Progress{Trial: res.Trial, State: res.State, Elapsed: time.Duration(dur * 1e9), ElapsedM: int64(dur * 1e3)}
 		for _, s := range res.Streams {

@@ -1,9 +1,9 @@
-/* What the control socket's files share, and nothing else includes: the request/reply language
- * (control_proto.c) and the verbs it dispatches to (control_ports.c, control_streams.c, control_trial.c,
- * control_report.c). A verb reads its arguments from a struct args, writes its reply into a struct out,
- * and returns -1 when it refused (the reply then says why), 0 otherwise. */
-#ifndef LR_CONTROL_H
-#define LR_CONTROL_H
+/* The control socket's request/reply language (control_proto.c, PROTOCOL.md): a request is a verb and
+ * key=value arguments (struct args), a reply one JSON object built in a struct out. A verb reads its
+ * arguments with the parsers here, so every verb refuses a bad value with the same words, and returns -1
+ * when it refused (the reply then says why), 0 otherwise. */
+#ifndef LR_CONTROL_PROTO_H
+#define LR_CONTROL_PROTO_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -34,26 +34,7 @@ int parse_mac(const char *s, uint8_t *mac);
 int parse_ip(const char *s, int l3, uint8_t *out, int *len);
 const char *mac_str(const uint8_t *m, char *buf);
 int parse_list(const char *s, double *out, unsigned max, unsigned *n);
-
-/* control_ports.c */
+/* A port's id, from argument key: one of the engine's ports ("none" too when allow_none: -1). */
 int port_arg(struct args *a, struct out *o, const char *key, int *id, bool allow_none);
-int do_hello(struct args *a, struct out *o);
-int do_time(struct args *a, struct out *o);
-int do_port(struct args *a, struct out *o);
-int do_resolve(struct args *a, struct out *o);
-
-/* control_streams.c */
-int do_stream(struct args *a, struct out *o);
-
-/* control_trial.c */
-bool trial_active(void);
-const char *state_name(int st);
-int do_trial(struct args *a, struct out *o);
-int do_poll(struct args *a, struct out *o);
-int do_wait(struct args *a, struct out *o);
-int do_abort(struct args *a, struct out *o);
-
-/* control_report.c */
-int do_result(struct args *a, struct out *o);
 
 #endif
