@@ -108,6 +108,8 @@ type Runner struct {
 	// stepStart is when the step under way began; planned the whole run's estimate at its start
 	stepStart time.Time
 	planned   time.Duration
+	// est is what the trials so far took, which the estimate learns from (estimate.go)
+	est estimateState
 }
 
 type streamDef struct {
@@ -183,12 +185,13 @@ func (r *Runner) Run(ctx context.Context) (*v1alpha1.Results, error) {
 	}
 	// what this runner expects to take (after a resumption: what is left), in the status before setup
 	r.stepStart = r.opt.Now()
-	r.planned = r.remaining(0)
+	planned := r.remaining(0)
+	r.planned = planned.expected
 	start := r.progress
 	start.StepsTotal, start.StepsDone = int32(r.stepsTotal), int32(r.stepsDone)
 	start.EstimatedTotalSeconds = int64(math.Ceil(r.planned.Seconds()))
 	start.EstimatedSecondsLeft = start.EstimatedTotalSeconds
-	start.Summary = fmt.Sprintf("setting up; expected to take about %s", roundDuration(r.planned))
+	start.Summary = "setting up; expected to take " + planned.total()
 	t := metaTime(r.opt.Now())
 	start.UpdateTime = &t
 	r.sink.OnProgress(start)
@@ -701,10 +704,13 @@ func (r *Runner) emitProgress(ts trialSpec, pr *engine.Progress) {
 		pg.Summary = fmt.Sprintf("%s %s: trial %d at %s%% (%s, %s) (step %d/%d)", what, pg.Direction, pg.Trial, pg.OfferedRate, purpose,
 			ts.duration, r.stepsDone+1, r.stepsTotal)
 	}
+	if pr == nil {
+		r.est.trialStarted(now, r.stepsDone, len(ts.dirs), r.phasesOf(ts.duration, ts.burst > 0), len(r.trials))
+	}
 	left := r.remaining(now.Sub(r.stepStart))
-	pg.EstimatedSecondsLeft = int64(math.Ceil(left.Seconds()))
+	pg.EstimatedSecondsLeft = int64(math.Ceil(left.expected.Seconds()))
 	pg.EstimatedTotalSeconds = int64(math.Ceil(r.planned.Seconds()))
-	pg.Summary += fmt.Sprintf(", about %s left", roundDuration(left))
+	pg.Summary += ", " + left.String()
 	if pr != nil {
 		var tx, rx int64
 		for _, s := range pr.Streams {

@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -95,7 +94,8 @@ type LocalOptions struct {
 }
 
 // consoleSink prints one line per trial while the run goes on, and the time left as each step of the plan
-// starts (the estimate the status carries, updated from what was measured).
+// starts (the estimate the status carries, updated from what was measured, with its range where the DUT
+// decides).
 type consoleSink struct {
 	w    io.Writer
 	step int32 // the step whose start was last printed (0: none yet)
@@ -133,8 +133,8 @@ func (c *consoleSink) OnProgress(p v1alpha1.Progress) {
 	if p.FrameSize > 0 {
 		what = fmt.Sprintf("%s %dB", p.Test, p.FrameSize)
 	}
-	fmt.Fprintf(c.w, "linerate: step %d/%d (%s): about %s left\n", step, p.StepsTotal, what,
-		(time.Duration(p.EstimatedSecondsLeft) * time.Second).String())
+	// the runner's own words: with the range where the DUT decides how long the rest takes
+	fmt.Fprintf(c.w, "linerate: step %d/%d (%s): %s\n", step, p.StepsTotal, what, rfc2544.TimeLeft(p))
 }
 
 func (*consoleSink) OnResults(*v1alpha1.Results) {}
