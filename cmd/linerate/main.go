@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -17,6 +18,7 @@ import (
 
 func main() {
 	root := newRootCommand()
+	root.SetArgs(invokedAs(root, os.Args[0], os.Args[1:]))
 	if cmd, err := root.ExecuteContextC(interruptible()); err != nil {
 		fmt.Fprint(os.Stderr, explain(cmd, err))
 		os.Exit(exitCode(err))
@@ -61,8 +63,34 @@ runs the same TrafficTest file on local ports.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return usageError{err}
 	})
-	root.AddCommand(newRunCommand(), newCalibrateCommand(), newRunnerCommand(), newEngineCommand(), newVersionCommand())
+	root.AddCommand(newRunCommand(), newCalibrateCommand(), newReportCommand(), newRunnerCommand(), newEngineCommand(), newVersionCommand())
 	return root
+}
+
+// The names kubectl gives a plugin: it runs kubectl-linerate for 'kubectl linerate ...', and, to complete
+// 'kubectl linerate <TAB>', kubectl_complete-linerate with the words to complete.
+const (
+	kubectlPlugin           = "kubectl-linerate"
+	kubectlPluginCompletion = "kubectl_complete-linerate"
+)
+
+// invokedAs fits the command to the name it was run by, and returns its arguments. Run as a kubectl
+// plugin, it speaks as one: help, usage and errors say "kubectl linerate report", not "linerate report";
+// run as its completion helper, it answers cobra's completion request for the words kubectl hands it.
+func invokedAs(root *cobra.Command, argv0 string, args []string) []string {
+	switch filepath.Base(argv0) {
+	case kubectlPlugin:
+	case kubectlPluginCompletion:
+		args = append([]string{cobra.ShellCompRequestCmd}, args...)
+	default:
+		return args
+	}
+	root.Use = kubectlPlugin
+	if root.Annotations == nil {
+		root.Annotations = map[string]string{}
+	}
+	root.Annotations[cobra.CommandDisplayNameAnnotation] = "kubectl linerate"
+	return args
 }
 
 // interruptible is a context that SIGINT or SIGTERM cancels with the signal's name as its cause, so that a

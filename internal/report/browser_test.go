@@ -1,129 +1,14 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
-	"html"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/report/reporttest"
 	"linerate.dev/linerate/internal/results"
 )
-
-// layoutCheck runs in the browser after layout: what a reader would see wrong on the page. Each chart is
-// checked where it is drawn: labels cut off by the chart's edge, labels drawn over each other or too
-// close to read apart, labels over plotted points, two series drawn in one colour, points outside the axes; and on the page: a line that ends in a colon with nothing
-// after it, and a page wider than the window.
-const layoutCheck = `<script>
-(function () {
-  const problems = [];
-  const within = (r, o) => r.left >= o.left - 0.5 && r.right <= o.right + 0.5 && r.top >= o.top - 0.5 && r.bottom <= o.bottom + 0.5;
-  const overlap = (a, b) => Math.max(0, Math.min(a.right, b.right) - Math.max(a.left, b.left)) *
-                            Math.max(0, Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top)) > 1;
-  // labels closer than 3 px read as one ("64128")
-  const apart = (a, b) => !overlap({ left: a.left - 1.5, right: a.right + 1.5, top: a.top, bottom: a.bottom },
-                                   { left: b.left - 1.5, right: b.right + 1.5, top: b.top, bottom: b.bottom });
-  if (document.documentElement.scrollWidth > window.innerWidth + 1)
-    problems.push("the page is " + document.documentElement.scrollWidth + " px wide in a " + window.innerWidth + " px window");
-  for (const el of document.querySelectorAll("h1, h2, p, li, td, th")) {
-    const t = el.textContent.trim();
-    if (t.endsWith(":")) problems.push("'" + t + "' says nothing after its colon");
-  }
-  document.querySelectorAll("svg").forEach((svg) => {
-    const name = svg.getAttribute("data-file");
-    const box = svg.getBoundingClientRect();
-    const texts = [...svg.querySelectorAll("text")].filter((t) => t.textContent.trim() !== "");
-    const rects = texts.map((t) => t.getBoundingClientRect());
-    texts.forEach((t, i) => {
-      if (!within(rects[i], box)) problems.push(name + ": label '" + t.textContent + "' is cut off by the chart's edge");
-      for (let j = 0; j < i; j++)
-        if (!apart(rects[i], rects[j])) problems.push(name + ": labels '" + texts[j].textContent + "' and '" + t.textContent + "' run together");
-    });
-    const axes = [...svg.querySelectorAll("line[stroke='black']")].map((l) => l.getBoundingClientRect());
-    const plot = { left: Math.min(...axes.map((r) => r.left)), right: Math.max(...axes.map((r) => r.right)),
-                   top: Math.min(...axes.map((r) => r.top)), bottom: Math.max(...axes.map((r) => r.bottom)) };
-    const colours = [...svg.querySelectorAll("polyline")].map((l) => l.getAttribute("stroke") + " " + (l.getAttribute("stroke-dasharray") || ""));
-    if (new Set(colours).size < colours.length) problems.push(name + ": " + colours.length + " series drawn in " + new Set(colours).size + " styles");
-    svg.querySelectorAll("circle").forEach((c) => {
-      const r = c.getBoundingClientRect();
-      const centre = { left: r.left + r.width / 2, right: r.left + r.width / 2, top: r.top + r.height / 2, bottom: r.top + r.height / 2 };
-      if (!within(centre, plot)) problems.push(name + ": a point lies outside the axes");
-      texts.forEach((t, i) => { if (overlap(r, rects[i])) problems.push(name + ": label '" + t.textContent + "' covers a point"); });
-    });
-  });
-  const out = document.createElement("pre");
-  out.id = "layout-problems";
-  out.textContent = JSON.stringify(problems);
-  document.body.appendChild(out);
-})();
-</script>`
-
-func browser(t *testing.T) string {
-	t.Helper()
-	for _, b := range []string{"chromium-headless-shell", "chromium"} {
-		if p, err := exec.LookPath(b); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("LINERATE_REQUIRE_BROWSER") != "" {
-		t.Fatal("no chromium-headless-shell: run hack/install-browser.sh (make test does)")
-	}
-	t.Skip("no chromium-headless-shell (hack/install-browser.sh installs it)")
-	return ""
-}
-
-// inBrowser opens the report as a reader would, 1280 px wide, with its charts drawn in the page (so that
-// the check can measure them), and returns what the layout check found and the page's text.
-func inBrowser(t *testing.T, chromium, dir string) (problems []string, text string) {
-	t.Helper()
-	page, err := os.ReadFile(filepath.Join(dir, "index.html"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	inline := regexp.MustCompile(`<img src="([^"]+\.svg)"[^>]*>`).ReplaceAllStringFunc(string(page), func(tag string) string {
-		file := regexp.MustCompile(`src="([^"]+)"`).FindStringSubmatch(tag)[1]
-		svg, err := os.ReadFile(filepath.Join(dir, file))
-		if err != nil {
-			t.Fatalf("the page shows %s, which is not there: %v", file, err)
-		}
-		return strings.Replace(string(svg), "<svg ", fmt.Sprintf(`<svg data-file=%q `, file), 1)
-	})
-	check := filepath.Join(dir, "layout-check.html")
-	if err := os.WriteFile(check, []byte(strings.Replace(inline, "</body>", layoutCheck+"</body>", 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(chromium, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1280,900",
-		"--user-data-dir="+t.TempDir(), "--dump-dom", "file://"+check)
-	done := make(chan struct{})
-	var out []byte
-	go func() { out, err = cmd.Output(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(60 * time.Second):
-		_ = cmd.Process.Kill()
-		<-done
-		t.Fatal("the browser did not render the report within 60 s")
-	}
-	if err != nil {
-		t.Fatalf("%s: %v", chromium, err)
-	}
-	m := regexp.MustCompile(`(?s)<pre id="layout-problems">(.*?)</pre>`).FindSubmatch(out)
-	if m == nil {
-		t.Fatalf("the layout check did not run:\n%s", out)
-	}
-	if err := json.Unmarshal([]byte(html.UnescapeString(string(m[1]))), &problems); err != nil {
-		t.Fatal(err)
-	}
-	text = regexp.MustCompile(`(?s)<(script|style|pre id="layout-problems")[^>]*>.*?</(script|style|pre)>`).ReplaceAllString(string(out), " ")
-	text = regexp.MustCompile(`<[^>]+>`).ReplaceAllString(text, " ")
-	return problems, strings.Join(strings.Fields(html.UnescapeString(text)), " ")
-}
 
 func rate(fps int64, size int32) v1alpha1.Rate {
 	return v1alpha1.Rate{FramesPerSecond: fps, L2BitsPerSecond: fps * int64(size) * 8, L1BitsPerSecond: fps * int64(size+20) * 8,
@@ -136,7 +21,7 @@ func latency(base int64) v1alpha1.LatencySummary {
 }
 
 // reportShapes are the results a report must read well with: one frame size, the seven of RFC 2544 in
-// both directions with every test, an IMIX run, and a run that failed part way.
+// both directions with every test, an IMIX run, a run that failed part way and one still running.
 func reportShapes() map[string]Run {
 	seven := &v1alpha1.Results{DUT: &v1alpha1.DUTSpec{Name: "ipsec-gw-1", Model: "GW-9000", Software: "7.2.1", Cipher: "AES-256-GCM"},
 		LineRateBitsPerSecond: 10e9}
@@ -177,20 +62,21 @@ func reportShapes() map[string]Run {
 		"seven frame sizes": {Name: "rfc2544-full", Results: seven, Trials: make([]results.Trial, 1200)},
 		"IMIX":              {Name: "imix", Results: imix, Trials: make([]results.Trial, 12)},
 		"failed run":        {Name: "stalled", Results: failed, Trials: make([]results.Trial, 11), Failure: "DUTStalled: nothing came back from the DUT for 2 s"},
+		"still running":     {Name: "nightly", Results: one, Trials: make([]results.Trial, 9), Running: "the TrafficTest is Running, 1 of 4 steps done (latency 512 B west->east)"},
 	}
 }
 
 // The report in a real browser: every shape of result reads without a label cut off or drawn over another,
 // with every measured row and the run's end said.
 func TestReportReadsWellInABrowser(t *testing.T) {
-	chromium := browser(t)
+	chromium := reporttest.Browser(t)
 	for name, run := range reportShapes() {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			if err := Write(dir, run); err != nil {
 				t.Fatal(err)
 			}
-			problems, text := inBrowser(t, chromium, dir)
+			problems, text := reporttest.InBrowser(t, chromium, dir)
 			for _, p := range problems {
 				t.Error(p)
 			}
@@ -210,6 +96,9 @@ func TestReportReadsWellInABrowser(t *testing.T) {
 			}
 			if run.Failure != "" {
 				want = append(want, "did not finish", run.Failure)
+			}
+			if run.Running != "" {
+				want = append(want, "has not finished yet", run.Running)
 			}
 			missing := false
 			for _, w := range want {

@@ -37,10 +37,18 @@ func style(n int) (colour, dash string) {
 	return colour, dash
 }
 
+// XAxis is a chart's x axis: its label, and whether its values are whole numbers.
+type XAxis struct {
+	Label string
+	// Integers: the values are whole numbers (frame sizes in bytes), labelled exactly ("1024", never
+	// "1.02k", which names no frame size).
+	Integers bool
+}
+
 // LineChart renders series as an SVG line chart with labelled axes. The legend has a column of its own
 // right of the plot, so it never covers a line, and the chart grows to hold it; the x range has a margin
 // so that no point sits on an axis and no label on the axis's own.
-func LineChart(title, xLabel, yLabel string, series []Series) string {
+func LineChart(title string, xAxis XAxis, yLabel string, series []Series) string {
 	const plotW, ml, mt, mb, legendW, lineH = 520.0, 80.0, 40.0, 50.0, 170.0, 14.0
 	w, mr := ml+plotW+legendW, legendW
 	h := math.Max(360, mt+lineH*float64(len(series)+1)+mb)
@@ -79,8 +87,11 @@ func LineChart(title, xLabel, yLabel string, series []Series) string {
 	// a label that would run into the one before it goes one line lower (64 and 128 B are close on a
 	// linear axis up to 1518 B)
 	lastRight := [2]float64{math.Inf(-1), math.Inf(-1)}
-	for _, xv := range xTicks(series, xmin+pad, xmax-pad) {
+	for _, xv := range xTicks(series, xmin+pad, xmax-pad, xAxis.Integers) {
 		label := short(xv)
+		if xAxis.Integers {
+			label = strconv.FormatFloat(xv, 'f', 0, 64)
+		}
 		half := 3.5 * float64(len(label)) // about half the width of a 12 px sans-serif label
 		row := 0
 		if x(xv)-half < lastRight[0]+6 {
@@ -89,7 +100,7 @@ func LineChart(title, xLabel, yLabel string, series []Series) string {
 		lastRight[row] = x(xv) + half
 		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">%s</text>`, x(xv), h-mb+16+14*float64(row), label)
 	}
-	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">%s</text>`, (ml+w-mr)/2, h-10, esc(xLabel))
+	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">%s</text>`, (ml+w-mr)/2, h-10, esc(xAxis.Label))
 	fmt.Fprintf(&b, `<text x="14" y="%.0f" text-anchor="middle" transform="rotate(-90 14 %.0f)">%s</text>`, (mt+h-mb)/2, (mt+h-mb)/2, esc(yLabel))
 	for i, s := range series {
 		c, dash := style(i)
@@ -110,8 +121,9 @@ func LineChart(title, xLabel, yLabel string, series []Series) string {
 }
 
 // xTicks are where the x axis is labelled: at the data's own x values when there are a few (frame sizes,
-// offered loads), so every label names a measured point; otherwise five even steps.
-func xTicks(series []Series, xmin, xmax float64) []float64 {
+// offered loads), so every label names a measured point; otherwise five even steps, whole numbers on an
+// axis of integers.
+func xTicks(series []Series, xmin, xmax float64, integers bool) []float64 {
 	seen := map[float64]bool{}
 	var xs []float64
 	for _, s := range series {
@@ -128,7 +140,11 @@ func xTicks(series []Series, xmin, xmax float64) []float64 {
 	}
 	xs = xs[:0]
 	for i := 0; i <= 4; i++ {
-		xs = append(xs, xmin+(xmax-xmin)*float64(i)/4)
+		x := xmin + (xmax-xmin)*float64(i)/4
+		if integers {
+			x = math.Round(x)
+		}
+		xs = append(xs, x)
 	}
 	return xs
 }
@@ -148,6 +164,8 @@ func short(v float64) string {
 }
 
 func num(s string) float64 { v, _ := strconv.ParseFloat(s, 64); return v }
+
+var frameSizes = XAxis{Label: "frame size (B)", Integers: true}
 
 // Charts builds the report's plots from the result tables.
 func Charts(r *v1alpha1.Results) map[string]string {
@@ -170,8 +188,8 @@ func Charts(r *v1alpha1.Results) map[string]string {
 		for _, d := range dirs {
 			fs, bs = append(fs, *fps[d]), append(bs, *bps[d])
 		}
-		out["throughput-fps.svg"] = LineChart("Throughput (NDR) in frames/s", "frame size (B)", "frames/s", fs)
-		out["throughput-bps.svg"] = LineChart("Throughput (NDR), L2", "frame size (B)", "bit/s", bs)
+		out["throughput-fps.svg"] = LineChart("Throughput (NDR) in frames/s", frameSizes, "frames/s", fs)
+		out["throughput-bps.svg"] = LineChart("Throughput (NDR), L2", frameSizes, "bit/s", bs)
 	}
 	if len(r.FrameLoss) > 0 {
 		var ss []Series
@@ -182,7 +200,7 @@ func Charts(r *v1alpha1.Results) map[string]string {
 			}
 			ss = append(ss, s)
 		}
-		out["frame-loss.svg"] = LineChart("Frame loss rate", "offered load (% of line rate)", "frames lost (%)", ss)
+		out["frame-loss.svg"] = LineChart("Frame loss rate", XAxis{Label: "offered load (% of line rate)"}, "frames lost (%)", ss)
 	}
 	if len(r.Latency) > 0 {
 		var ss []Series
@@ -200,7 +218,7 @@ func Charts(r *v1alpha1.Results) map[string]string {
 			ss = append(ss, s)
 		}
 		if len(ss) > 0 {
-			out["latency.svg"] = LineChart("Latency percentiles at the NDR (x: 0=min, 1=p90, 2=p99, 3=p99.9, 4=p99.99, 5=max)", "nines", "µs", ss)
+			out["latency.svg"] = LineChart("Latency percentiles at the NDR (x: 0=min, 1=p90, 2=p99, 3=p99.9, 4=p99.99, 5=max)", XAxis{Label: "nines"}, "µs", ss)
 		}
 	}
 	return out
@@ -226,6 +244,7 @@ th{background:#f4f4f4}td.l{text-align:left}.failed{border-left:4px solid #d62728
 .limited{color:#9a5b00}</style></head><body>
 <h1>RFC 2544 results: {{.Name}}</h1>
 {{with .Failure}}<p class="failed"><strong>This run did not finish: {{sentence .}}.</strong> The tables hold what it measured until then; what is missing was not measured.</p>{{end}}
+{{with .Running}}<p class="failed"><strong>This run has not finished yet: {{sentence .}}.</strong> The tables hold what it measured so far; what is missing is not measured yet.</p>{{end}}
 {{with .DUT}}{{if or .Name .Model .Software .Cipher}}<p>DUT: {{.Name}} {{.Model}} {{.Software}} {{.Cipher}}</p>{{end}}{{end}}
 {{if .Limited}}<p class="limited">Rows marked tester-limited are where the tester, not the DUT, was the limit: the DUT is at least that good, and the notes say why.</p>{{end}}
 {{range .Charts}}<p><img src="{{.}}" alt="{{.}}"></p>{{end}}
@@ -258,6 +277,9 @@ type Run struct {
 	Trials  []results.Trial
 	// Failure says why the run ended before measuring everything ("" for a run that finished).
 	Failure string
+	// Running says where a run that goes on stands (a TrafficTest still running in a cluster): the report
+	// is what it measured so far.
+	Running string
 }
 
 // Write writes index.html, the SVG plots, results.json and trials.jsonl into dir.
@@ -300,7 +322,7 @@ func Write(dir string, run Run) error {
 		res = &v1alpha1.Results{}
 	}
 	if err := page.Execute(f, map[string]any{"Name": name, "DUT": dut, "Charts": names, "Res": res, "Trials": len(trials),
-		"Failure": run.Failure, "Limited": testerLimited(res)}); err != nil {
+		"Failure": run.Failure, "Running": run.Running, "Limited": testerLimited(res)}); err != nil {
 		_ = f.Close()
 		return err
 	}

@@ -64,37 +64,43 @@ func TestReportPlotsEveryTable(t *testing.T) {
 
 // The x axis is labelled where the data are: one frame size gives one tick under its point, in the middle
 // of the plot, never "512 512 512 513 513" with the point on the left edge; a handful of sizes gets a tick
-// each.
+// each; and a frame size is printed exactly, "1024", never "1.02k" (which names no frame size), also where
+// there are too many sizes for a tick each.
 func TestXAxisTicksAreTheDataPoints(t *testing.T) {
 	ticks := regexp.MustCompile(`<text x="([0-9.]+)" y="(?:326|340)" text-anchor="middle">([^<]*)</text>`)
 	point := regexp.MustCompile(`<circle cx="([0-9.]+)"`)
 	for _, c := range []struct {
 		name  string
-		xs    []float64
+		sizes []int32
 		ticks []string
 	}{
-		{"one size", []float64{512}, []string{"512"}},
-		{"seven sizes", []float64{64, 128, 256, 512, 1024, 1280, 1518}, []string{"64", "128", "256", "512", "1.02k", "1.28k", "1.52k"}},
-		{"two sizes", []float64{64, 1518}, []string{"64", "1.52k"}},
+		{"one size", []int32{512}, []string{"512"}},
+		{"seven sizes", []int32{64, 128, 256, 512, 1024, 1280, 1518}, []string{"64", "128", "256", "512", "1024", "1280", "1518"}},
+		{"two sizes", []int32{64, 1518}, []string{"64", "1518"}},
+		{"jumbo", []int32{1518, 9000}, []string{"1518", "9000"}},
+		{"more sizes than ticks", []int32{64, 100, 128, 200, 256, 300, 512, 600, 1024, 1100, 1280, 1518}, []string{"64", "428", "791", "1155", "1518"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var pts [][2]float64
-			for i, x := range c.xs {
-				pts = append(pts, [2]float64{x, float64(1000 * (i + 1))})
+			res := &v1alpha1.Results{}
+			for i, size := range c.sizes {
+				res.Throughput = append(res.Throughput, v1alpha1.ThroughputResult{FrameSize: size, Direction: "west->east",
+					NDR: v1alpha1.Rate{FramesPerSecond: int64(1000 * (i + 1)), L2BitsPerSecond: int64(8000 * (i + 1))}})
 			}
-			svg := LineChart("t", "frame size (B)", "frames/s", []Series{{Name: "west->east", Points: pts}})
-			wellFormed(t, c.name, svg)
-			var got []string
-			for _, m := range ticks.FindAllStringSubmatch(svg, -1) {
-				got = append(got, m[2])
-			}
-			if strings.Join(got, " ") != strings.Join(c.ticks, " ") {
-				t.Errorf("x ticks %q, want %q", got, c.ticks)
-			}
-			if len(c.xs) == 1 {
-				cx := point.FindStringSubmatch(svg)
-				if cx == nil || cx[1] != "340.0" { // 80 + 520/2: the middle of the plot area, left of the legend
-					t.Errorf("the only point is at x=%v, want the middle of the plot (340.0)", cx)
+			for _, chart := range []string{"throughput-fps.svg", "throughput-bps.svg"} {
+				svg := Charts(res)[chart]
+				wellFormed(t, c.name, svg)
+				var got []string
+				for _, m := range ticks.FindAllStringSubmatch(svg, -1) {
+					got = append(got, m[2])
+				}
+				if strings.Join(got, " ") != strings.Join(c.ticks, " ") {
+					t.Errorf("%s: x ticks %q, want %q", chart, got, c.ticks)
+				}
+				if len(c.sizes) == 1 {
+					cx := point.FindStringSubmatch(svg)
+					if cx == nil || cx[1] != "340.0" { // 80 + 520/2: the middle of the plot area, left of the legend
+						t.Errorf("%s: the only point is at x=%v, want the middle of the plot (340.0)", chart, cx)
+					}
 				}
 			}
 		})

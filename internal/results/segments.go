@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -100,10 +101,18 @@ func ReadTrials(ctx context.Context, c client.Reader, namespace, test string) ([
 	if err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: ConfigMapName(test)}, cm); err != nil {
 		return nil, err
 	}
+	return TrialsOf(ctx, c, cm)
+}
+
+// TrialsOf reads every trial record of the results ConfigMap cm, as read once: the sealed segments it
+// lists, in order, then its open segment. A segment the list names but the cluster lacks is an error
+// that names it: the records are never returned with a gap.
+func TrialsOf(ctx context.Context, c client.Reader, cm *corev1.ConfigMap) ([]Trial, error) {
 	segs, err := Segments(cm)
 	if err != nil {
 		return nil, err
 	}
+	test := TestOf(cm.Name)
 	var out []Trial
 	for i, s := range segs {
 		// the list is the runner's to write: only this test's segment names, in order, are read
@@ -111,7 +120,11 @@ func ReadTrials(ctx context.Context, c client.Reader, namespace, test string) ([
 			return out, fmt.Errorf("%s names %q as segment %d, want %q", KeySegments, s.ConfigMap, i+1, want)
 		}
 		sc := &corev1.ConfigMap{}
-		if err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: s.ConfigMap}, sc); err != nil {
+		if err := c.Get(ctx, types.NamespacedName{Namespace: cm.Namespace, Name: s.ConfigMap}, sc); err != nil {
+			if apierrors.IsNotFound(err) {
+				return out, fmt.Errorf("trial segment %s (the trials seq %d to %d, segment %d of the %d that %s lists) is missing",
+					s.ConfigMap, s.FirstSeq, s.LastSeq, i+1, len(segs), cm.Name)
+			}
 			return out, fmt.Errorf("trial segment %s: %w", s.ConfigMap, err)
 		}
 		trials, err := DecodeTrials(sc.BinaryData[KeyTrials])
