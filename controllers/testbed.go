@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -182,6 +183,18 @@ func sharedWith(mine map[string]bool, testbed []string) []string {
 		}
 	}
 	return shared
+}
+
+// wait keeps a test in the queue for its testbed; it is looked at again when any TrafficTest changes.
+func (r *TrafficTestReconciler) wait(tt *v1alpha1.TrafficTest, q *v1alpha1.QueueStatus, wasQueued bool) (ctrl.Result, error) {
+	st := &tt.Status
+	if !wasQueued {
+		r.event(tt, corev1.EventTypeNormal, v1alpha1.ReasonQueued, "Queue", "Queued at position %d: %s", q.Position, strings.Join(q.WaitingFor, "; "))
+	}
+	st.Phase, st.Queue = v1alpha1.PhaseQueued, q
+	r.setCondition(tt, v1alpha1.ConditionTesterReady, metav1.ConditionFalse, v1alpha1.ReasonQueued,
+		fmt.Sprintf("queued at position %d for its testbed: %s", q.Position, strings.Join(q.WaitingFor, "; ")))
+	return ctrl.Result{RequeueAfter: runningRequeue}, nil
 }
 
 // waitingTests are the queued TrafficTests, looked at again whenever any TrafficTest changes or goes: a

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/results"
 	"linerate.dev/linerate/internal/tester"
 )
 
@@ -213,4 +214,85 @@ func TestRefusedPodsDoNotHoldTheQueue(t *testing.T) {
 	})
 	finishRun(t, ns, "next", 1)
 	waitPod(t, quotaNS, "refused-tester")
+}
+
+// TrafficTests that share a testbed take turns in creation order, each waiting in phase Queued with its
+// position and what it waits for; a finished or deleted test frees the testbed at once. Tests on two
+// testbeds run together.
+func TestTestbedIsSharedInTurn(t *testing.T) {
+	startManager(t)
+	ns := namespace(t)
+	ctx := context.Background()
+	names := []string{"q1", "q2", "q3", "q4", "q5"}
+	for _, n := range names {
+		newTest(t, ns, n, sriovTest())
+		time.Sleep(1100 * time.Millisecond) // creation order is by the second
+	}
+	for i, n := range names {
+		pod := waitPod(t, ns, n+"-tester")
+		for j, m := range names[i+1:] {
+			tt := waitTest(t, ns, m, fmt.Sprintf("%s queued at %d", m, j+1), func(tt *v1alpha1.TrafficTest) bool {
+				return tt.Status.Phase == v1alpha1.PhaseQueued && tt.Status.Queue != nil && tt.Status.Queue.Position == int32(j+1)
+			})
+			if len(tt.Status.TesterPods) != 0 || !strings.Contains(strings.Join(tt.Status.Queue.WaitingFor, ";"), n+" runs on DUT gw-1") {
+				t.Fatalf("%s: pods %v, waiting for %q", m, tt.Status.TesterPods, tt.Status.Queue.WaitingFor)
+			}
+			if c := condition(tt, v1alpha1.ConditionReconciling); c == nil || c.Status != metav1.ConditionTrue || c.Reason != v1alpha1.ReasonQueued {
+				t.Errorf("%s: Reconciling %+v", m, c)
+			}
+			// a queued test is on its way to GitOps tools too
+			if ks, argo := kstatusOf(t, tt), first(argoHealth(t, tt)); ks != "InProgress" || argo != "Progressing" {
+				t.Errorf("%s queued: kstatus %s, Argo CD %s", m, ks, argo)
+			}
+		}
+		if i == 2 {
+			// deleting the holder frees the testbed once its pods, which still send while they stop, are
+			// gone (the garbage collector deletes them; envtest runs none, so the test does)
+			if err := k8sClient.Delete(ctx, getTest(t, ns, n)); err != nil {
+				t.Fatal(err)
+			}
+			waitTest(t, ns, names[i+1], "the next waits for the deleted test's pod", func(tt *v1alpha1.TrafficTest) bool {
+				return tt.Status.Phase == v1alpha1.PhaseQueued &&
+					strings.Contains(strings.Join(tt.Status.Queue.WaitingFor, ";"), "pod "+ns+"/"+n+"-tester of deleted test "+n+" still runs on DUT gw-1")
+			})
+			if err := k8sClient.Delete(ctx, pod); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		writeResults(t, ns, n, testerWrites{results: sampleResults(64, 1518), state: &results.State{State: results.StateSucceeded}})
+		kubelet(t, pod, corev1.PodSucceeded, 0, "Completed")
+		waitTest(t, ns, n, n+" done", phaseIs(v1alpha1.PhaseSucceeded))
+	}
+
+	// a later test of higher priority goes ahead of the waiting ones, not of the running one
+	newTest(t, ns, "p0", sriovTest())
+	time.Sleep(1100 * time.Millisecond)
+	newTest(t, ns, "p1", sriovTest())
+	time.Sleep(1100 * time.Millisecond)
+	newTest(t, ns, "urgent", sriovTest(func(tt *v1alpha1.TrafficTest) { tt.Spec.Priority = 10 }))
+	waitTest(t, ns, "urgent", "urgent first in the queue", func(tt *v1alpha1.TrafficTest) bool {
+		return tt.Status.Phase == v1alpha1.PhaseQueued && tt.Status.Queue.Position == 1
+	})
+	waitTest(t, ns, "p1", "p1 behind urgent", func(tt *v1alpha1.TrafficTest) bool {
+		return tt.Status.Phase == v1alpha1.PhaseQueued && tt.Status.Queue.Position == 2 &&
+			strings.Contains(strings.Join(tt.Status.Queue.WaitingFor, ";"), "urgent is ahead for")
+	})
+	for _, n := range []string{"p0", "urgent", "p1"} {
+		pod := waitPod(t, ns, n+"-tester")
+		writeResults(t, ns, n, testerWrites{results: sampleResults(64, 1518), state: &results.State{State: results.StateSucceeded}})
+		kubelet(t, pod, corev1.PodSucceeded, 0, "Completed")
+		waitTest(t, ns, n, n+" done", phaseIs(v1alpha1.PhaseSucceeded))
+	}
+
+	// two testbeds: nothing shared, both run at once
+	other := func(tt *v1alpha1.TrafficTest) {
+		tt.Spec.DUT.Name = "gw-2"
+		tt.Spec.Ports[0].Network, tt.Spec.Ports[1].Network = "sriov-west-2", "sriov-east-2"
+		tt.Spec.Ports[0].Resource, tt.Spec.Ports[1].Resource = "intel.com/pf2", "intel.com/pf2"
+	}
+	newTest(t, ns, "bed1", sriovTest())
+	newTest(t, ns, "bed2", sriovTest(other))
+	waitPod(t, ns, "bed1-tester")
+	waitPod(t, ns, "bed2-tester")
 }
