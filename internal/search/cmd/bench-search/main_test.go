@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// The claims the misleading-models table backs in the README, on the table's own 300 seeds: on every model
+// The claims the misleading-models table backs in docs/validation.md, on the table's own 300 seeds: on every model
 // Multistage needs at most half of Binary's traffic time and misses the truth by no more on average.
 func TestMisleadingModels(t *testing.T) {
 	// The seeds are fixed, so the table is the same on every run: the goal is asserted as the
