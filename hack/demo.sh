@@ -50,6 +50,13 @@ MSG
 	exit 1
 fi
 lr_results "$name"
+# the HTML report with every plot and trial, from the results ConfigMaps, as a cluster user makes it
+report_dir=$LR_STATE/report
+mkdir -p "$LR_STATE/bin"
+(cd "$LR_ROOT" && go build -o "$LR_STATE/bin/linerate" ./cmd/linerate)
+ln -sf linerate "$LR_STATE/bin/kubectl-linerate"
+lr_log "kubectl linerate report $name -n $LR_TEST_NS -o $report_dir   # the HTML report, from the results ConfigMaps"
+PATH=$LR_STATE/bin:$PATH kubectl linerate report "$name" -n "$LR_TEST_NS" -o "$report_dir" | sed 's/^/    /'
 
 cm=$(kubectl get traffictest "$name" -n "$LR_TEST_NS" -o jsonpath='{.status.resultsConfigMap}')
 dut_state=${DUT_STATE_ROOT:-/var/tmp/linerate-dut}/$LR_DUT
@@ -63,6 +70,8 @@ Done in $(($(date +%s) - lr_t0)) s. The cluster, linerate and the DUT stay up:
     kubectl get traffictest $name -o yaml         # status.results: every table
     kubectl get configmap ${cm:-$name-results} -o yaml
         # results.json, progress.json and every trial in trials.jsonl.gz; it outlives the tester pod
+    PATH=$LR_STATE/bin:\$PATH kubectl linerate report $name -o $report_dir
+        # the HTML report ($report_dir/index.html); make install-kubectl-plugin puts the plugin on your PATH
     kubectl -n $LR_NS port-forward svc/linerate-controller-manager-metrics-service 8080:8080 &
     curl -s localhost:8080/metrics | grep ^linerate_   # the results as Prometheus gauges
     $sas
