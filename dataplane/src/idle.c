@@ -175,7 +175,7 @@ void lr_idle(struct lr_worker *me, unsigned w, int st)
 		due = min64(due, lr_trial_next_deadline(st, now));
 	uint64_t until = due == UINT64_MAX ? UINT64_MAX : due > me->margin_tsc ? due - me->margin_tsc : 0;
 	until = min64(until, now + cap);
-	if (until <= now + me->margin_tsc + lr.min_sleep_tsc)
+	if (until <= now + lr.min_sleep_tsc)
 		return; /* too close to sleep for: spin */
 	uint64_t ns = (uint64_t)((double)(until - now) * lr.ns_per_tsc);
 	struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000u), .tv_nsec = (long)(ns % 1000000000u)};
