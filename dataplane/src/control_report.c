@@ -31,12 +31,13 @@ static void put_latency(struct out *o, const struct lr_stream *s, const struct l
 	put(o,
 	    "\"latency\":{\"valid\":true,\"clock\":\"%s\",\"count\":%llu,\"min_ns\":%llu,\"mean_ns\":%llu,"
 	    "\"max_ns\":%llu,\"p50_ns\":%llu,\"p90_ns\":%llu,\"p99_ns\":%llu,\"p999_ns\":%llu,\"p9999_ns\":%llu,"
-	    "\"pdv_ns\":%llu,\"jitter_ns\":%llu,\"hist\":[",
+	    "\"pdv_ns\":%llu,\"jitter_ns\":%llu,\"resolution_ns\":%llu,\"hist_sub\":%u,\"hist\":[",
 	    clock, (unsigned long long)h->count, (unsigned long long)h->min, (unsigned long long)(h->sum / h->count),
 	    (unsigned long long)h->max, (unsigned long long)lr_hist_quantile(h, 0.5),
 	    (unsigned long long)lr_hist_quantile(h, 0.9), (unsigned long long)lr_hist_quantile(h, 0.99),
 	    (unsigned long long)p999, (unsigned long long)lr_hist_quantile(h, 0.9999),
-	    (unsigned long long)(p999 - h->min), (unsigned long long)(h->j16 / 16));
+	    (unsigned long long)(p999 - h->min), (unsigned long long)(h->j16 / 16),
+	    (unsigned long long)lr_hist_resolution(h, 0.9999), LR_HIST_SUB);
 	bool first = true;
 	for (unsigned i = 0; i < LR_HIST_BUCKETS; i++)
 		if (h->b[i]) {

@@ -9,20 +9,28 @@ void lr_hist_reset(struct lr_hist *h)
 	h->min = UINT64_MAX;
 }
 
-uint64_t lr_hist_upper(unsigned idx)
+uint64_t lr_hist_width(unsigned idx)
+{
+	return idx < LR_HIST_SUB ? 1 : 1ull << (idx / LR_HIST_SUB - 1);
+}
+
+uint64_t lr_hist_lower(unsigned idx)
 {
 	if (idx < LR_HIST_SUB)
 		return idx;
-	unsigned e = idx / LR_HIST_SUB + 4;
-	uint64_t sub = idx % LR_HIST_SUB;
-	uint64_t low = (LR_HIST_SUB + sub) << (e - 5);
-	return low + (1ull << (e - 5)) - 1;
+	return (uint64_t)(LR_HIST_SUB + idx % LR_HIST_SUB) * lr_hist_width(idx);
 }
 
-uint64_t lr_hist_quantile(const struct lr_hist *h, double q)
+uint64_t lr_hist_upper(unsigned idx)
+{
+	return lr_hist_lower(idx) + lr_hist_width(idx) - 1;
+}
+
+/* The bucket of the nearest-rank sample of the q-quantile (LR_HIST_BUCKETS for an empty histogram). */
+static unsigned quantile_bucket(const struct lr_hist *h, double q)
 {
 	if (!h->count)
-		return 0;
+		return LR_HIST_BUCKETS;
 	uint64_t rank = (uint64_t)(q * (double)h->count);
 	if ((double)rank < q * (double)h->count)
 		rank++;
@@ -31,16 +39,29 @@ uint64_t lr_hist_quantile(const struct lr_hist *h, double q)
 	uint64_t seen = 0;
 	for (unsigned i = 0; i < LR_HIST_BUCKETS; i++) {
 		seen += h->b[i];
-		if (seen >= rank) {
-			uint64_t v = lr_hist_upper(i);
-			if (v > h->max)
-				v = h->max;
-			if (v < h->min)
-				v = h->min;
-			return v;
-		}
+		if (seen >= rank)
+			return i;
 	}
-	return h->max;
+	return LR_HIST_BUCKETS - 1;
+}
+
+uint64_t lr_hist_quantile(const struct lr_hist *h, double q)
+{
+	unsigned i = quantile_bucket(h, q);
+	if (i == LR_HIST_BUCKETS)
+		return 0;
+	uint64_t v = lr_hist_lower(i) + (lr_hist_width(i) - 1) / 2;
+	if (v > h->max)
+		v = h->max;
+	if (v < h->min)
+		v = h->min;
+	return v;
+}
+
+uint64_t lr_hist_resolution(const struct lr_hist *h, double q)
+{
+	unsigned i = quantile_bucket(h, q);
+	return i == LR_HIST_BUCKETS ? 0 : lr_hist_width(i) / 2;
 }
 
 void lr_hist_merge(struct lr_hist *dst, const struct lr_hist *src)

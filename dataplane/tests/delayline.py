@@ -4,12 +4,14 @@ latency truth (netem is not in this kernel).
 
 Run in the DUT's namespace: python3 delayline.py IN OUT DELAY_US EXTRA_US EVERY [--in-flow] [--dup-every K]
 Prints "ready" once both sockets are open; runs until killed. A line "stats" on stdin is answered with
-"late_max_ns=N frames=M overtaken=K overtaken_in_flow=J dups=D": how much later than due the line sent its
-latest frame since the last "stats" (a Python process is scheduled by the OS too: the truth it delivers is
-the delay plus that lateness), how many frames it sent (duplicates not included), how many of them it sent
-after a frame that arrived later than they did (the reordering it caused, counted as a receiver counts it:
-below the highest already seen), how many it sent after a later-arrived frame of their own flow, and how
-many duplicates it sent.
+"late_max_ns=N frames=M overtaken=K overtaken_in_flow=J dups=D hold_p50_ns=H": how much later than due the
+line sent its latest frame since the last "stats" (a Python process is scheduled by the OS too: the truth
+it delivers is the delay plus that lateness), how many frames it sent (duplicates not included), how many
+of them it sent after a frame that arrived later than they did (the reordering it caused, counted as a
+receiver counts it: below the highest already seen), how many it sent after a later-arrived frame of their
+own flow, how many duplicates it sent, and the median of how long it held the frames it sent: from the
+kernel's receipt (SO_TIMESTAMPNS) to just before its send (during which the receiver downstream has the
+frame, on a veth), both on CLOCK_REALTIME: the line's own measure of the delay it gave.
 
 A flow is a UDP source port (frames are Ethernet/IPv4/UDP, untagged): every frame of a flow lands on one
 RX queue of a receiver that spreads flows by hash, so a frame sent after a later frame of its own flow is
@@ -60,9 +62,12 @@ class Counts:
 
     def reset(self):
         self.late_max, self.sent, self.overtaken, self.overtaken_in_flow, self.dups = 0.0, 0, 0, 0, 0
+        self.holds = []
 
-    def send(self, n, flow, data, dup, due):
-        """Sends frame n (and its copy if dup) and counts it; due is when it was to leave."""
+    def send(self, n, flow, data, dup, due, arrived):
+        """Sends frame n (and its copy if dup) and counts it; due is when it was to leave, arrived when the
+        kernel received it."""
+        self.holds.append(time.time_ns() - int(arrived * 1e9))
         self.tx.send(data)
         if dup:
             self.tx.send(data)
@@ -77,8 +82,10 @@ class Counts:
         self.late_max, self.sent = max(self.late_max, time.time() - due), self.sent + 1
 
     def line(self):
-        s = "late_max_ns=%d frames=%d overtaken=%d overtaken_in_flow=%d dups=%d" % (
-            self.late_max * 1e9, self.sent, self.overtaken, self.overtaken_in_flow, self.dups)
+        holds = sorted(self.holds)
+        s = "late_max_ns=%d frames=%d overtaken=%d overtaken_in_flow=%d dups=%d hold_p50_ns=%d" % (
+            self.late_max * 1e9, self.sent, self.overtaken, self.overtaken_in_flow, self.dups,
+            holds[(len(holds) - 1) // 2] if holds else 0)
         self.reset()
         return s
 
@@ -92,7 +99,7 @@ class Timed:
 
     def arrive(self, n, flow, data, dup, arrived):
         held = self.extra if n % self.every == self.every - 1 else 0.0
-        heapq.heappush(self.due, (arrived + self.delay + held, n, flow, data, dup))
+        heapq.heappush(self.due, (arrived + self.delay + held, n, flow, data, dup, arrived))
 
     def next_event(self):
         return self.due[0][0] if self.due else None
@@ -101,8 +108,8 @@ class Timed:
         while self.due and self.due[0][0] - time.time() < SPIN:
             while time.time() < self.due[0][0]:
                 pass
-            when, n, flow, data, dup = heapq.heappop(self.due)
-            self.counts.send(n, flow, data, dup, when)
+            when, n, flow, data, dup, arrived = heapq.heappop(self.due)
+            self.counts.send(n, flow, data, dup, when, arrived)
 
 
 class Group:
@@ -123,7 +130,7 @@ class InFlow:
 
     def arrive(self, n, flow, data, dup, arrived):
         waits = flow is not None and n % self.every == self.every - 1
-        g = Group(arrived + self.delay, waits, arrived + self.extra, (n, flow, data, dup))
+        g = Group(arrived + self.delay, waits, arrived + self.extra, (n, flow, data, dup, arrived))
         w = self.waiting.pop(flow, None) if flow is not None else None
         if w is not None:
             # the frame it waited for has come: it (and what waited for it) leaves right after
@@ -156,8 +163,8 @@ class InFlow:
             g = self.order.pop(0)
             while time.time() < g.due:
                 pass
-            for n, flow, data, dup in g.frames:
-                self.counts.send(n, flow, data, dup, max(g.due, self.unblocked))
+            for n, flow, data, dup, arrived in g.frames:
+                self.counts.send(n, flow, data, dup, max(g.due, self.unblocked), arrived)
             self.expire(time.time())
 
 

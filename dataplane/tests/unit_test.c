@@ -428,16 +428,23 @@ static void test_hist(void)
 	CHECK(h.min == 10 && h.max == 1000000 && h.sum / h.count == 500005, "min/max/mean");
 	double qs[] = {0.5, 0.9, 0.99, 0.999, 0.9999};
 	for (unsigned i = 0; i < 5; i++) {
+		/* the nearest-rank sample is exactly q * 1 ms (10 ns steps): within 0.05 % */
 		double want = qs[i] * 1e6, got = (double)lr_hist_quantile(&h, qs[i]);
-		CHECK(got >= want - 10 && got <= want * 1.032, "q%.4f: %.0f for %.0f", qs[i], got, want);
+		CHECK(got >= want * (1 - 0.0005) && got <= want * (1 + 0.0005), "q%.4f: %.0f for %.0f", qs[i], got, want);
+		CHECK((double)lr_hist_resolution(&h, qs[i]) <= want / (2.0 * LR_HIST_SUB) + 1, "q%.4f: resolution %lu", qs[i],
+		      (unsigned long)lr_hist_resolution(&h, qs[i]));
 	}
-	for (uint64_t v = 0; v < 32; v++)
-		CHECK(lr_hist_upper(lr_hist_index(v)) == v, "exact below 32 ns");
-	for (uint64_t v = 32; v < (1ull << 32); v = v * 3 / 2 + 1) {
+	for (uint64_t v = 0; v < LR_HIST_SUB; v++)
+		CHECK(lr_hist_lower(lr_hist_index(v)) == v && lr_hist_upper(lr_hist_index(v)) == v, "exact below %u ns", LR_HIST_SUB);
+	/* every value in the bucket its index names, buckets contiguous and of widths that keep a value within
+	 * 1/LR_HIST_SUB of its bucket's bounds */
+	for (uint64_t v = LR_HIST_SUB; v < (1ull << 32); v = v * 3 / 2 + 1) {
 		unsigned i = lr_hist_index(v);
-		CHECK(i < LR_HIST_BUCKETS && lr_hist_upper(i) >= v && (i == 0 || lr_hist_upper(i - 1) < v),
+		CHECK(i < LR_HIST_BUCKETS && lr_hist_lower(i) <= v && v <= lr_hist_upper(i) && lr_hist_upper(i - 1) + 1 == lr_hist_lower(i) &&
+			      (double)lr_hist_width(i) <= (double)v / LR_HIST_SUB + 1,
 		      "bucket of %lu", (unsigned long)v);
 	}
+	CHECK(lr_hist_index(UINT32_MAX) == LR_HIST_BUCKETS - 1 && lr_hist_upper(LR_HIST_BUCKETS - 1) == UINT32_MAX, "the last bucket");
 	/* jitter of a constant delay is 0; of an alternating one converges to the step */
 	lr_hist_reset(&h);
 	for (int i = 0; i < 1000; i++)
@@ -491,9 +498,9 @@ static void test_hist_trial_figures(void)
 	} qs[] = {{0.5, 5000, 4900}, {0.9, 9000, 8900}, {0.99, 9900, 9800}, {0.999, 9990, 9980}, {0.9999, 9999, 9990}};
 	for (unsigned ni = 0; ni < sizeof(ns) / sizeof(ns[0]); ni++) {
 		unsigned n = ns[ni];
-		/* a body spread log-uniformly over 1 .. 64 us (about 5 samples a bucket, so a percentile step of 1 %
-		 * is a bucket or two), and outliers: one below everything (in the exact range, < 32 ns), and 0.9 ms,
-		 * 7 ms, 300 ms and 4 s at the top */
+		/* a body spread log-uniformly over 1 .. 64 us (a percentile step of 1 % is a few buckets), and
+		 * outliers: one below everything (in the exact range, < LR_HIST_SUB ns), and 0.9 ms, 7 ms, 300 ms
+		 * and 4 s at the top */
 		uint64_t x = 0x9e3779b97f4a7c15ull + n;
 		for (unsigned i = 0; i < n; i++) {
 			x = x * 6364136223846793005ull + 1442695040888963407ull;
@@ -536,27 +543,31 @@ static void test_hist_trial_figures(void)
 			uint64_t rank = (qs[k].per10k * n + 9999) / 10000, below = (qs[k].below10k * n + 9999) / 10000;
 			uint64_t exact = sorted[rank - 1], lower = sorted[below - 1];
 			uint64_t got = lr_hist_quantile(&h, qs[k].q);
-			/* the bucket of the exact value: its upper bound, never above the largest sample */
-			uint64_t want = lr_hist_upper(lr_hist_index(exact));
+			/* the bucket of the exact value: its middle, never outside the samples */
+			unsigned bi = lr_hist_index(exact);
+			uint64_t want = lr_hist_lower(bi) + (lr_hist_width(bi) - 1) / 2;
 			if (want > h.max)
 				want = h.max;
+			if (want < h.min)
+				want = h.min;
 			CHECK(got == want, "n=%u q%.4f: %lu, exact %lu (rank %lu), its bucket %lu", n, qs[k].q, (unsigned long)got,
 			      (unsigned long)exact, (unsigned long)rank, (unsigned long)want);
-			CHECK(exact <= got && (double)got <= (double)exact * (1.0 + 1.0 / LR_HIST_SUB),
-			      "n=%u q%.4f: %lu not within a bucket above the exact %lu", n, qs[k].q, (unsigned long)got,
+			uint64_t off = got > exact ? got - exact : exact - got;
+			CHECK(off <= lr_hist_width(bi) / 2 && (double)off <= (double)exact / (2.0 * LR_HIST_SUB),
+			      "n=%u q%.4f: %lu not within half a bucket (0.05 %%) of the exact %lu", n, qs[k].q, (unsigned long)got,
 			      (unsigned long)exact);
 			/* the data tells this percentile from the step below it and from the neighbouring buckets */
 			CHECK(lr_hist_index(lower) < lr_hist_index(exact), "n=%u q%.4f: the test's data is in one bucket at %lu and %lu",
 			      n, qs[k].q, (unsigned long)lower, (unsigned long)exact);
-			CHECK(got != lr_hist_upper(lr_hist_index(exact) - 1) && got != lr_hist_upper(lr_hist_index(exact) + 1),
-			      "n=%u q%.4f: a neighbouring bucket", n, qs[k].q);
+			CHECK(got > lr_hist_upper(bi - 1) && got < lr_hist_lower(bi + 1), "n=%u q%.4f: a neighbouring bucket", n, qs[k].q);
 			if (qs[k].per10k == 9990)
 				p999 = got, exact999 = exact;
 		}
-		/* PDV as RESULT reports it: p99.9 - min, within p99.9's bucket of the exact one */
-		uint64_t pdv = p999 - h.min, exact_pdv = exact999 - sorted[0];
-		CHECK(pdv >= exact_pdv && pdv - exact_pdv == p999 - exact999 && (double)pdv <= (double)exact_pdv + (double)exact999 / LR_HIST_SUB,
-		      "n=%u PDV %lu, exact %lu", n, (unsigned long)pdv, (unsigned long)exact_pdv);
+		/* PDV as RESULT reports it: p99.9 - min, within half of p99.9's bucket of the exact one */
+		int64_t pdv = (int64_t)(p999 - h.min), exact_pdv = (int64_t)(exact999 - sorted[0]);
+		CHECK(pdv - exact_pdv == (int64_t)p999 - (int64_t)exact999 &&
+			      (double)llabs(pdv - exact_pdv) <= (double)exact999 / (2.0 * LR_HIST_SUB),
+		      "n=%u PDV %ld, exact %ld", n, (long)pdv, (long)exact_pdv);
 	}
 }
 
