@@ -69,9 +69,10 @@ def main():
                         e.cmd("PORT id=1 ip4=198.19.1.2/24 peer_mac=%s" % net.mac("t0", tns))
                         for rate in RATES:
                             m = measure(e, rate)
-                            if mode == "sleeps":
-                                tag = "%dk_fps_%s" % (rate // 1000, "quiet" if load == "quiet" else "2_hogs")
-                                record("light_cpu_percent_" + tag, m["cpu"], "lower", "%")
+                            if mode == "sleeps" and load == "quiet":
+                                # beside busy loops the engine's share says how much the hogs took, not
+                                # how light it is: only the quiet figures are kept for the regression check
+                                record("light_cpu_percent_%dk_fps_quiet" % (rate // 1000), m["cpu"], "lower", "%")
                             print("%-10s %-8s %-6g %8.1f %10.0f %10.0f %10.0f %8.1f %6d" % (
                                 load, mode, rate / 1000, m["cpu"], m["lag_us"], m["wait_us"], m["gap_us"],
                                 m["p50_us"], m["lost"]))
