@@ -41,8 +41,8 @@ fmt: ## go fmt.
 vet: ## go vet.
 	go vet ./...
 
-.PHONY: lint lint-go lint-c lint-shell
-lint: lint-go lint-c lint-shell ## Every static check: golangci-lint (kube-api-linter on api/), clang-tidy on the engine, shellcheck.
+.PHONY: lint lint-go lint-c lint-shell lint-docs lint-workflows
+lint: lint-go lint-c lint-shell lint-docs lint-workflows ## Every static check: golangci-lint (kube-api-linter on api/), clang-tidy on the engine, shellcheck, the docs' links, actionlint on .github/workflows.
 
 lint-go: ## golangci-lint with the checked-in .golangci.yml (kube-api-linter on api/).
 	bash hack/lint-go.sh
@@ -53,6 +53,12 @@ lint-c: ## The engine's C under clang-tidy, next to the compiler's -Wall -Wextra
 
 lint-shell: ## shellcheck on hack/ and .ci/.
 	bash hack/lint-shell.sh
+
+lint-docs: ## Every relative link and #anchor in the Markdown docs resolves (hack/checklinks; no network).
+	go run ./hack/checklinks
+
+lint-workflows: ## actionlint on .github/workflows (shellcheck on their run: scripts).
+	bash hack/lint-workflows.sh
 
 .PHONY: verify-generated
 verify-generated: manifests generate ## Fail when generated code or CRDs are stale.
@@ -69,6 +75,10 @@ test: deps manifests generate vet engine ## Run every test: Go (unit, envtest, r
 	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) LINERATE_ENGINE=$(CURDIR)/dataplane/build/linerate-engine LINERATE_REQUIRE_BROWSER=1 \
 		go test -p 1 -timeout $(GOTEST_TIMEOUT) $(GOTEST_FLAGS) ./...
 	$(MAKE) -C dataplane test
+
+.PHONY: test-busy
+test-busy: ## `make test` beside two busy loops (a shared node): every test passes or skips with evidence.
+	bash hack/test-busy.sh
 
 .PHONY: test-go
 test-go: controller-gen envtest-assets ## Only the Go tests.
@@ -92,6 +102,13 @@ build: generate ## Build the manager, the runner CLI and the engine.
 	go build -ldflags "-X main.version=$(VERSION)" -o $(LOCALBIN)/linerate ./cmd/linerate
 	$(MAKE) engine
 
+PLUGIN_DIR ?= $(HOME)/.local/bin
+.PHONY: install-kubectl-plugin
+install-kubectl-plugin: build ## Install bin/linerate as the kubectl plugin 'kubectl linerate' (into PLUGIN_DIR, default ~/.local/bin).
+	mkdir -p $(PLUGIN_DIR)
+	ln -sf $(LOCALBIN)/linerate $(PLUGIN_DIR)/kubectl-linerate
+	ln -sf $(LOCALBIN)/linerate $(PLUGIN_DIR)/kubectl_complete-linerate
+
 .PHONY: engine
 engine: ## Build the DPDK engine (dataplane/build/linerate-engine).
 	$(MAKE) -C dataplane all
@@ -102,19 +119,28 @@ run: manifests generate ## Run the manager against the current kubeconfig.
 
 ##@ Benchmarks (figures and ratios, never timed assertions)
 .PHONY: bench
-bench: bench-search bench-dataplane ## All benchmarks.
+bench: bench-search bench-dataplane ## All benchmarks, checked against the accepted figures (dataplane/bench-accepted.json).
 
 .PHONY: bench-search
 bench-search: ## Multistage vs plain binary search on simulated DUTs: trial time and count.
 	go run ./internal/search/cmd/bench-search
 
 .PHONY: bench-dataplane
-bench-dataplane: engine ## The engine against dpdk-testpmd on the same vdevs and cores.
+bench-dataplane: engine ## The engine against dpdk-testpmd on the same vdevs and cores; how light it is at low rates.
 	$(MAKE) -C dataplane bench
 
+.PHONY: bench-accept
+bench-accept: ## Take the last make bench's engine figures as the accepted ones (commit with the reason).
+	$(MAKE) -C dataplane bench-accept
+
 ##@ Demo, images and the local cluster (root; no hardware, no existing cluster)
-.PHONY: demo demo-down test-e2e images cluster-up cluster-down docker-build helm-install
+.PHONY: demo demo-down test-e2e images push cluster-up cluster-down docker-build helm-install
 CLUSTER_STATE ?= /var/tmp/linerate-cluster
+# Where `make push` pushes: REGISTRY/manager:TAG, REGISTRY/tester:TAG and oci://REGISTRY/charts/linerate.
+REGISTRY ?=
+TAG ?= $(VERSION)
+# The manager's architectures in `make images` (e.g. "amd64 arm64": one multi-arch image); the tester is amd64.
+MANAGER_ARCHS ?= amd64
 demo: ## The main job: a local cluster, linerate (Helm), a real IPsec gateway pair, an RFC 2544 test.
 	bash hack/demo.sh
 
@@ -125,7 +151,14 @@ test-e2e: ## The e2e suite (test/e2e, tag e2e) on its own local cluster, torn do
 	bash hack/e2e.sh
 
 images: build ## Build the manager and tester images without a container engine (dist/images/*.tar).
-	bash hack/build-images.sh dist/images
+	MANAGER_ARCHS="$(MANAGER_ARCHS)" bash hack/build-images.sh dist/images
+
+push: registry-given images ## Push both images and the chart to REGISTRY (REGISTRY/manager:TAG, REGISTRY/tester:TAG, oci://REGISTRY/charts/linerate); TAG defaults to VERSION.
+	REGISTRY="$(REGISTRY)" TAG="$(TAG)" bash hack/push.sh dist/images
+
+.PHONY: registry-given
+registry-given:
+	@test -n "$(REGISTRY)" || { echo "make push: set REGISTRY, e.g. make push REGISTRY=registry.example.com/linerate TAG=v1.2.3"; exit 1; }
 
 cluster-up: ## A local single-node cluster (state in $(CLUSTER_STATE)).
 	bash hack/cluster-up.sh $(CLUSTER_STATE)
@@ -140,6 +173,11 @@ helm-install: ## Install or upgrade linerate with its Helm chart in the current 
 	$(LOCALBIN)/helm upgrade --install linerate charts/linerate -n linerate-system --create-namespace
 
 ##@ Deployment
+# The images `make deploy` and `make build-installer` name: IMG and TESTER_IMG, or, when only REGISTRY is
+# given, what `make push` pushes there (REGISTRY/manager:TAG, REGISTRY/tester:TAG).
+DEPLOY_IMG        = $(if $(and $(REGISTRY),$(filter file,$(origin IMG))),$(REGISTRY)/manager:$(TAG),$(IMG))
+DEPLOY_TESTER_IMG = $(if $(and $(REGISTRY),$(filter file,$(origin TESTER_IMG))),$(REGISTRY)/tester:$(TAG),$(TESTER_IMG))
+
 .PHONY: install
 install: manifests ## Install the CRDs into the current cluster.
 	kubectl apply --server-side -k config/crd
@@ -149,17 +187,17 @@ uninstall: ## Remove the CRDs (and every TrafficTest) from the current cluster.
 	kubectl delete --ignore-not-found -k config/crd
 
 .PHONY: deploy
-deploy: manifests ## Deploy the operator with kustomize.
-	kubectl apply --server-side -k config/default
+deploy: manifests ## Deploy the operator with kustomize, running IMG and naming TESTER_IMG (or REGISTRY's, see above).
+	bash hack/kustomize-images.sh "$(DEPLOY_IMG)" "$(DEPLOY_TESTER_IMG)" | kubectl apply --server-side -f -
 
 .PHONY: undeploy
 undeploy: ## Remove the operator.
 	kubectl delete --ignore-not-found -k config/default
 
 .PHONY: build-installer
-build-installer: manifests generate ## One YAML with CRDs and the operator: dist/install.yaml.
+build-installer: manifests generate ## One YAML with CRDs and the operator (images as for deploy): dist/install.yaml.
 	mkdir -p dist
-	kubectl kustomize config/default > dist/install.yaml
+	bash hack/kustomize-images.sh "$(DEPLOY_IMG)" "$(DEPLOY_TESTER_IMG)" > dist/install.yaml
 
 ##@ Tools
 .PHONY: controller-gen

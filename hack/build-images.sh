@@ -11,6 +11,9 @@
 #
 #   MANAGER_IMG  default linerate.dev/manager:dev     TESTER_IMG  default linerate.dev/tester:dev
 #   IMAGES_ONLY  "manager" or "tester" to build just one      ENGINE  default dataplane/build/linerate-engine
+#   MANAGER_ARCHS  default amd64. Several ("amd64 arm64") write manager-linux-ARCH.tar for each instead of
+#              manager.tar: hack/push.sh pushes them as one multi-arch image. The tester is amd64 only (it
+#              carries Debian amd64's DPDK: cmd/imagebuilder --arch).
 #
 # The binaries are built here (static Go: ./cmd/manager, ./cmd/linerate); the engine is not (make engine):
 # without it the tester image is skipped with a message and the script still succeeds. The same images are
@@ -36,12 +39,25 @@ version=$(git describe --tags --always --dirty 2>/dev/null || echo devel)
 gostatic() { CGO_ENABLED=0 go build -trimpath -ldflags="-s -w -X main.version=$version" -o "$1" "$2"; }
 built=()
 
-if [ -z "$ONLY" ] || [ "$ONLY" = manager ]; then
+# manager_image ARCH TARBALL
+manager_image() {
+  local t bin=$BIN/manager-$1
   t=$(date +%s.%N)
-  gostatic "$BIN/manager" ./cmd/manager
-  "$BIN/imagebuilder" manager --manager "$BIN/manager" --tag "$MANAGER_IMG" --out "$OUT/manager.tar"
-  built+=("$OUT/manager.tar")
-  log "manager image $MANAGER_IMG in $(elapsed "$t") s"
+  GOARCH=$1 gostatic "$bin" ./cmd/manager
+  "$BIN/imagebuilder" manager --arch "$1" --manager "$bin" --tag "$MANAGER_IMG" --out "$2"
+  built+=("$2")
+  log "manager image $MANAGER_IMG (linux/$1) in $(elapsed "$t") s"
+}
+if [ -z "$ONLY" ] || [ "$ONLY" = manager ]; then
+  read -ra archs <<<"${MANAGER_ARCHS:-amd64}"
+  # one form or the other, never both: hack/push.sh pushes what is there
+  if [ ${#archs[@]} -eq 1 ]; then
+    rm -f "$OUT"/manager-linux-*.tar
+    manager_image "${archs[0]}" "$OUT/manager.tar"
+  else
+    rm -f "$OUT/manager.tar"
+    for a in "${archs[@]}"; do manager_image "$a" "$OUT/manager-linux-$a.tar"; done
+  fi
 fi
 
 if [ -z "$ONLY" ] || [ "$ONLY" = tester ]; then

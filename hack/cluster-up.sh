@@ -20,6 +20,9 @@
 #   HUGEPAGES      2 MiB pages the node reserves (default 512 = 1 GiB; the previous value is restored on down)
 #   K8S_BIN        the Kubernetes binaries (default bin/k8s/$K8S_VERSION-linux-amd64, built when missing)
 #   SANDBOX_IMAGE  the pause image (default linerate.dev/pause:v1, built by cmd/imagebuilder when missing)
+#   PLAIN_HTTP_REGISTRIES  "HOST:PORT ..." registries the node's containerd pulls from over plain HTTP, e.g.
+#                  hack/registry.sh's 127.0.0.1:25000 (hack/e2e.sh): a hosts.toml each in
+#                  STATE_DIR/containerd/certs.d (containerd's config_path). Read when containerd starts.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 ST=$(realpath -m "${1:?usage: hack/cluster-up.sh STATE_DIR}")
@@ -145,6 +148,16 @@ state = "$ST/containerd/state"
       Root = "$ST/runc"
       SystemdCgroup = false
 TOML
+# Registries reached over plain HTTP: one hosts.toml each, naming its http:// endpoint for pull and resolve.
+if [ -n "${PLAIN_HTTP_REGISTRIES:-}" ]; then
+  rm -rf "$ST/containerd/certs.d"
+  for r in $PLAIN_HTTP_REGISTRIES; do
+    mkdir -p "$ST/containerd/certs.d/$r"
+    printf 'server = "http://%s"\n[host."http://%s"]\n  capabilities = ["pull", "resolve"]\n' "$r" "$r" > "$ST/containerd/certs.d/$r/hosts.toml"
+    log "containerd pulls from http://$r (plain HTTP)"
+  done
+  printf '[plugins."io.containerd.grpc.v1.cri".registry]\n  config_path = "%s"\n' "$ST/containerd/certs.d" >> "$ST/containerd/config.toml"
+fi
 # The node's CNI is Multus; its default ("cluster") network is the bridge below. Extra networks come from
 # NetworkAttachmentDefinitions named in a pod's k8s.v1.cni.cncf.io/networks annotation.
 # A single plugin, not a conflist (no portmap, so no hostPort): Multus 4.3's thin plugin re-serialises a

@@ -76,4 +76,6 @@ Done in $(($(date +%s) - lr_t0)) s. The cluster, linerate and the DUT stay up:
     curl -s localhost:8080/metrics | grep ^linerate_   # the results as Prometheus gauges
     $sas
     make demo-down                                # remove everything
+Not on this machine? The demo imported its images; 'make push REGISTRY=<your registry>/linerate TAG=v1' pushes both
+and the chart, and prints the helm install line (docs/getting-started.md#images).
 MSG

@@ -140,7 +140,7 @@ func (t *tree) tarball() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func build(spec *Spec, files map[string]string, lists []string, debCache, tag, out string) error {
+func build(spec *Spec, files map[string]string, lists []string, debCache, tag, arch, out string) error {
 	ref, err := name.NewTag(tag)
 	if err != nil {
 		return fmt.Errorf("--tag %q: %w", tag, err)
@@ -180,7 +180,7 @@ func build(spec *Spec, files map[string]string, lists []string, debCache, tag, o
 		if err != nil {
 			return err
 		}
-		if err := checkLinkage(f, files[f.Flag], data); err != nil {
+		if err := checkLinkage(f, files[f.Flag], data, arch); err != nil {
 			return err
 		}
 		if err := app.addFile(f.Path, data, 0o755); err != nil {
@@ -234,7 +234,7 @@ func build(spec *Spec, files map[string]string, lists []string, debCache, tag, o
 		return err
 	}
 	cf = cf.DeepCopy()
-	cf.Architecture, cf.OS = "amd64", "linux"
+	cf.Architecture, cf.OS = arch, "linux"
 	cf.Created = v1.Time{Time: epoch}
 	cf.Config = v1.Config{
 		Entrypoint: spec.Entrypoint,

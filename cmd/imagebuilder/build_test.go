@@ -168,3 +168,64 @@ func TestClosureNamesMissingLibraries(t *testing.T) {
 		t.Errorf("checked %d ELF files, want the binary and its libraries", n)
 	}
 }
+
+// --arch: the manager (one static Go binary) is built for each GOARCH a release publishes; the image's
+// config says which, and a binary of another machine is refused. The tester links Debian amd64's DPDK and
+// is refused for any other architecture, naming why.
+func TestArchitectures(t *testing.T) {
+	dir := t.TempDir()
+	staticPause := func(goarch string) string {
+		bin := filepath.Join(dir, "pause-"+goarch)
+		build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "linerate.dev/linerate/images/pause")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOARCH="+goarch)
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("GOARCH=%s go build: %v\n%s", goarch, err, out)
+		}
+		return bin
+	}
+	arm64, amd64 := staticPause("arm64"), staticPause("amd64")
+	cases := []struct {
+		name, image, fileFlag, bin, arch string
+		wantArch, wantErr                string
+	}{
+		{name: "arm64 manager", image: "manager", fileFlag: "--manager", bin: arm64, arch: "arm64", wantArch: "arm64"},
+		{name: "amd64 by default", image: "manager", fileFlag: "--manager", bin: amd64, wantArch: "amd64"},
+		{name: "amd64 binary, arm64 image", image: "manager", fileFlag: "--manager", bin: amd64, arch: "arm64", wantErr: "built for EM_X86_64, not arm64"},
+		{name: "arm64 binary, amd64 image", image: "manager", fileFlag: "--manager", bin: arm64, arch: "amd64", wantErr: "built for EM_AARCH64, not amd64"},
+		{name: "unknown architecture", image: "manager", fileFlag: "--manager", bin: amd64, arch: "s390x", wantErr: `--arch "s390x": one of amd64, arm64`},
+		{name: "arm64 tester", image: "tester", fileFlag: "--linerate", bin: arm64, arch: "arm64", wantErr: "tester image: --arch arm64: only amd64"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "image.tar")
+			args := []string{c.image, c.fileFlag, c.bin, "--out", out, "--tag", "example.test/" + c.image + ":t1"}
+			if c.image == "tester" {
+				args = append(args, "--engine", c.bin)
+			}
+			if c.arch != "" {
+				args = append(args, "--arch", c.arch)
+			}
+			err := run(args)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("want an error containing %q, got %v", c.wantErr, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			img, err := tarball.ImageFromPath(out, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cf, err := img.ConfigFile()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cf.OS != "linux" || cf.Architecture != c.wantArch {
+				t.Errorf("config says %s/%s, want linux/%s", cf.OS, cf.Architecture, c.wantArch)
+			}
+		})
+	}
+}

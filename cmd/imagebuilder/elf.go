@@ -16,8 +16,39 @@ import (
 // ld.so.cache).
 var libDirs = []string{"lib/x86_64-linux-gnu", "usr/lib/x86_64-linux-gnu", "lib", "usr/lib", "lib64", "usr/lib64"}
 
-// checkLinkage verifies that a binary from the build machine is the kind of ELF the image expects.
-func checkLinkage(f File, src string, data []byte) error {
+// elfMachines are the architectures (GOARCH names, as an image's config spells them) images are built for,
+// with the ELF machine of their binaries.
+var elfMachines = map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}
+
+func archNames() []string {
+	var names []string
+	for a := range elfMachines {
+		names = append(names, a)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// checkArch refuses an architecture the image cannot be built for: one no ELF machine is known for, and, for
+// an image with Debian packages or dynamically linked files, any but amd64 (the packages are resolved
+// and their multiarch paths written for the build machine, Debian amd64).
+func (s *Spec) checkArch(arch string) error {
+	if _, ok := elfMachines[arch]; !ok {
+		return fmt.Errorf("%s image: --arch %q: one of %s", s.Name, arch, strings.Join(archNames(), ", "))
+	}
+	dynamic := s.Packages != ""
+	for _, f := range s.Files {
+		dynamic = dynamic || f.Dynamic
+	}
+	if dynamic && arch != "amd64" {
+		return fmt.Errorf("%s image: --arch %s: only amd64: it carries Debian amd64's packages and libraries (%s, %s)", s.Name, arch, s.Packages, TesterPMDDir)
+	}
+	return nil
+}
+
+// checkLinkage verifies that a binary from the build machine is the kind of ELF the image expects, for the
+// image's architecture.
+func checkLinkage(f File, src string, data []byte, arch string) error {
 	if !f.Static && !f.Dynamic {
 		return nil
 	}
@@ -26,8 +57,8 @@ func checkLinkage(f File, src string, data []byte) error {
 		return fmt.Errorf("--%s %s is not an ELF binary: %v", f.Flag, src, err)
 	}
 	defer func() { _ = e.Close() }() // an in-memory reader: nothing to release that can fail
-	if e.Machine != elf.EM_X86_64 {
-		return fmt.Errorf("--%s %s is built for %s, not x86-64", f.Flag, src, e.Machine)
+	if e.Machine != elfMachines[arch] {
+		return fmt.Errorf("--%s %s is built for %s, not %s", f.Flag, src, e.Machine, arch)
 	}
 	interp := interpreter(e)
 	needed, _ := e.ImportedLibraries()

@@ -7,6 +7,10 @@
 //	    --out dist/images/tester.tar [--packages images/tester.packages] [--tag linerate.dev/tester:dev]
 //	imagebuilder pause --pause bin/pause --out dist/images/pause.tar [--tag linerate.dev/pause:v1]
 //
+// --arch (default amd64) is the image's architecture. The manager and pause images, one static Go binary
+// each, are built for amd64 or arm64 (GOARCH=arm64 go build, then --arch arm64); the tester only for amd64:
+// it carries Debian amd64's DPDK libraries and plugin paths.
+//
 // The tester image carries the Debian runtime packages listed in images/tester.packages (resolved with apt,
 // downloaded with apt-get download into a cache, their files read with dpkg-deb), and the build fails when a
 // library that the engine or a DPDK plugin needs does not resolve inside the image. What each image holds is
@@ -49,6 +53,7 @@ func run(args []string) error {
 	fs := flag.NewFlagSet(spec.Name, flag.ContinueOnError)
 	out := fs.String("out", "", "the image tarball to write")
 	tag := fs.String("tag", spec.DefaultTag, "the image reference recorded in the tarball")
+	arch := fs.String("arch", "amd64", "the image's architecture (GOARCH of its binaries): "+strings.Join(archNames(), ", "))
 	srcs := map[string]*string{}
 	for _, f := range spec.Files {
 		srcs[f.Flag] = fs.String(f.Flag, "", f.Help+" -> "+f.Path)
@@ -66,6 +71,9 @@ func run(args []string) error {
 	}
 	if *out == "" {
 		return fmt.Errorf("%s: --out is required", spec.Name)
+	}
+	if err := spec.checkArch(*arch); err != nil {
+		return err
 	}
 	files := map[string]string{}
 	for _, f := range spec.Files {
@@ -89,7 +97,7 @@ func run(args []string) error {
 	if extra != "" {
 		lists = append(lists, extra)
 	}
-	return build(spec, files, lists, debCache, *tag, *out)
+	return build(spec, files, lists, debCache, *tag, *arch, *out)
 }
 
 func cacheDir() string {

@@ -152,7 +152,7 @@ lr_dut_up() {
 	local kind=$1 out
 	lr_log "DUT: $kind ($LR_DUT)"
 	case $kind in
-	ipsec) out=$(bash "$LR_ROOT/hack/dut/ipsec-gateway-up.sh" "$LR_DUT") ;;
+	ipsec) out=$(DUT_NICE=${LR_DUT_NICE:-19} bash "$LR_ROOT/hack/dut/ipsec-gateway-up.sh" "$LR_DUT") ;;
 	router)
 		local args
 		read -ra args <<<"${LR_DUT_ARGS:-}" # e.g. "--rate 5mbit"
@@ -327,4 +327,46 @@ lr_teardown() {
 	if [ -f "$LR_STATE.baseline" ] && ! grep -qx 'dir /run/netns' "$LR_STATE.baseline"; then
 		lr_remove_netns_dir
 	fi
+}
+
+# --- A registry the cluster pulls linerate from by name, the way a real cluster does (hack/e2e.sh; make demo
+# imports the tarballs instead). hack/registry.sh on the loopback, plain HTTP; its host:port is not one the
+# images were built or imported under, so whatever the node runs from it was pulled from it.
+LR_REGISTRY_ADDR=${LR_REGISTRY_ADDR:-127.0.0.1:25000}
+LR_REGISTRY=${LR_REGISTRY:-$LR_REGISTRY_ADDR/linerate} # the images: $LR_REGISTRY/manager:$LR_IMAGE_TAG, .../tester
+LR_IMAGE_TAG=${LR_IMAGE_TAG:-e2e}
+
+# lr_registry_up: the registry, its blobs and log in $LR_STATE/registry.
+lr_registry_up() {
+	lr_log "registry on http://$LR_REGISTRY_ADDR (state in $LR_STATE/registry)"
+	bash "$LR_ROOT/hack/registry.sh" up "$LR_STATE/registry" "$LR_REGISTRY_ADDR"
+}
+
+# lr_registry_down: stops it (before lr_teardown removes $LR_STATE, which holds its PID).
+lr_registry_down() {
+	[ ! -d "$LR_STATE/registry" ] || bash "$LR_ROOT/hack/registry.sh" down "$LR_STATE/registry"
+}
+
+# lr_push: lr_images' tarballs and the chart into the registry (hack/push.sh, what `make push` runs); what was
+# pushed, with its digests, in $LR_STATE/pushed.txt.
+lr_push() {
+	lr_log "make push: $LR_REGISTRY/manager:$LR_IMAGE_TAG, $LR_REGISTRY/tester:$LR_IMAGE_TAG, oci://$LR_REGISTRY/charts/linerate"
+	REGISTRY=$LR_REGISTRY TAG=$LR_IMAGE_TAG PUSHED_FILE=$LR_STATE/pushed.txt \
+		bash "$LR_ROOT/hack/push.sh" "$LR_STATE/images" >"$LR_STATE/push.log" 2>&1 || { cat "$LR_STATE/push.log" >&2; lr_die "make push failed"; }
+	sed 's/^/    /' "$LR_STATE/pushed.txt"
+}
+
+# lr_operator_install_from_registry: the pushed chart, from oci://, with its defaults: the pushed images.
+lr_operator_install_from_registry() {
+	local chart version extra
+	chart=$(awk '$1 == "chart" {print $2}' "$LR_STATE/pushed.txt")
+	[ -n "$chart" ] || lr_die "$LR_STATE/pushed.txt names no chart: run lr_push first"
+	version=${chart##*:}
+	chart=${chart%:*}
+	read -ra extra <<<"${LR_HELM_ARGS:-}" # extra helm arguments, split on spaces
+	lr_log "helm upgrade --install $LR_RELEASE $chart --version $version -n $LR_NS (no image values: the chart's are the registry's)"
+	helm upgrade --install "$LR_RELEASE" "$chart" --version "$version" --plain-http -n "$LR_NS" --create-namespace \
+		--wait --timeout 5m "${extra[@]}" >"$LR_STATE/helm.log" 2>&1 || { cat "$LR_STATE/helm.log" >&2; lr_die "helm install from $chart failed"; }
+	kubectl -n "$LR_NS" rollout status deploy --timeout=3m >/dev/null
+	helm list -n "$LR_NS" --filter "^$LR_RELEASE\$" | sed 's/^/    /'
 }
