@@ -17,9 +17,9 @@ import (
 
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/calibration"
+	"linerate.dev/linerate/internal/estimate"
 	"linerate.dev/linerate/internal/plan"
 	"linerate.dev/linerate/internal/results"
-	"linerate.dev/linerate/internal/rfc2544"
 )
 
 // specPlan is what a test's spec plans to, with the ImixProfile it refers to.
@@ -202,14 +202,14 @@ func describeSizes(p *plan.Plan) string {
 }
 
 // statePlannedCost puts the plan's estimate into the status of a run not yet started, so that a test
-// waiting for its testbed or its pods says what it will cost. The runner's progress, from the same model,
-// replaces it once it runs; a resumed run (started before, or suspended with progress made) keeps the
+// waiting for its testbed or its pods says what it will cost. The runner's progress, from its model of the
+// DUT, replaces it once it runs; a resumed run (started before, or suspended with progress made) keeps the
 // runner's, which knows what is left.
 func statePlannedCost(tt *v1alpha1.TrafficTest, p *plan.Plan) {
 	st := &tt.Status
 	if st.StartTime != nil || (st.Progress != nil && (st.Progress.StepsDone > 0 || st.Progress.Trial > 0)) {
 		return
 	}
-	pg := rfc2544.PlannedProgress(p)
+	pg := estimate.Planned(p)
 	st.Progress = &pg
 }

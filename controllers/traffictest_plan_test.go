@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
+
 	"strings"
 	"testing"
 	"time"
@@ -15,8 +15,8 @@ import (
 
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/calibration"
+	"linerate.dev/linerate/internal/estimate"
 	"linerate.dev/linerate/internal/plan"
-	"linerate.dev/linerate/internal/rfc2544"
 )
 
 func TestMissingImixProfileWaitsThenProceeds(t *testing.T) {
@@ -161,7 +161,8 @@ func TestCalibrationConfigMapIsWaitedForCheckedAndPlanned(t *testing.T) {
 }
 
 // A test states what its run will cost before it starts: queued behind another on its DUT, its status
-// already carries the plan's estimate, from the model the runner goes on to update as trials complete.
+// already carries the plan's estimate (counted from the plan alone), which the runner replaces with its
+// own and updates as trials complete.
 func TestQueuedTestStatesItsEstimate(t *testing.T) {
 	startManager(t)
 	ns := namespace(t)
@@ -175,7 +176,7 @@ func TestQueuedTestStatesItsEstimate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := int64(math.Ceil(rfc2544.New(p, nil, nil, rfc2544.Options{}).Estimate().Total.Seconds()))
+	want := estimate.Planned(p).EstimatedTotalSeconds
 	tt := waitTest(t, ns, "waiting", "queued with an estimate", func(tt *v1alpha1.TrafficTest) bool {
 		return tt.Status.Phase == v1alpha1.PhaseQueued && tt.Status.Progress != nil && tt.Status.Progress.EstimatedTotalSeconds > 0
 	})

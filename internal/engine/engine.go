@@ -1,6 +1,9 @@
 // Package engine is the runner's view of the DPDK traffic engine (dataplane/PROTOCOL.md): the Engine
 // interface the RFC 2544 procedures use, a Client that speaks the control protocol over a unix or tcp
-// socket, and Process, which starts linerate-engine with EAL arguments built from the plan's ports.
+// socket, Pair, which drives a stream split over two engines as one, what a trial reports and the rules
+// that judge the tester's health from it, and the engine's limits that lay its workers out. It speaks the
+// protocol only: starting linerate-engine is internal/enginestart's, and finding each port's device
+// internal/devices'.
 //
 // A simulated engine for tests and benchmarks lives in the sub-package sim; it is never used by the
 // production paths.

@@ -1,10 +1,14 @@
 package engine
 
-// The engine's own limits (dataplane/src/engine.h: LR_MAX_WORKERS, LR_MAX_QUEUES).
+// The engine's own limits (dataplane/src/engine.h: LR_MAX_WORKERS, LR_MAX_QUEUES). layout_test.go reads
+// them there: a copy that drifts fails it.
 const (
 	MaxWorkers       = 16
 	MaxQueuesPerPort = 8
 )
+
+// DefaultMaxFrame is the largest frame linerate-engine buffers without --max-frame (dataplane/src/main.c).
+const DefaultMaxFrame = 2048
 
 // AFPacketRingFrames is the depth the runner gives an af_packet port's rings (the PMD's framecnt, of its
 // default 2,048-byte frames, one RX and one TX ring per queue pair) unless its devargs say otherwise. The
@@ -13,9 +17,13 @@ const (
 // overflowed when a busy host ran the tester 20-40 ms late (the demo's gateways at their limit).
 const AFPacketRingFrames = 4096
 
+// AFPacketFrameBytes is the af_packet PMD's ring frame, which the runner leaves at its default (the engine
+// reads the rings' geometry as the PMD does: dataplane/src/kernel_rx_time.c).
+const AFPacketFrameBytes = 2048
+
 // AFPacketRingBytes is the memory one af_packet queue pair's two rings take, locked and charged to the
 // tester's memory.
-const AFPacketRingBytes = 2 * AFPacketRingFrames * 2048
+const AFPacketRingBytes = 2 * AFPacketRingFrames * AFPacketFrameBytes
 
 // WorkerLayout is how many worker lcores the engine gets from cpus usable CPUs (the cpuset within the CPU
 // quota, the control lcore's included) for ports ports, and the queue pairs each port then has.

@@ -1,6 +1,12 @@
 package engine
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+)
 
 func TestWorkerLayoutTurnsEveryCPUIntoQueuePairs(t *testing.T) {
 	for _, c := range []struct {
@@ -23,6 +29,37 @@ func TestWorkerLayoutTurnsEveryCPUIntoQueuePairs(t *testing.T) {
 		w, q := WorkerLayout(c.cpus, c.ports)
 		if w != c.workers || q != c.queues {
 			t.Errorf("%s: %d CPUs, %d ports: %d workers of %d queue pairs per port, want %d of %d", c.name, c.cpus, c.ports, w, q, c.workers, c.queues)
+		}
+	}
+}
+
+// The engine's limits are the C engine's own, copied: each copy here is read where the engine defines it,
+// so the two cannot drift apart unseen (a runner that laid out more workers or queues than the engine
+// takes would have it refuse to start; one that sized memory for other ring frames would under-charge the
+// pod).
+func TestTheLimitsAreTheEnginesOwn(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		goValue int
+		file    string
+		cCode   *regexp.Regexp
+	}{
+		{"MaxWorkers", MaxWorkers, "engine.h", regexp.MustCompile(`(?m)^#define LR_MAX_WORKERS (\d+)\b`)},
+		{"MaxQueuesPerPort", MaxQueuesPerPort, "engine.h", regexp.MustCompile(`(?m)^#define LR_MAX_QUEUES (\d+)\b`)},
+		{"DefaultMaxFrame", DefaultMaxFrame, "main.c", regexp.MustCompile(`\bmax_frame = (\d+);`)},
+		{"AFPacketFrameBytes", AFPacketFrameBytes, "kernel_rx_time.c", regexp.MustCompile(`\.frame_size = (\d+),`)},
+	} {
+		src, err := os.ReadFile(filepath.Join("..", "..", "dataplane", "src", c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := c.cCode.FindAllSubmatch(src, -1)
+		if len(m) != 1 {
+			t.Errorf("%s: dataplane/src/%s has %d places matching %s, want the one that defines it", c.name, c.file, len(m), c.cCode)
+			continue
+		}
+		if v, _ := strconv.Atoi(string(m[0][1])); v != c.goValue {
+			t.Errorf("%s is %d, the engine's (dataplane/src/%s: %s) %d", c.name, c.goValue, c.file, m[0][0], v)
 		}
 	}
 }

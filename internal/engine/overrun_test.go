@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"linerate.dev/linerate/internal/devices"
 	"linerate.dev/linerate/internal/engine"
+	"linerate.dev/linerate/internal/enginestart/enginetest"
 )
 
 // A receiver that stops for 300 ms while 20,000 frames/s arrive overruns its ring: the kernel drops what the
@@ -64,11 +66,11 @@ func TestAReceiverThatCountsNoDropsIsJudgedByItsPause(t *testing.T) {
 // for 300 ms in the middle; rcvArgs are the receiving engine's arguments.
 func overrunTrial(t *testing.T, prefix, macPrefix string, rcvArgs ...string) *engine.TrialResult {
 	t.Helper()
-	eng := needEngine(t)
+	eng := enginetest.Binary(t)
 	ns := fmt.Sprintf("%s%d", prefix, os.Getpid()%100000)
-	wire(t, ns, macPrefix)
-	gen := startIn(t, eng, ns, prefix+"g", engine.Device{Devargs: "net_af_packet0,iface=t0"})
-	rcv := startInWithArgs(t, eng, ns, prefix+"r", []string{"-l", "0,1"}, rcvArgs, engine.Device{Devargs: "net_af_packet0,iface=t1"})
+	enginetest.Wire(t, ns, macPrefix)
+	gen := enginetest.StartIn(t, eng, ns, prefix+"g", []string{"-l", "0,1"}, nil, devices.Device{Devargs: "net_af_packet0,iface=t0"})
+	rcv := enginetest.StartIn(t, eng, ns, prefix+"r", []string{"-l", "0,1"}, rcvArgs, devices.Device{Devargs: "net_af_packet0,iface=t1"})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if _, err := gen.Port(ctx, engine.PortConfig{ID: 0, IP4: "198.18.0.1/24", PeerMAC: macPrefix + ":02"}); err != nil {

@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"linerate.dev/linerate/internal/devices"
 	"linerate.dev/linerate/internal/engine"
+	"linerate.dev/linerate/internal/enginestart/enginetest"
 	"linerate.dev/linerate/internal/testenv"
 )
 
@@ -20,13 +22,13 @@ func twoNodeWire(t *testing.T, a, b, macPrefix string) {
 		_ = exec.Command("ip", "netns", "del", a).Run()
 		_ = exec.Command("ip", "netns", "del", b).Run()
 	})
-	run(t, "ip", "netns", "add", a)
-	run(t, "ip", "netns", "add", b)
-	run(t, "ip", "-n", a, "link", "add", "t0", "address", macPrefix+":01", "type", "veth", "peer", "name", "t1", "address", macPrefix+":02")
-	run(t, "ip", "-n", a, "link", "set", "t1", "netns", b)
+	enginetest.Run(t, "ip", "netns", "add", a)
+	enginetest.Run(t, "ip", "netns", "add", b)
+	enginetest.Run(t, "ip", "-n", a, "link", "add", "t0", "address", macPrefix+":01", "type", "veth", "peer", "name", "t1", "address", macPrefix+":02")
+	enginetest.Run(t, "ip", "-n", a, "link", "set", "t1", "netns", b)
 	for _, l := range [][2]string{{a, "t0"}, {b, "t1"}} {
-		run(t, "ip", "netns", "exec", l[0], "sysctl", "-qw", "net.ipv6.conf."+l[1]+".disable_ipv6=1")
-		run(t, "ip", "-n", l[0], "link", "set", l[1], "up")
+		enginetest.Run(t, "ip", "netns", "exec", l[0], "sysctl", "-qw", "net.ipv6.conf."+l[1]+".disable_ipv6=1")
+		enginetest.Run(t, "ip", "-n", l[0], "link", "set", l[1], "up")
 	}
 }
 
@@ -37,14 +39,14 @@ func twoNodeWire(t *testing.T, a, b, macPrefix string) {
 // merge) with the real engines; dataplane/tests/test_queues.py SplitEnginesQueues checks the counts through
 // a DUT that drops and duplicates.
 func TestPairCountsAStreamSentOnTwoLanes(t *testing.T) {
-	eng := needEngine(t)
+	eng := enginetest.Binary(t)
 	id := os.Getpid() % 100000
 	gns, xns := fmt.Sprintf("lrl%dg", id), fmt.Sprintf("lrl%dx", id)
 	twoNodeWire(t, gns, xns, "02:4c:52:00:03")
 	// two workers each (the second shares a CPU with the control lcore): a queue pair per worker
 	lcores := []string{"--lcores", "0@0,1@1,2@0"}
-	gen := startInWith(t, eng, gns, "lrlg", lcores, engine.Device{Devargs: "net_af_packet0,iface=t0,qpairs=2"})
-	rcv := startInWith(t, eng, xns, "lrlr", lcores, engine.Device{Devargs: "net_af_packet0,iface=t1,qpairs=2"})
+	gen := enginetest.StartIn(t, eng, gns, "lrlg", lcores, nil, devices.Device{Devargs: "net_af_packet0,iface=t0,qpairs=2"})
+	rcv := enginetest.StartIn(t, eng, xns, "lrlr", lcores, nil, devices.Device{Devargs: "net_af_packet0,iface=t1,qpairs=2"})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	pair := &engine.Pair{Local: gen.Client, Remote: rcv.Client}

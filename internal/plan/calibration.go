@@ -1,9 +1,11 @@
 package plan
 
 import (
+	"fmt"
 	"slices"
 
 	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/calibration"
 )
 
 // floorLoadPercent is the load, in percent of the tester's ceiling, its latency floor is measured at.
@@ -41,4 +43,17 @@ func (p *Plan) AsCalibration(repetitions int) {
 	// a cap below line rate would be written down as the tester's ceiling
 	p.Throughput.MaxRatePercent = 100
 	p.Throughput.Repetitions = repetitions
+}
+
+// CalibrationShape is what of this plan a tester's ceiling depends on besides the frame size
+// (calibration.Shape): a calibration holds for plans of the same shape only.
+func (p *Plan) CalibrationShape() calibration.Shape {
+	t := p.Traffic
+	sh := calibration.Shape{Direction: string(t.Direction), LineRateBps: t.LineRateBps, IPVersion: t.IPVersion, Flows: t.Flows,
+		Vary: t.Vary, VLAN: t.VLAN, Payload: t.Payload, LossTolerance: FormatPercent(p.Throughput.LossTolerancePercent),
+		SearchTrial: p.Durations.SearchTrial.String(), ValidationTrial: p.Durations.ValidationTrial.String()}
+	if p.Imix != nil {
+		sh.Imix = fmt.Sprintf("%s (mean %.2f B)", p.Imix.Name, p.Imix.AverageFrameSize)
+	}
+	return sh
 }

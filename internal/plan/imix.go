@@ -33,8 +33,8 @@ func NewSchedule(s v1alpha1.ImixSpec) (*Schedule, error) {
 		if e.Weight <= 0 {
 			return nil, fmt.Errorf("entries[%d].weight: must be larger than 0", i)
 		}
-		if e.FrameSize < 64 || e.FrameSize > 9216 {
-			return nil, fmt.Errorf("entries[%d].frameSize: %d is outside 64..9216", i, e.FrameSize)
+		if e.FrameSize < 64 || e.FrameSize > MaxFrameSize {
+			return nil, fmt.Errorf("entries[%d].frameSize: %d is outside 64..%d", i, e.FrameSize, MaxFrameSize)
 		}
 		if seen[e.FrameSize] {
 			return nil, fmt.Errorf("entries[%d].frameSize: %d appears twice", i, e.FrameSize)

@@ -29,7 +29,7 @@ func (r *Runner) backToBack(ctx context.Context, size int) error {
 	b := r.plan.BackToBack
 	res := max(int64(1), b.Resolution)
 	reps := max(1, b.Repetitions)
-	for _, lane := range r.lanes() {
+	for _, lane := range r.plan.Lanes() {
 		if why := r.atLineRate(size, lane); why != "" {
 			// the full-length trial at line rate lost none of its frames: that many back to back, at least
 			held := int64(r.lineFPS(float64(size)) * r.jointGoal(0).FinalTrialDuration.Seconds())

@@ -32,7 +32,7 @@ const maxJointTrials = 16
 // tolerance. A pair that could not be confirmed (the tester spoiled the trial, the engine or the DUT cut it
 // short, the trials ran out) is undetermined, with the reason. It returns the trials it ran.
 func (r *Runner) confirmBidirectional(ctx context.Context, test v1alpha1.TestKind, size, rep int, res []*search.Result) (int, time.Duration, error) {
-	lanes := r.lanes()
+	lanes := r.plan.Lanes()
 	if r.plan.Traffic.Direction != v1alpha1.Bidirectional || len(lanes) < 2 || len(res) != len(lanes) {
 		return 0, 0, nil
 	}

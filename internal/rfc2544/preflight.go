@@ -35,6 +35,28 @@ func IsPreflight(err error) (*PreflightError, bool) {
 	return pe, ok
 }
 
+// setup addresses the ports, records and checks them (preflight), and resolves their next hops.
+func (r *Runner) setup(ctx context.Context) error {
+	if err := r.preflight(ctx); err != nil {
+		return err
+	}
+	for i, port := range r.plan.Ports {
+		if port.PeerMAC != "" {
+			continue
+		}
+		var err error
+		for attempt := 0; attempt < 3; attempt++ {
+			if _, err = r.eng.Resolve(ctx, i, r.opt.ResolveTimeout); err == nil {
+				break
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("port %s: resolving gateway %s: %w", port.Name, port.Gateway, err)
+		}
+	}
+	return nil
+}
+
 func (r *Runner) preflight(ctx context.Context) error {
 	hello, err := r.eng.Hello(ctx)
 	if err != nil {
@@ -255,4 +277,26 @@ func (r *Runner) receives(i int) bool {
 // variesAddresses says whether the flows vary an IP address (what an RSS hash on addresses spreads).
 func (r *Runner) variesAddresses() bool {
 	return slices.ContainsFunc(r.plan.Traffic.Vary, func(f string) bool { return f == "srcIP" || f == "dstIP" })
+}
+
+// sends says whether port i sends test frames in this plan.
+func (r *Runner) sends(i int) bool {
+	return slices.ContainsFunc(r.plan.Directions(), func(d plan.Direction) bool { return d.TX == i })
+}
+
+// uncheckedChecksums names the checksums of the test frames that port i receives and does not verify
+// (rxChecksums: the engine's list, "ipv4,udp"), "" when it verifies them all or receives nothing.
+func (r *Runner) uncheckedChecksums(i int, rxChecksums string) string {
+	if !slices.ContainsFunc(r.plan.Directions(), func(d plan.Direction) bool { return d.RX == i }) {
+		return ""
+	}
+	checked := strings.Split(rxChecksums, ",")
+	var missing []string
+	if r.plan.Traffic.IPVersion != 6 && !slices.Contains(checked, "ipv4") {
+		missing = append(missing, "IPv4 header")
+	}
+	if !slices.Contains(checked, "udp") {
+		missing = append(missing, "UDP")
+	}
+	return strings.Join(missing, " and ")
 }

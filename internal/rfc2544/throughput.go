@@ -13,20 +13,6 @@ import (
 	"linerate.dev/linerate/internal/search"
 )
 
-// lanes groups directions into searches: Unidirectional one lane of one direction, Bidirectional one lane
-// per direction (searched independently, traffic both ways at once), BidirectionalBound one lane of both
-// directions (one rate, one verdict).
-func (r *Runner) lanes() [][]int {
-	switch r.plan.Traffic.Direction {
-	case v1alpha1.Unidirectional:
-		return [][]int{{0}}
-	case v1alpha1.BidirectionalBound:
-		return [][]int{{0, 1}}
-	default:
-		return [][]int{{0}, {1}}
-	}
-}
-
 // detail is what a search measurement carries: the per-direction results of its trial.
 type detail struct {
 	dirs []dirResult
@@ -49,7 +35,7 @@ type laneReply struct {
 // still searching (a lane that has finished keeps sending at its result as background load), and lasts
 // as long as the longest trial any lane asked for — a longer trial is never more lenient.
 func (r *Runner) searchLanes(ctx context.Context, test v1alpha1.TestKind, size, rep int) ([]*search.Result, error) {
-	lanes := r.lanes()
+	lanes := r.plan.Lanes()
 	tp := r.plan.Throughput
 	params := search.Params{MaxRate: tp.MaxRatePercent, Resolution: tp.ResolutionPercent, LossTolerance: tp.LossTolerancePercent,
 		PDRLossTolerance: tp.PDRLossTolerancePercent, SearchTrial: r.plan.Durations.SearchTrial,
@@ -244,7 +230,7 @@ func (r *Runner) throughput(ctx context.Context, size int) error {
 		return err
 	}
 	reps := max(1, r.plan.Throughput.Repetitions)
-	lanes := r.lanes()
+	lanes := r.plan.Lanes()
 	dirs := r.plan.Directions()
 	accs := make([]repetitionsAcc, len(dirs))
 	var runErr error
@@ -397,7 +383,7 @@ func (r *Runner) imix(ctx context.Context) error {
 	if err := r.defineStreams(ctx, im.Cycle); err != nil {
 		return err
 	}
-	lanes := r.lanes()
+	lanes := r.plan.Lanes()
 	dirs := r.plan.Directions()
 	res, err := r.searchLanes(ctx, v1alpha1.TestImixThroughput, 0, 0)
 	err = r.confirmed(ctx, v1alpha1.TestImixThroughput, 0, 0, res, err)

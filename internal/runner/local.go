@@ -15,7 +15,7 @@ import (
 
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/calibration"
-	"linerate.dev/linerate/internal/engine"
+	"linerate.dev/linerate/internal/devices"
 	"linerate.dev/linerate/internal/plan"
 	"linerate.dev/linerate/internal/report"
 	"linerate.dev/linerate/internal/results"
@@ -269,12 +269,12 @@ func errString(err error) string {
 	return err.Error()
 }
 
-func localDevices(p *plan.Plan, flags map[string]string) ([]engine.Device, error) {
-	var devs []engine.Device
-	planner := engine.NewDevicePlanner(nil, nil, p.Ports)
+func localDevices(p *plan.Plan, flags map[string]string) ([]devices.Device, error) {
+	var devs []devices.Device
+	planner := devices.NewDevicePlanner(nil, nil, p.Ports)
 	for i, port := range p.Ports {
 		if v, ok := flags[port.Name]; ok {
-			d, err := engine.ParseDevargs(v)
+			d, err := devices.ParseDevargs(v)
 			if err != nil {
 				return nil, fmt.Errorf("--port %s: %w", port.Name, err)
 			}
@@ -299,7 +299,7 @@ func localDevices(p *plan.Plan, flags map[string]string) ([]engine.Device, error
 	return devs, nil
 }
 
-func describe(p *plan.Plan, devs []engine.Device) string {
+func describe(p *plan.Plan, devs []devices.Device) string {
 	var s []string
 	for i, port := range p.Ports {
 		s = append(s, port.Name+"="+devs[i].Devargs)

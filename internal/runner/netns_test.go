@@ -16,6 +16,7 @@ import (
 
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/engine"
+	"linerate.dev/linerate/internal/enginestart/enginetest"
 	"linerate.dev/linerate/internal/results"
 	"linerate.dev/linerate/internal/testenv"
 )
@@ -24,26 +25,16 @@ import (
 // in network namespaces they create: a router namespace with a tbf rate limit, and one that drops
 // exactly one frame in N with nftables.
 
+// need is the engine binary, or skips: these tests run the real engine in network namespaces.
 func need(t *testing.T) string {
 	t.Helper()
-	eng := os.Getenv("LINERATE_ENGINE")
-	if eng == "" {
-		eng, _ = filepath.Abs("../../dataplane/build/linerate-engine")
-	}
-	if _, err := os.Stat(eng); err != nil {
-		t.Skipf("no engine at %s (run 'make engine'; make test builds it first)", eng)
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root for network namespaces")
-	}
-	return eng
+	return enginetest.Binary(t)
 }
 
+// sh runs a command (ip, tc, sysctl) and fails the test with its output if it fails.
 func sh(t *testing.T, args ...string) {
 	t.Helper()
-	if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-	}
+	enginetest.Run(t, args...)
 }
 
 // nft loads an nftables ruleset into the namespace ns.

@@ -17,6 +17,7 @@ import (
 
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/calibration"
+	"linerate.dev/linerate/internal/devices"
 	"linerate.dev/linerate/internal/engine"
 	"linerate.dev/linerate/internal/plan"
 	"linerate.dev/linerate/internal/results"
@@ -121,7 +122,7 @@ func RunPod(ctx context.Context, o PodOptions) error {
 		return fail("InvalidPlan", err)
 	}
 	atts := podAttachments(ctx, o.NetworkStatus, local, logf)
-	devs, err := engine.PlanDevices(local, nil, atts)
+	devs, err := devices.PlanDevices(local, nil, atts)
 	if err != nil {
 		return fail("PortsUnavailable", err)
 	}
@@ -283,7 +284,7 @@ func ServeEngine(ctx context.Context, planFile string, ports []string, listen, h
 		return err
 	}
 	atts := podAttachments(ctx, networkStatus, local, func(format string, args ...any) { fmt.Fprintf(log, "engine: "+format+"\n", args...) })
-	devs, err := engine.PlanDevices(local, nil, atts)
+	devs, err := devices.PlanDevices(local, nil, atts)
 	if err != nil {
 		return err
 	}
@@ -318,7 +319,7 @@ func ServeEngine(ctx context.Context, planFile string, ports []string, listen, h
 // while the pod's network is set up, after kubelet first fills the downward API volume, so the file may
 // still be empty when the container starts: it is read again until it is there (at most 2 min) when a
 // VF port needs it.
-func podAttachments(ctx context.Context, file string, ports []plan.Port, logf func(string, ...any)) []engine.Attachment {
+func podAttachments(ctx context.Context, file string, ports []plan.Port, logf func(string, ...any)) []devices.Attachment {
 	if file == "" {
 		return nil
 	}
@@ -329,7 +330,7 @@ func podAttachments(ctx context.Context, file string, ports []plan.Port, logf fu
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		raw, err := os.ReadFile(file)
-		atts, perr := engine.ParseNetworkStatus(raw)
+		atts, perr := devices.ParseNetworkStatus(raw)
 		switch {
 		case err == nil && perr == nil && (len(atts) > 0 || !need):
 			return atts

@@ -1,6 +1,3 @@
-// Package runner drives an RFC 2544 run end to end: it starts the engine on the plan's ports, runs the
-// procedures of internal/rfc2544 and delivers what they measure — to the terminal for `linerate run`,
-// and to the results ConfigMap (internal/results) inside the tester pod.
 package runner
 
 import (

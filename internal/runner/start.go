@@ -13,7 +13,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"linerate.dev/linerate/internal/devices"
 	"linerate.dev/linerate/internal/engine"
+	"linerate.dev/linerate/internal/enginestart"
 	"linerate.dev/linerate/internal/plan"
 )
 
@@ -77,7 +79,7 @@ func lcoreLayout(ports, limit int) (args []string, queuesPerPort int) {
 // arguments (qpairs, sockets of one fanout group that the kernel hashes flows over), which the engine
 // cannot change. Devargs that say qpairs already are the user's. (af_xdp binds NIC queues, whose number
 // is the NIC's channel setting: left to the user's devargs.)
-func withQueuePairs(devs []engine.Device, queuesPerPort int) []engine.Device {
+func withQueuePairs(devs []devices.Device, queuesPerPort int) []devices.Device {
 	if queuesPerPort <= 1 {
 		return devs
 	}
@@ -92,7 +94,7 @@ func withQueuePairs(devs []engine.Device, queuesPerPort int) []engine.Device {
 
 // withRings gives af_packet ports rings of engine.AFPacketRingFrames frames; devargs that say framecnt are the
 // user's.
-func withRings(devs []engine.Device) []engine.Device {
+func withRings(devs []devices.Device) []devices.Device {
 	out := slices.Clone(devs)
 	for i, d := range out {
 		if strings.HasPrefix(d.Devargs, "net_af_packet") && !strings.Contains(d.Devargs, "framecnt=") {
@@ -105,7 +107,7 @@ func withRings(devs []engine.Device) []engine.Device {
 // StartOptions start an engine for a run.
 type StartOptions struct {
 	Binary     string
-	Devices    []engine.Device
+	Devices    []devices.Device
 	Control    string
 	RunDir     string
 	HugeDir    string // empty: no hugepages (--no-huge)
@@ -119,11 +121,8 @@ type StartOptions struct {
 	CPUs int
 }
 
-// defaultEngineMaxFrame is the largest frame linerate-engine buffers without --max-frame.
-const defaultEngineMaxFrame = 2048
-
 // Start starts linerate-engine with the given ports.
-func Start(ctx context.Context, o StartOptions) (*engine.Process, error) {
+func Start(ctx context.Context, o StartOptions) (*enginestart.Process, error) {
 	if o.RunDir == "" {
 		d, err := os.MkdirTemp("", "linerate-")
 		if err != nil {
@@ -140,23 +139,23 @@ func Start(ctx context.Context, o StartOptions) (*engine.Process, error) {
 	if o.FilePrefix == "" {
 		o.FilePrefix = fmt.Sprintf("linerate%d", os.Getpid())
 	}
-	return engine.StartProcess(ctx, processConfig(o))
+	return enginestart.StartProcess(ctx, processConfig(o))
 }
 
 // processConfig is the engine's command line for o (RunDir, Control and FilePrefix already set).
-func processConfig(o StartOptions) engine.ProcessConfig {
+func processConfig(o StartOptions) enginestart.ProcessConfig {
 	args := slices.Clone(o.Extra)
 	if o.Plan != nil {
 		if bits, _ := o.Plan.SeqWindow(); bits > 0 {
 			args = append(args, "--window-bits", strconv.Itoa(bits))
 		}
 		// the engine's buffers hold 2048 B frames unless told more; jumbo frames need theirs
-		if f := o.Plan.LargestFrame(); f > defaultEngineMaxFrame {
+		if f := o.Plan.LargestFrame(); f > engine.DefaultMaxFrame {
 			args = append(args, "--max-frame", strconv.Itoa(f))
 		}
 	}
 	lcores, queues := lcoreLayout(len(o.Devices), o.CPUs)
-	cfg := engine.ProcessConfig{Binary: o.Binary, Devices: withRings(withQueuePairs(o.Devices, queues)), Control: o.Control, FilePrefix: o.FilePrefix,
+	cfg := enginestart.ProcessConfig{Binary: o.Binary, Devices: withRings(withQueuePairs(o.Devices, queues)), Control: o.Control, FilePrefix: o.FilePrefix,
 		EAL: append(lcores, "--log-level", "lib.eal:notice"), Args: args, Stdout: o.Log, Stderr: o.Log}
 	if o.HugeDir != "" && hasHugepages(o.HugeDir) {
 		cfg.HugeDir = o.HugeDir

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"linerate.dev/linerate/internal/devices"
 	"linerate.dev/linerate/internal/engine"
 	"linerate.dev/linerate/internal/plan"
 )
@@ -87,7 +88,7 @@ func TestLcoresTakeTheCPUsTheyMay(t *testing.T) {
 }
 
 func TestAFPacketPortsGetTheQueuePairsTheWorkersWant(t *testing.T) {
-	devs := []engine.Device{{Devargs: "net_af_packet0,iface=net1"}, {Devargs: "net_af_packet1,iface=net2,qpairs=4"},
+	devs := []devices.Device{{Devargs: "net_af_packet0,iface=net1"}, {Devargs: "net_af_packet1,iface=net2,qpairs=4"},
 		{Devargs: "net_af_xdp2,iface=net3"}, {PCI: "0000:3b:02.1", Devargs: "0000:3b:02.1"}}
 	got := withQueuePairs(devs, 2)
 	want := []string{"net_af_packet0,iface=net1,qpairs=2", "net_af_packet1,iface=net2,qpairs=4", "net_af_xdp2,iface=net3", "0000:3b:02.1"}
@@ -105,7 +106,7 @@ func TestAFPacketPortsGetTheQueuePairsTheWorkersWant(t *testing.T) {
 }
 
 func TestAFPacketPortsGetDeepRings(t *testing.T) {
-	devs := []engine.Device{{Devargs: "net_af_packet0,iface=net1"}, {Devargs: "net_af_packet1,iface=net2,framecnt=512"},
+	devs := []devices.Device{{Devargs: "net_af_packet0,iface=net1"}, {Devargs: "net_af_packet1,iface=net2,framecnt=512"},
 		{Devargs: "net_af_xdp2,iface=net3"}, {PCI: "0000:3b:02.1", Devargs: "0000:3b:02.1"}}
 	got := withRings(devs)
 	want := []string{"net_af_packet0,iface=net1,framecnt=4096", "net_af_packet1,iface=net2,framecnt=512", "net_af_xdp2,iface=net3", "0000:3b:02.1"}

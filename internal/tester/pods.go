@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/devices"
 	"linerate.dev/linerate/internal/engine"
 	"linerate.dev/linerate/internal/plan"
 	"linerate.dev/linerate/internal/results"
@@ -318,7 +319,7 @@ func pod(tt *v1alpha1.TrafficTest, p *plan.Plan, planHash string, opt Options, r
 				{Name: "run", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}},
 				{Name: "podinfo", VolumeSource: corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{
 					Items: []corev1.DownwardAPIVolumeFile{{Path: networkStatus, FieldRef: &corev1.ObjectFieldSelector{
-						FieldPath: "metadata.annotations['" + engine.NetworkStatusAnnotation + "']"}}}}}},
+						FieldPath: "metadata.annotations['" + devices.NetworkStatusAnnotation + "']"}}}}}},
 			},
 		},
 	}

@@ -1,11 +1,11 @@
-package engine_test
+package devices_test
 
 import (
 	"strings"
 	"testing"
 
 	"linerate.dev/linerate/api/v1alpha1"
-	"linerate.dev/linerate/internal/engine"
+	"linerate.dev/linerate/internal/devices"
 	"linerate.dev/linerate/internal/plan"
 )
 
@@ -83,11 +83,11 @@ func TestEachPortGetsTheVFOfItsAttachment(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			env := map[string]string{"PCIDEVICE_INTEL_COM_SRIOV_82599": c.env}
-			atts, err := engine.ParseNetworkStatus([]byte(c.status))
+			atts, err := devices.ParseNetworkStatus([]byte(c.status))
 			if err != nil {
 				t.Fatal(err)
 			}
-			devs, err := engine.PlanDevices(c.ports, func(k string) string { return env[k] }, atts)
+			devs, err := devices.PlanDevices(c.ports, func(k string) string { return env[k] }, atts)
 			if c.err != "" {
 				if err == nil || !strings.Contains(err.Error(), c.err) {
 					t.Fatalf("error %v, want %q", err, c.err)
@@ -104,7 +104,7 @@ func TestEachPortGetsTheVFOfItsAttachment(t *testing.T) {
 	}
 	// one VF per resource and no network-status: the environment cannot be wrong
 	env := map[string]string{"PCIDEVICE_INTEL_COM_PF0": "0000:3b:02.1", "PCIDEVICE_INTEL_COM_PF1": "0000:af:02.1"}
-	devs, err := engine.PlanDevices(vfPorts("intel.com/pf0", "intel.com/pf1"), func(k string) string { return env[k] }, nil)
+	devs, err := devices.PlanDevices(vfPorts("intel.com/pf0", "intel.com/pf1"), func(k string) string { return env[k] }, nil)
 	if err != nil || devs[0].PCI != "0000:3b:02.1" || devs[1].PCI != "0000:af:02.1" {
 		t.Errorf("a resource per port: %+v %v", devs, err)
 	}
@@ -115,7 +115,7 @@ func TestKernelPortsAreVdevsNamedByPosition(t *testing.T) {
 		{Name: "west", Driver: v1alpha1.DriverAFPacket, Interface: "net1"},
 		{Name: "east", Driver: v1alpha1.DriverAFXDP, Interface: "net2"},
 	}
-	devs, err := engine.PlanDevices(kernel, nil, nil)
+	devs, err := devices.PlanDevices(kernel, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,12 +123,12 @@ func TestKernelPortsAreVdevsNamedByPosition(t *testing.T) {
 		t.Fatalf("vdevs are named by port position: %+v", devs)
 	}
 	// one port's device from elsewhere (the CLI's --port): the other keeps its position's name
-	dp := engine.NewDevicePlanner(nil, nil, kernel)
+	dp := devices.NewDevicePlanner(nil, nil, kernel)
 	d, err := dp.Device(1, plan.Port{Name: "east", Driver: v1alpha1.DriverAFPacket, Interface: "veth1"})
 	if err != nil || d.Devargs != "net_af_packet1,iface=veth1" {
 		t.Fatalf("Device(1) = %+v, %v", d, err)
 	}
-	if _, err := engine.PlanDevices([]plan.Port{{Name: "west", Driver: "dpdk-magic"}}, nil, nil); err == nil ||
+	if _, err := devices.PlanDevices([]plan.Port{{Name: "west", Driver: "dpdk-magic"}}, nil, nil); err == nil ||
 		!strings.Contains(err.Error(), `port west: unknown driver "dpdk-magic"`) {
 		t.Errorf("unknown driver: %v", err)
 	}
@@ -145,7 +145,7 @@ func TestPCIDeviceEnvIsTheDevicePluginsName(t *testing.T) {
 		{"openshift.io/ens1f0-vfs", "PCIDEVICE_OPENSHIFT_IO_ENS1F0-VFS"},
 		{"lab-1.example.com/vf", "PCIDEVICE_LAB-1_EXAMPLE_COM_VF"},
 	} {
-		if got := engine.PCIDeviceEnv(c.resource); got != c.env {
+		if got := devices.PCIDeviceEnv(c.resource); got != c.env {
 			t.Errorf("resource %s: %s, the device plugin sets %s", c.resource, got, c.env)
 		}
 	}

@@ -1,4 +1,4 @@
-package engine
+package devices
 
 import (
 	"encoding/json"

@@ -1,0 +1,232 @@
+package rfc2544
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/engine"
+	"linerate.dev/linerate/internal/plan"
+	"linerate.dev/linerate/internal/results"
+)
+
+// trialSpec describes one trial over one or more directions.
+type trialSpec struct {
+	test     v1alpha1.TestKind
+	size     int // 0 for IMIX
+	rep      int
+	dirs     []int     // directions (index into plan.Directions())
+	rates    []float64 // percent of line rate per direction
+	purposes []string  // per direction
+	duration time.Duration
+	burst    int64
+	tol      float64
+}
+
+// validTrial runs a trial and repeats it while the tester spoiled it (in any direction), at most the plan's
+// invalidTrialRetries times. spoiled says the last run was still the tester's: its numbers are not the DUT's.
+func (r *Runner) validTrial(ctx context.Context, ts trialSpec) (drs []dirResult, aborted string, spoiled bool, err error) {
+	for i := 0; ; i++ {
+		drs, aborted, err = r.trial(ctx, ts)
+		if err != nil || aborted != "" {
+			return drs, aborted, false, err
+		}
+		spoiled = false
+		for _, dr := range drs {
+			spoiled = spoiled || dr.rec.TesterLimited
+		}
+		if !spoiled || i >= r.plan.Validity.InvalidTrialRetries {
+			return drs, aborted, spoiled, nil
+		}
+	}
+}
+
+// spoiledBy names what spoiled a trial, from its first direction's record.
+func spoiledBy(drs []dirResult) string {
+	for _, dr := range drs {
+		if len(dr.rec.TesterFaults) > 0 {
+			return dr.rec.TesterFaults[0]
+		}
+		if dr.rec.TesterLimited {
+			return fmt.Sprintf("the tester sent %d frames at %.0f frames/s, short of the %.0f asked", dr.rec.TxFrames, dr.rec.AchievedFPS, dr.rec.TargetFPS)
+		}
+	}
+	return ""
+}
+
+type dirResult struct {
+	dir    int
+	rec    results.Trial
+	stream *engine.StreamResult
+}
+
+// trial runs one trial and records it. It returns the per-direction results and the abort reason.
+func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, error) {
+	p := r.plan
+	dirs := p.Directions()
+	cfg := engine.TrialConfig{Duration: ts.duration, WarmUp: p.Durations.WarmUp, Drain: p.Durations.Drain,
+		Burst: ts.burst, Stall: r.opt.Stall}
+	if ts.burst > 0 {
+		cfg.Duration, cfg.Stall = 0, 0
+		cfg.Drain = max(p.Durations.Drain, p.Durations.BackToBackTrial)
+	}
+	var names []string
+	for i, d := range ts.dirs {
+		id := dirs[d].TX
+		cfg.Streams = append(cfg.Streams, id)
+		cfg.RatesFPS = append(cfg.RatesFPS, ts.rates[i]/100*r.lineFPS(r.streams[id].mean))
+		names = append(names, dirs[d].Name)
+	}
+	r.trialNo++
+	r.progress.Trial = int32(r.trialNo)
+	r.progress.Direction = strings.Join(names, ",")
+	if ts.burst > 0 {
+		r.progress.OfferedRate = "100"
+	} else {
+		r.progress.OfferedRate = FormatPct(ts.rates[0])
+	}
+	r.progress.StepsTotal = int32(r.stepsTotal)
+	r.progress.StepsDone = int32(r.stepsDone)
+	r.emitProgress(ts, nil)
+
+	res, err := r.eng.RunTrial(ctx, cfg, func(pr engine.Progress) { r.emitProgress(ts, &pr) })
+	if err != nil {
+		return nil, "", err
+	}
+	now := r.opt.Now()
+	var out []dirResult
+	for i, d := range ts.dirs {
+		id := dirs[d].TX
+		sr := res.Stream(id)
+		if sr == nil {
+			return nil, "", fmt.Errorf("engine result has no stream %d", id)
+		}
+		r.seq++
+		dur := time.Duration(res.DurationNs)
+		if dur == 0 {
+			dur = ts.duration
+		}
+		rec := results.Trial{Seq: r.seq, Time: now, Test: ts.test, FrameSize: ts.size, Direction: dirs[d].Name,
+			Purpose: ts.purposes[i], Repetition: ts.rep, DurationS: dur.Seconds(),
+			TargetFPS: sr.TargetFPS, AchievedFPS: sr.AchievedFPS, TxFrames: sr.TxFrames, RxFrames: sr.RxFrames,
+			Lost: sr.Lost(), Duplicates: sr.Duplicates, Reordered: sr.Reordered, Early: sr.Early, MaxLate: sr.MaxLate,
+			MaxEarly: sr.MaxEarly, Corrupted: sr.Corrupted, LossPercent: sr.LossPercent(),
+			Latency: latencySummary(sr.Latency)}
+		rec.Workers = workersOf(res.Workers)
+		if sr.RxQueues > 1 {
+			// a queue's gaps hold the other queues' flows, and distances are in one lane's numbers: early
+			// and the longest distances say nothing there (PROTOCOL.md)
+			rec.Early, rec.MaxEarly, rec.MaxLate, rec.RxQueues = 0, 0, 0, sr.RxQueues
+		}
+		// Fail closed: a trial the tester spoiled is invalid, neither a pass nor a fail of the DUT.
+		lim := limitsOf(p.Validity)
+		rec.TesterFaults = res.TesterFaults([]int{id}, lim)
+		if pauses := res.WorkerPauses(lim); len(pauses) > 0 {
+			if ts.test == v1alpha1.TestLatency {
+				rec.TesterFaults = append(rec.TesterFaults, pauses...)
+			} else if rec.Latency != nil {
+				// the loss counts stand (a pause that dropped frames is a fault above); the latency does not
+				rec.Latency = nil
+				sr.Latency = nil
+				r.note("the latency of trials in which a tester worker paused longer than spec.tester.validity.maxWorkerGap is not reported: frames waited in the tester")
+			}
+		}
+		// one rule decides: the limits of spec.tester.validity (the engine's own saturated flag only says
+		// why, in the note)
+		rec.TesterLimited = len(rec.TesterFaults) > 0
+		if rec.TesterLimited && sr.Saturated {
+			r.note(r.saturationNote(res, dirs[d].TX))
+		}
+		if len(rec.TesterFaults) > 0 && !r.faultNoted {
+			r.faultNoted = true
+			r.note("trials the tester spoiled are invalid, counted neither for nor against the DUT, and repeated; their records list why (testerFaults). The first: " + rec.TesterFaults[0])
+		}
+		if sr.Corrupted > 0 {
+			r.note("the DUT corrupted frames: some arrived with a bad IPv4 header or UDP checksum and were not counted as received, so they show as loss (the trial records give how many: corrupt)")
+		}
+		if ts.burst > 0 {
+			rec.Burst = ts.burst
+		} else {
+			rec.OfferedPercent = ts.rates[i]
+		}
+		if res.Aborted() {
+			rec.Aborted = res.Reason
+			if rec.Aborted == "" {
+				rec.Aborted = engine.ReasonAborted
+			}
+		}
+		rec.Pass = rec.Aborted == "" && !rec.TesterLimited && rec.LossPercent <= ts.tol+1e-9
+		r.trials = append(r.trials, rec)
+		r.sink.OnTrial(rec)
+		out = append(out, dirResult{dir: d, rec: rec, stream: sr})
+	}
+	// Frames of sender lanes the receiving engine keeps no state for are a set-up fault that repeats in
+	// every trial (the trials above are invalid for it): the run ends here rather than search downwards
+	// for a ceiling that is the set-up's.
+	for _, o := range out {
+		if o.stream.UnknownLane > 0 {
+			return out, "", fmt.Errorf("tester set-up: %d frames of the %s direction came from sender lanes its receiving engine keeps no state for (it was told fewer lanes than the sender sends on): no trial of this run can be counted",
+				o.stream.UnknownLane, dirs[o.dir].Name)
+		}
+	}
+	aborted := ""
+	if res.Aborted() {
+		aborted = res.Reason
+		if aborted == "" {
+			aborted = engine.ReasonAborted
+		}
+		if aborted == engine.ReasonDUTStalled {
+			return out, aborted, nil
+		}
+	}
+	if d := p.Durations.DUTRest; d > 0 {
+		if err := r.opt.Sleep(ctx, d); err != nil {
+			return out, aborted, err
+		}
+	}
+	return out, aborted, nil
+}
+
+// saturationNote says what kept the tester from offering the rate a trial asked for on its TX port tx: the
+// port (its TX queue was full: the link carries less than the plan's line rate) or the tester's CPU.
+func (r *Runner) saturationNote(res *engine.TrialResult, tx int) string {
+	for _, pc := range res.Ports {
+		if pc.ID == tx && pc.TxFull > 0 {
+			return fmt.Sprintf("in trials marked tester-limited the tester's port %s was full (its TX queue took bursts only in part): the link carries less than spec.traffic.lineRate says; set lineRate to the link's real speed", r.portName(tx))
+		}
+	}
+	return "in trials marked tester-limited the tester's CPU was the limit (its port was never full): give the tester dedicated, faster CPUs (spec.tester.cpus) or lower the rate"
+}
+
+func (r *Runner) portName(id int) string {
+	if id >= 0 && id < len(r.plan.Ports) {
+		return r.plan.Ports[id].Name
+	}
+	return fmt.Sprint(id)
+}
+
+// limitsOf are the engine's health limits of a plan, defaults filled.
+func limitsOf(v plan.Validity) engine.Limits {
+	return engine.Limits{MaxTxLag: v.MaxTxLag, MaxWorkerGap: v.MaxWorkerGap, MaxShortfall: v.MaxShortfallPercent / 100}.WithDefaults()
+}
+
+// workersOf is the engine's workers record as a trial record keeps it: which worker served which queue
+// pairs, what each carried, and how long it paused.
+func workersOf(ws []engine.WorkerHealth) []results.Worker {
+	var out []results.Worker
+	for _, w := range ws {
+		rw := results.Worker{Lcore: w.Lcore, MaxGapUs: w.MaxGapNs / 1000}
+		for _, q := range w.Queues {
+			rw.Queues = append(rw.Queues, results.Queue{Port: q.Port, Queue: q.Queue, Rx: q.RxFrames, Tx: q.TxFrames})
+		}
+		if len(w.Queues) == 0 { // an engine older than queues: its ports whole
+			for _, p := range w.Ports {
+				rw.Queues = append(rw.Queues, results.Queue{Port: p})
+			}
+		}
+		out = append(out, rw)
+	}
+	return out
+}
