@@ -98,7 +98,7 @@ func startManager(t *testing.T) *manager {
 	}
 	clock := &fakeClock{}
 	r := &TrafficTestReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("linerate"),
-		Tester: tester.Options{Image: "linerate.dev/tester:test"}, Now: clock.Now}
+		Tester: tester.Options{Image: "linerate.dev/tester:test", ImagePullSecrets: []corev1.LocalObjectReference{{Name: "regcred"}}}, Now: clock.Now}
 	if err := r.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}

@@ -45,6 +45,10 @@ func TestTesterPodIsRenderedForDPDK(t *testing.T) {
 		t.Errorf("multus annotation (each VF port's attachment named, to find it in network-status): %q (%v)", pod.Annotations[tester.NetworksAnnotation], err)
 	}
 	checkNetworkStatusFile(t, pod)
+	// a private registry's image is pulled with the Secret the manager was given
+	if len(pod.Spec.ImagePullSecrets) != 1 || pod.Spec.ImagePullSecrets[0].Name != "regcred" {
+		t.Errorf("imagePullSecrets %v, want the manager's [regcred]", pod.Spec.ImagePullSecrets)
+	}
 	caps := c.SecurityContext.Capabilities
 	if len(caps.Add) != 2 || caps.Add[0] != "IPC_LOCK" || caps.Add[1] != "SYS_NICE" || len(caps.Drop) != 1 || caps.Drop[0] != "ALL" {
 		t.Errorf("capabilities: want only IPC_LOCK and SYS_NICE for vfio-pci ports, got %+v", caps)

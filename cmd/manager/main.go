@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"flag"
 	"os"
+	"strings"
 	// schedules name IANA time zones; the distroless image has no zoneinfo
 	_ "time/tzdata"
 
@@ -36,6 +37,8 @@ func main() {
 	flag.BoolVar(&secureMetrics, "metrics-secure", false, "Serve metrics over HTTPS with authn/authz.")
 	flag.StringVar(&testerImage, "tester-image", os.Getenv("LINERATE_TESTER_IMAGE"), "Default tester image.")
 	flag.StringVar(&pullPolicy, "tester-image-pull-policy", "IfNotPresent", "Pull policy of tester images.")
+	var pullSecrets string
+	flag.StringVar(&pullSecrets, "tester-image-pull-secrets", "", "Comma-separated Secrets, in each TrafficTest's namespace, that tester images are pulled with.")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -63,7 +66,8 @@ func main() {
 		log.Error(err, "unable to create the manager")
 		os.Exit(1)
 	}
-	if err := controllers.Setup(mgr, tester.Options{Image: testerImage, ImagePullPolicy: corev1.PullPolicy(pullPolicy)}); err != nil {
+	if err := controllers.Setup(mgr, tester.Options{Image: testerImage, ImagePullPolicy: corev1.PullPolicy(pullPolicy),
+		ImagePullSecrets: secretRefs(pullSecrets)}); err != nil {
 		log.Error(err, "unable to set up the controllers")
 		os.Exit(1)
 	}
@@ -75,4 +79,15 @@ func main() {
 		log.Error(err, "manager stopped")
 		os.Exit(1)
 	}
+}
+
+// secretRefs are the Secrets a comma-separated list names (none for "").
+func secretRefs(list string) []corev1.LocalObjectReference {
+	var refs []corev1.LocalObjectReference
+	for _, name := range strings.Split(list, ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			refs = append(refs, corev1.LocalObjectReference{Name: name})
+		}
+	}
+	return refs
 }

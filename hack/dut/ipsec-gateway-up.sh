@@ -15,10 +15,11 @@
 # and its own /run (a bind mount inside the mount namespace `ip netns exec` gives it) for its hard-coded
 # /var/run/charon.pid, so several gateways — and the host's own strongSwan — never collide.
 #
-# DUT_NICE=N runs both charons at that nice value (default 0). The demo gives them 19: its tester shares
-# the same two CPUs, and a tester that sleeps until each frame is due must be run when it wakes, not after a
-# gateway at its limit has used its slice; what the gateways forward is then what they do with every CPU
-# cycle the tester leaves them (a few percent of one), as on a testbed whose tester has cores of its own.
+# DUT_CPUS=LIST runs both charons on those CPUs only (taskset; default: any), DUT_NICE=N at that nice value
+# (default 0). The demo gives them the machine's last CPU: its tester runs on the first, and a tester that
+# sleeps until each frame is due must be run when it wakes, not after a gateway at its limit has used its
+# slice, as on a testbed where tester and DUT are two machines. What the gateways forward is then what they
+# do with one CPU.
 #
 # Prints the tester-side interfaces ("west=NAME-w east=NAME-e") on stdout. Idempotent: running it again
 # checks and reuses what is there. ipsec-gateway-down.sh NAME removes it.
@@ -129,7 +130,8 @@ gateway() {
 		# `ip netns exec` runs the command in a new mount namespace, so this bind mount of /run is seen by
 		# this charon only; exec keeps the PID, which is recorded for teardown.
 		# shellcheck disable=SC2016 # $1 is the inner sh's argument, not ours
-		STRONGSWAN_CONF=$g/strongswan.conf setsid nice -n "${DUT_NICE:-0}" ip netns exec "$ns" \
+		STRONGSWAN_CONF=$g/strongswan.conf setsid taskset -c "${DUT_CPUS:-0-$(($(nproc --all) - 1))}" \
+			nice -n "${DUT_NICE:-0}" ip netns exec "$ns" \
 			sh -c 'mount --bind "$1" /run && exec /usr/lib/ipsec/charon' sh "$g/run" \
 			</dev/null >>"$g/charon.out" 2>&1 &
 		local pid=$!

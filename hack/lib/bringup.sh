@@ -152,7 +152,12 @@ lr_dut_up() {
 	local kind=$1 out
 	lr_log "DUT: $kind ($LR_DUT)"
 	case $kind in
-	ipsec) out=$(DUT_NICE=${LR_DUT_NICE:-19} bash "$LR_ROOT/hack/dut/ipsec-gateway-up.sh" "$LR_DUT") ;;
+	ipsec)
+		# the gateways on the last CPU, the tester pod's engine on the first (its lcores take the first of its
+		# cpuset): two machines' worth of separation on one (hack/dut/ipsec-gateway-up.sh, DUT_CPUS)
+		local last=$(($(nproc) - 1))
+		out=$(DUT_CPUS=${LR_DUT_CPUS:-$last} DUT_NICE=${LR_DUT_NICE:-0} bash "$LR_ROOT/hack/dut/ipsec-gateway-up.sh" "$LR_DUT")
+		;;
 	router)
 		local args
 		read -ra args <<<"${LR_DUT_ARGS:-}" # e.g. "--rate 5mbit"

@@ -68,6 +68,9 @@ type Options struct {
 	Image string
 	// ImagePullPolicy of the tester container.
 	ImagePullPolicy corev1.PullPolicy
+	// ImagePullSecrets name Secrets in each TrafficTest's namespace that a private registry's tester image is
+	// pulled with (the manager's --tester-image-pull-secrets).
+	ImagePullSecrets []corev1.LocalObjectReference
 }
 
 // Labels returns the labels of a TrafficTest's objects.
@@ -278,6 +281,7 @@ func pod(tt *v1alpha1.TrafficTest, p *plan.Plan, planHash string, opt Options, r
 			// A crashed tester is not restarted: the run fails with the trials measured so far, rather than
 			// silently starting over and mixing two runs' results.
 			RestartPolicy:                 corev1.RestartPolicyNever,
+			ImagePullSecrets:              opt.ImagePullSecrets,
 			ServiceAccountName:            ServiceAccountName(tt),
 			NodeSelector:                  nodeSelector,
 			Tolerations:                   ts.Tolerations,

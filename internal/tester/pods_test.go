@@ -39,3 +39,25 @@ func TestWindowMemoryCountsEveryRXQueue(t *testing.T) {
 		}
 	}
 }
+
+// The rings of af_packet ports take memory the pod is charged for: a queue pair's RX and TX ring each, per
+// queue pair the pod's CPUs give a port; a VF port has none.
+func TestRingMemoryCountsAFPacketQueuePairs(t *testing.T) {
+	p := plan.Plan{Ports: []plan.Port{{Name: "west", Driver: v1alpha1.DriverAFPacket}, {Name: "east", Driver: v1alpha1.DriverAFPacket},
+		{Name: "vf", Driver: v1alpha1.DriverVFIO}}}
+	for _, c := range []struct {
+		ports []int
+		cpus  int
+		mib   int64
+	}{
+		{[]int{0, 1}, 3, 32}, // a queue pair each: 2 x 2 x 4096 x 2048 B
+		{[]int{0, 1}, 5, 64}, // two each
+		{[]int{2}, 3, 0},     // a VF: DPDK's own descriptors, in the hugepages
+		{[]int{0, 2}, 3, 16}, // one af_packet port of the two
+	} {
+		q := ringMemory(&p, c.ports, c.cpus)
+		if got := q.Value() >> 20; got != c.mib {
+			t.Errorf("ports %v, %d CPUs: %d MiB, want %d", c.ports, c.cpus, got, c.mib)
+		}
+	}
+}

@@ -320,6 +320,7 @@ func TestValues(t *testing.T) {
 	objs := index(helmTemplate(t, "--set", strings.Join([]string{
 		"image.repository=reg.example/lr/manager", "image.tag=v9",
 		"tester.image.repository=reg.example/lr/tester", "tester.image.tag=v9", "tester.image.pullPolicy=Always",
+		"tester.imagePullSecrets={regcred,mirror}",
 		"leaderElection=false", "replicas=2", "extraArgs={--zap-log-level=debug}",
 		"crds.install=false", "rbac.userRoles=false", "metrics.service.enabled=false",
 	}, ",")))
@@ -332,7 +333,8 @@ func TestValues(t *testing.T) {
 		t.Errorf("image %v", c["image"])
 	}
 	wantArgs := []any{"--health-probe-bind-address=:8081", "--metrics-bind-address=:8080",
-		"--tester-image=reg.example/lr/tester:v9", "--tester-image-pull-policy=Always", "--zap-log-level=debug"}
+		"--tester-image=reg.example/lr/tester:v9", "--tester-image-pull-policy=Always",
+		"--tester-image-pull-secrets=regcred,mirror", "--zap-log-level=debug"}
 	if !reflect.DeepEqual(c["args"], wantArgs) {
 		t.Errorf("args %v, want %v", c["args"], wantArgs)
 	}
