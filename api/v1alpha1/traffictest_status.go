@@ -444,6 +444,11 @@ type LatencySummary struct {
 	// jitterNs is the RFC 3550 interarrival jitter, one sample per TX timestamp (a TX burst shares one).
 	// +optional
 	JitterNs int64 `json:"jitterNs,omitempty"`
+	// resolutionNs is how far a percentile may be from the frame's latency it stands for: half the width of
+	// its histogram bucket (1024 buckets per power of two: 0.05 %), the largest of the percentiles reported;
+	// 0 where they are exact (below 1024 ns). min, max and mean are exact.
+	// +optional
+	ResolutionNs int64 `json:"resolutionNs,omitempty"`
 	// reason latency is not valid.
 	// +optional
 	Reason string `json:"reason,omitempty"`

@@ -277,9 +277,9 @@ lr_results() {
 		echo
 		echo "Latency at the throughput rate (µs) — status.results.latency"
 		{
-			echo "FRAME DIRECTION RATE_FPS MIN MEAN P99 MAX"
-			kubectl get traffictest "$name" -n "$ns" -o jsonpath='{range .status.results.latency[*]}{.frameSize}{"|"}{.direction}{"|"}{.rate.framesPerSecond}{"|"}{.aggregate.minNs}{"|"}{.aggregate.meanNs}{"|"}{.aggregate.p99Ns}{"|"}{.aggregate.maxNs}{"\n"}{end}' |
-				awk -F'|' '{ for (i = 4; i <= 7; i++) $i = ($i == "" ? "-" : sprintf("%.1f", $i / 1000)); print $1, $2, $3, $4, $5, $6, $7 }'
+			echo "FRAME DIRECTION RATE_FPS MIN MEAN P50 P99 MAX PERCENTILES_±"
+			kubectl get traffictest "$name" -n "$ns" -o jsonpath='{range .status.results.latency[*]}{.frameSize}{"|"}{.direction}{"|"}{.rate.framesPerSecond}{"|"}{.aggregate.minNs}{"|"}{.aggregate.meanNs}{"|"}{.aggregate.p50Ns}{"|"}{.aggregate.p99Ns}{"|"}{.aggregate.maxNs}{"|"}{.aggregate.resolutionNs}{"\n"}{end}' |
+				awk -F'|' '{ for (i = 4; i <= 9; i++) $i = ($i == "" ? "-" : sprintf("%.3f", $i / 1000)); print $1, $2, $3, $4, $5, $6, $7, $8, $9 }'
 		} | column -t
 	fi
 	local notes verdict failures

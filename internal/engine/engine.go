@@ -309,7 +309,12 @@ type Latency struct {
 	P9999Ns  int64      `json:"p9999_ns"`
 	PDVNs    int64      `json:"pdv_ns"`
 	JitterNs int64      `json:"jitter_ns"`
-	Hist     [][2]int64 `json:"hist,omitempty"`
+	// Hist is [upper bound, count] of every bucket that holds a frame; HistSub the buckets per power of two
+	// (the engine's: exact below it), from which each bucket's bounds follow. ResolutionNs is how far the
+	// reported percentiles may be from the samples they stand for (half p99.99's bucket).
+	Hist         [][2]int64 `json:"hist,omitempty"`
+	HistSub      int64      `json:"hist_sub,omitempty"`
+	ResolutionNs int64      `json:"resolution_ns"`
 	Reason   string     `json:"reason,omitempty"`
 	// Negative counts frames received "before" their stamp (two clocks further apart than the latency).
 	Negative int64 `json:"negative,omitempty"`
@@ -394,3 +399,16 @@ var ErrProtocolVersion = errors.New("engine: another protocol version")
 
 // L1FPS converts an L1 bit rate into frames/s for a mean frame size (20 B preamble + gap per frame).
 func L1FPS(l1bps float64, meanFrame float64) float64 { return l1bps / ((meanFrame + 20) * 8) }
+
+// HistBucket is the bucket of an engine latency histogram whose upper bound is upper, with sub buckets per
+// power of two (exact below sub; 0: every bucket exact): its lower bound and width.
+func HistBucket(upper, sub int64) (lower, width int64) {
+	if sub <= 0 || upper < sub {
+		return upper, 1
+	}
+	width = 1
+	for v := upper; v >= 2*sub; v >>= 1 {
+		width <<= 1
+	}
+	return upper - width + 1, width
+}

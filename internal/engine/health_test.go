@@ -136,3 +136,22 @@ func TestWorkerQueuesDecode(t *testing.T) {
 		t.Errorf("an older engine's record decoded as %+v", old)
 	}
 }
+
+// An engine histogram bucket's bounds follow from its upper bound and the buckets per power of two, as the
+// engine's hist.c lays them out (exact below sub, then sub per power of two).
+func TestHistBucket(t *testing.T) {
+	for _, c := range []struct{ upper, sub, lower, width int64 }{
+		{17, 1024, 17, 1},
+		{1023, 1024, 1023, 1},
+		{2047, 1024, 2047, 1},                 // 1024 .. 2047: 1 ns buckets
+		{2049, 1024, 2048, 2},                 // 2048 .. 4095: 2 ns
+		{50_331_647, 1024, 50_298_880, 32768}, // about 50 ms: 32.8 us wide, 0.065 %
+		{4294967295, 1024, 4292870144, 2097152},
+		{5000, 0, 5000, 1}, // no sub (the simulated engine): exact
+	} {
+		lower, width := engine.HistBucket(c.upper, c.sub)
+		if lower != c.lower || width != c.width {
+			t.Errorf("bucket up to %d of %d a power of two: [%d, +%d), want [%d, +%d)", c.upper, c.sub, lower, width, c.lower, c.width)
+		}
+	}
+}

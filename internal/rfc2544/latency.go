@@ -41,13 +41,14 @@ func latencySummary(l *engine.Latency) *v1alpha1.LatencySummary {
 	}
 	return &v1alpha1.LatencySummary{Valid: true, Frames: l.Count, ClockOffsetBoundNs: l.ClockBoundNs, MinNs: l.MinNs, MeanNs: l.MeanNs, P50Ns: l.P50Ns,
 		P90Ns: l.P90Ns, P99Ns: l.P99Ns, P999Ns: l.P999Ns, P9999Ns: l.P9999Ns, MaxNs: l.MaxNs, PDVNs: l.PDVNs,
-		JitterNs: l.JitterNs}
+		JitterNs: l.JitterNs, ResolutionNs: l.ResolutionNs}
 }
 
 // mergeLatency aggregates repetitions: percentiles from the merged histograms, the mean as the mean of
 // the repetition means (RFC 2544 §26.2 reports the average of the repetitions).
 func mergeLatency(reps []*engine.Latency) v1alpha1.LatencySummary {
 	hist := map[int64]int64{}
+	var sub int64 // the engines' buckets per power of two (0: exact, as the simulated engine's)
 	var out v1alpha1.LatencySummary
 	var means []float64
 	var jitter int64
@@ -67,6 +68,7 @@ func mergeLatency(reps []*engine.Latency) v1alpha1.LatencySummary {
 		for _, b := range l.Hist {
 			hist[b[0]] += b[1]
 		}
+		sub = max(sub, l.HistSub)
 	}
 	// Across two clocks a repetition refused for them (too far apart, frames "before" their stamps) is
 	// not a missing sample: the others are biased the same way, and nothing of the set is the DUT's.
@@ -98,6 +100,8 @@ func mergeLatency(reps []*engine.Latency) v1alpha1.LatencySummary {
 		total += c
 	}
 	sort.Slice(uppers, func(i, j int) bool { return uppers[i] < uppers[j] })
+	// a percentile is the middle of its bucket, as the engine reports one trial's: within half the bucket's
+	// width of the sample it stands for (the resolution stated)
 	q := func(p float64) int64 {
 		if total == 0 {
 			return 0
@@ -107,7 +111,9 @@ func mergeLatency(reps []*engine.Latency) v1alpha1.LatencySummary {
 		for _, u := range uppers {
 			seen += hist[u]
 			if seen >= rank {
-				return min(max(u, out.MinNs), out.MaxNs)
+				lower, width := engine.HistBucket(u, sub)
+				out.ResolutionNs = max(out.ResolutionNs, width/2)
+				return min(max(lower+(width-1)/2, out.MinNs), out.MaxNs)
 			}
 		}
 		return out.MaxNs

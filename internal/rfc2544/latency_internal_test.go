@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/engine"
 )
 
 // RFC 8219 §7.2's summary, computed by hand: medians over the valid repetitions of their typical (p50)
@@ -48,5 +49,24 @@ func TestRFC8219SummaryByHand(t *testing.T) {
 	}
 	if s := rfc8219Summary(many, 0); s.TypicalP1Ns != 1 || s.TypicalP99Ns != 99 || s.WorstCaseP99Ns != 990 || s.TypicalNs != 51 {
 		t.Errorf("100 repetitions: %+v", s)
+	}
+}
+
+// Repetitions merged: a percentile is the middle of its engine bucket, as the engine reports one trial's, and
+// the summary states how far that may be from the sample (half the widest reported bucket).
+func TestMergedPercentilesAreBucketMiddles(t *testing.T) {
+	// 1024 buckets a power of two: 50.3 ms falls in the bucket [50,298,880, 50,331,647], 32,768 ns wide
+	rep := func(n int64) *engine.Latency {
+		return &engine.Latency{Valid: true, Count: n, MinNs: 50_300_000, MeanNs: 50_310_000, MaxNs: 50_320_000, HistSub: 1024,
+			Hist: [][2]int64{{50_331_647, n}}}
+	}
+	got := mergeLatency([]*engine.Latency{rep(600), rep(400)})
+	if got.P50Ns != 50_298_880+32767/2 || got.ResolutionNs != 16384 {
+		t.Errorf("p50 %d resolution %d, want the bucket's middle 50,315,263 within 16,384 ns", got.P50Ns, got.ResolutionNs)
+	}
+	// exact buckets (the simulated engine states none): the value itself, no resolution to state
+	exact := &engine.Latency{Valid: true, Count: 10, MinNs: 900, MeanNs: 950, MaxNs: 1000, Hist: [][2]int64{{950, 10}}}
+	if got := mergeLatency([]*engine.Latency{exact}); got.P50Ns != 950 || got.ResolutionNs != 0 {
+		t.Errorf("exact: p50 %d resolution %d", got.P50Ns, got.ResolutionNs)
 	}
 }

@@ -55,16 +55,16 @@ func PrintTable(w io.Writer, r *v1alpha1.Results, lossTolerance string) {
 	}
 	if len(r.Latency) > 0 {
 		fmt.Fprintln(tw, "\nLatency at the NDR (RFC 2544 26.2, every frame timestamped)")
-		fmt.Fprintln(tw, "frame\tdirection\tframes/s\tmin\tmean\tp50\tp99\tp99.9\tmax\tPDV\tjitter\treps\t")
+		fmt.Fprintln(tw, "frame\tdirection\tframes/s\tmin\tmean\tp50\tp99\tp99.9\tmax\tPDV\tjitter\tpercentiles ±\treps\t")
 		for _, l := range r.Latency {
 			a := l.Aggregate
 			if !a.Valid {
 				fmt.Fprintf(tw, "%d B\t%s\t%s\tnot valid: %s\t\n", l.FrameSize, l.Direction, fmtInt(l.Rate.FramesPerSecond), a.Reason)
 				continue
 			}
-			fmt.Fprintf(tw, "%d B\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", l.FrameSize, l.Direction,
+			fmt.Fprintf(tw, "%d B\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", l.FrameSize, l.Direction,
 				fmtInt(l.Rate.FramesPerSecond), ns(a.MinNs), ns(a.MeanNs), ns(a.P50Ns), ns(a.P99Ns), ns(a.P999Ns),
-				ns(a.MaxNs), ns(a.PDVNs), ns(a.JitterNs), len(l.Repetitions))
+				ns(a.MaxNs), ns(a.PDVNs), ns(a.JitterNs), resolution(a.ResolutionNs), len(l.Repetitions))
 		}
 		fmt.Fprintln(tw, "\nLatency over the repetitions (RFC 8219 7.2: medians of each repetition's p50 and p99.9, [1st, 99th percentile])")
 		fmt.Fprintln(tw, "frame\tdirection\ttypical\tworst case\tPDV\tvalid reps\tinvalid\t")
@@ -158,4 +158,12 @@ func rowMarks(testerLimited bool, undetermined, ceilingMargin string) string {
 		mark += " (" + ceilingMargin + "% below the tester's ceiling)"
 	}
 	return mark
+}
+
+// resolution is how far a reported percentile may be from its sample ("exact" when its bucket is one ns).
+func resolution(halfWidthNs int64) string {
+	if halfWidthNs == 0 {
+		return "exact"
+	}
+	return ns(halfWidthNs)
 }
