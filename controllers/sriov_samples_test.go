@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -140,7 +141,50 @@ func vfSamples(t *testing.T) (tests map[string]*v1alpha1.TrafficTest, profiles [
 	if len(tests) < 3 {
 		t.Fatalf("VF samples: %v, want throughput-test.yaml, imix-test.yaml and nightly-schedule.yaml at least", slices.Sorted(maps.Keys(tests)))
 	}
+	// the whole TrafficTests the README and the docs show are copied and applied as they stand too
+	docs, err := filepath.Glob(filepath.Join("..", "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range append([]string{filepath.Join("..", "README.md")}, docs...) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, block := range yamlBlocks(string(data)) {
+			var meta metav1.TypeMeta
+			if yaml.Unmarshal([]byte(block), &meta) != nil || meta.Kind != "TrafficTest" {
+				continue
+			}
+			tt := &v1alpha1.TrafficTest{}
+			if err := yaml.UnmarshalStrict([]byte(block), tt); err != nil {
+				t.Fatalf("%s, YAML block %d: %v", f, i+1, err)
+			}
+			if !slices.ContainsFunc(tt.Spec.Ports, func(p v1alpha1.PortSpec) bool { return p.Driver != "" && p.Driver != v1alpha1.DriverVFIO }) {
+				tests[fmt.Sprintf("%s block %d", strings.TrimPrefix(f, "../"), i+1)] = tt
+			}
+		}
+	}
 	return tests, profiles
+}
+
+// yamlBlocks is the text of each ```yaml fence of a Markdown page, in order.
+func yamlBlocks(md string) []string {
+	var blocks []string
+	var cur []string
+	in := false
+	for _, line := range strings.Split(md, "\n") {
+		switch trimmed := strings.TrimSpace(line); {
+		case !in && trimmed == "```yaml":
+			in, cur = true, nil
+		case in && trimmed == "```":
+			in = false
+			blocks = append(blocks, strings.Join(cur, "\n"))
+		case in:
+			cur = append(cur, line)
+		}
+	}
+	return blocks
 }
 
 // The SR-IOV samples hold together as a cluster admin applies them along docs/testbed.md: each way's objects

@@ -87,6 +87,8 @@ for c in /sys/fs/cgroup/*/kubepods; do
   grep -qx "$c" "$ST/preexisting" 2>/dev/null && continue
   find "$c" -depth -type d -exec rmdir {} \; 2>/dev/null
 done
+# the daemons' cpu cgroup (DAEMON_CPU_SHARES), empty now that they are stopped
+if [ -f "$ST/daemon-cgroup" ]; then rmdir "$(cat "$ST/daemon-cgroup")" 2>/dev/null || log "WARNING: $(cat "$ST/daemon-cgroup") is not empty; left in place"; fi
 # (without the record of what existed before, remove nothing: cluster-up stopped before making it).
 # What is mounted below such a directory goes first (rm -rf cannot remove a mount point, and would leave the
 # directory half-removed); /run/netns only when no namespace but our dead sandboxes' is left in it (a DUT's is

@@ -23,6 +23,16 @@
 #   PLAIN_HTTP_REGISTRIES  "HOST:PORT ..." registries the node's containerd pulls from over plain HTTP, e.g.
 #                  hack/registry.sh's 127.0.0.1:25000 (hack/e2e.sh): a hosts.toml each in
 #                  STATE_DIR/containerd/certs.d (containerd's config_path). Read when containerd starts.
+#   EXCLUSIVE_CPUS=1  the kubelet's static CPU manager, as a testbed node runs it (docs/testbed.md): CPU 0 is
+#                  the system's (the kubelet reserves the lowest whole CPU; the cluster's daemons are pinned to
+#                  it), and a Guaranteed pod that asks for whole CPUs, the tester, gets the others to itself.
+#                  Without it every process shares every CPU. Read when the kubelet starts (a change of policy
+#                  drops the kubelet's cpu_manager_state, which it refuses to reuse under another policy).
+#   DAEMON_CPU_SHARES=N  the cluster's daemons (and what they spawn outside the pods) in a cpu cgroup of
+#                  their own, linerate-cluster, weighted N (cgroup v1 cpu.shares; 1024 is a process's weight
+#                  at nice 0): a DUT that shares their CPU then runs first, and what it forwards is its own
+#                  capacity, not what the API server left it. Removed by cluster-down. Read when each daemon
+#                  starts.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 ST=$(realpath -m "${1:?usage: hack/cluster-up.sh STATE_DIR}")
@@ -58,10 +68,31 @@ running() {
   local pid; pid=$(cat "$ST/pids/$1" 2>/dev/null) && kill -0 "$pid" 2>/dev/null &&
     [ "$(ps -o stat= -p "$pid" | cut -c1)" != Z ] && [ "$(starttime "$pid")" = "$(cat "$ST/pids/$1.start" 2>/dev/null)" ]
 }
+EXCLUSIVE_CPUS=${EXCLUSIVE_CPUS:-0}
+pin=()
+# the daemons stay off the CPUs the kubelet hands out whole (their containers' processes are moved into the
+# pods' cpusets when runc attaches them, whatever CPU the daemon that spawned them ran on)
+[ "$EXCLUSIVE_CPUS" = 1 ] && pin=(taskset -c 0)
+if [ -n "${DAEMON_CPU_SHARES:-}" ]; then
+  if [ -d /sys/fs/cgroup/cpu ] && [ -f /sys/fs/cgroup/cpu/cpu.shares ]; then
+    cg=/sys/fs/cgroup/cpu/linerate-cluster
+    mkdir -p "$cg" && echo "$DAEMON_CPU_SHARES" > "$cg/cpu.shares"
+  elif grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+    cg=/sys/fs/cgroup/linerate-cluster
+    grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control || echo +cpu > /sys/fs/cgroup/cgroup.subtree_control
+    # cgroup v2's weight: 100 is v1's 1024
+    mkdir -p "$cg" && echo $(( (DAEMON_CPU_SHARES * 100 + 1023) / 1024 )) > "$cg/cpu.weight"
+  else
+    echo "cluster-up: DAEMON_CPU_SHARES: no cpu cgroup controller on this machine" >&2; exit 1
+  fi
+  echo "$cg" > "$ST/daemon-cgroup"
+  # shellcheck disable=SC2016 # $1 is the inner sh's argument; exec keeps the PID that start() records
+  pin+=(sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$cg")
+fi
 start() { # start NAME CMD...: runs CMD in the background (unless NAME already runs), its PID in pids/NAME
   local n=$1; shift
   if running "$n"; then return 0; fi
-  "$@" > "$ST/logs/$n.log" 2>&1 &
+  "${pin[@]}" "$@" > "$ST/logs/$n.log" 2>&1 &
   echo $! > "$ST/pids/$n"
   starttime $! > "$ST/pids/$n.start"
 }
@@ -254,6 +285,19 @@ evictionHard: {}
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 KCFG
+if [ "$EXCLUSIVE_CPUS" = 1 ]; then
+  # 1 millicore reserved rounds up to one whole CPU, the lowest, under the static policy; allocatable keeps
+  # the rest (reservedSystemCPUs would take a whole CPU's worth off allocatable, and a 2-CPU node could not
+  # then fit a 1-CPU tester next to the manager)
+  printf 'cpuManagerPolicy: static\nkubeReserved: {cpu: 1m}\n' >> "$ST/kubelet-config.yaml"
+  policy=static
+else
+  policy=none
+fi
+if ! running kubelet && [ -f "$ST/kubelet-root/cpu_manager_state" ] &&
+   ! grep -q "\"policyName\":\"$policy\"" "$ST/kubelet-root/cpu_manager_state"; then
+  rm -f "$ST/kubelet-root/cpu_manager_state"
+fi
 # The node's name and the address the apiserver dials for logs/exec/port-forward is 127.0.0.1 (Hostname, as
 # --kubelet-preferred-address-types says); its InternalIP is the pod bridge's address, because the kubelet
 # refuses a loopback --node-ip and would otherwise guess one from the default route.

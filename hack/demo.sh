@@ -13,6 +13,10 @@
 #   DEMO_TEST=config/samples/throughput-test-demo.yaml
 #   DEMO_TIMEOUT=900                    seconds to wait for the test
 #   DEMO_DUT=ipsec                      or router (a plain forwarding namespace, fast)
+#   DEMO_EXCLUSIVE_CPUS=1               the tester gets a CPU of its own (the kubelet's static CPU manager;
+#                                       this script, the cluster and, on 2 CPUs, the DUT keep to CPU 0); 0:
+#                                       every process shares every CPU
+#   DEMO_DAEMON_CPU_SHARES=128          the cluster daemons' cpu weight beside the DUT (cluster-up.sh)
 set -euo pipefail
 export LR_STATE=${DEMO_STATE:-/var/tmp/linerate-demo}
 export LR_DUT=${DEMO_DUT_NAME:-lrdemo}
@@ -27,6 +31,13 @@ lr_require_root
 mkdir -p "$LR_STATE"
 lr_deps
 lr_images
+export LR_EXCLUSIVE_CPUS=${DEMO_EXCLUSIVE_CPUS:-1}
+[ "$(nproc)" -ge 2 ] || LR_EXCLUSIVE_CPUS=0
+# the cluster's daemons yield CPU 0 to the gateways (an eighth of a process's weight): the DUT's capacity is
+# then its own, as on a testbed where the DUT is a machine of its own
+[ "$LR_EXCLUSIVE_CPUS" = 1 ] && export LR_DAEMON_CPU_SHARES=${DEMO_DAEMON_CPU_SHARES:-128}
+# kubectl, helm and the checks below run on the system's CPU too, never on the tester's
+[ "$LR_EXCLUSIVE_CPUS" = 1 ] && taskset -p -c 0 $$ >/dev/null
 lr_cluster_up
 lr_operator_install
 name=$(kubectl create --dry-run=client -o jsonpath='{.metadata.name}' -f "$test_file")

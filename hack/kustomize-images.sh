@@ -43,6 +43,10 @@ patches:
     - {op: test, path: $arg_path, value: "$base_arg"}
     - {op: replace, path: $arg_path, value: "--tester-image=$tester"}
 YAML
+# bin/kustomize, else kubectl's, else installed (a release job on a bare image has neither)
+if [ ! -x "$ROOT/bin/kustomize" ] && ! command -v kubectl >/dev/null; then
+  bash "$ROOT/hack/install-tools.sh" kustomize >&2
+fi
 if [ -x "$ROOT/bin/kustomize" ]; then
   render=("$ROOT/bin/kustomize" build)
 else

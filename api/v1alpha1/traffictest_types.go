@@ -568,6 +568,15 @@ type TesterSpec struct {
 	// +kubebuilder:default="1Gi"
 	// +optional
 	HugePages resource.Quantity `json:"hugePages,omitzero"`
+	// polling is how the engine's workers wait when nothing is due. Auto: they poll without a pause (like
+	// DPDK's own applications) where the pod's CPUs are its own — a Guaranteed pod given whole CPUs by the
+	// kubelet's static CPU manager — and sleep until the next frame is due on CPUs they share. Spin: they
+	// always poll (a CPU each, the least latency). Sleep: they always sleep when idle, e.g. on a virtual
+	// machine whose host takes a vCPU away for milliseconds when all of them are busy.
+	// +kubebuilder:validation:Enum=Auto;Spin;Sleep
+	// +kubebuilder:default=Auto
+	// +optional
+	Polling TesterPolling `json:"polling,omitempty"`
 	// validity sets when a trial counts as spoiled by the tester instead of measured on the DUT. A spoiled
 	// trial is invalid, neither a pass nor a fail of the DUT; it is repeated, and when every repetition is
 	// spoiled the tester is taken as the limit at that rate and the result is marked testerLimited. The
@@ -596,6 +605,15 @@ type TesterSpec struct {
 	// +optional
 	Calibration *TesterCalibration `json:"calibration,omitempty"`
 }
+
+// TesterPolling is how the engine's workers wait when nothing is due.
+type TesterPolling string
+
+const (
+	PollingAuto  TesterPolling = "Auto"
+	PollingSpin  TesterPolling = "Spin"
+	PollingSleep TesterPolling = "Sleep"
+)
 
 // TesterCalibration names where the tester's calibration is kept.
 // +kubebuilder:validation:XValidation:rule="!has(self.ceilingMargin) || (double(self.ceilingMargin) > 0.0 && double(self.ceilingMargin) < 100.0)",message="tester.calibration.ceilingMargin must be more than 0 and less than 100 (percent of the ceiling)"

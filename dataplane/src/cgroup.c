@@ -44,7 +44,8 @@ static bool own_cgroup(bool v2, char *dir, size_t len)
 		if (path == NULL)
 			continue;
 		*path++ = 0;
-		ctrl++;
+		/* "0::/path": the hierarchy ID must end at its colon to be compared as "0" */
+		*ctrl++ = 0;
 		if (v2 && !strcmp(line, "0") && !ctrl[0])
 			found = snprintf(dir, len, "/sys/fs/cgroup%s", path) < (int)len;
 		/* the v1 cpu controller, alone or joined with cpuacct: the list holds "cpu" as a whole word */

@@ -85,8 +85,9 @@ struct lr_port {
 	uint32_t max_frame;
 	uint32_t speed_mbps;
 	/* what it can see (main.c): promiscuous (foreign frames counted), its drops on receipt counted (imissed,
-	 * or the kernel's for af_packet), the frames its RX ring holds, and whether it filters VLANs (a VF) */
-	bool promiscuous, rx_misses_counted, vlan_filter;
+	 * or the kernel's for af_packet), the frames its RX ring holds, and whether it filters VLANs (a VF);
+	 * vlan_strip: it was set up stripping a PF's port VLAN (ports.c), turned off while the test has its own */
+	bool promiscuous, rx_misses_counted, vlan_filter, vlan_strip;
 	unsigned rx_ring;
 	/* addressing, written by the control thread between trials */
 	bool has_ip4, has_gw4, has_ip6, has_gw6;

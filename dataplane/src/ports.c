@@ -34,20 +34,27 @@ static uint16_t wanted_mtu(const struct rte_eth_dev_info *info, unsigned max_fra
 	return want > RTE_ETHER_MTU ? (uint16_t)want : 0;
 }
 
-/* Configures and starts a port with its queue pairs at an MTU (0: the PMD's default). With several, RSS
- * spreads received flows over them by the PMD's default key: no key of ours, because a VF cannot set one
- * (an 82599 VF's key and redirection table are its PF's), so flows must spread under the hash the port
- * already has; IP and UDP fields, what the PMD offers of them. */
-static int start_port(uint16_t pid, struct lr_port *p, uint16_t mtu)
+/* What a port is started with: its MTU (0: the PMD's default), the hash functions RSS spreads received
+ * flows by (0: none) and its receive offloads. */
+struct port_conf {
+	uint16_t mtu;
+	uint64_t rss_hf, rx_offloads;
+};
+
+/* Configures and starts a port with its queue pairs. With several, RSS spreads received flows over them by
+ * the PMD's default key: no key of ours, because a VF cannot set one (an 82599 VF's key and redirection
+ * table are its PF's), so flows must spread under the hash the port already has; IP and UDP fields, what
+ * the PMD offers of them. */
+static int start_port(uint16_t pid, const struct lr_port *p, const struct port_conf *c)
 {
 	struct rte_eth_conf conf;
 	memset(&conf, 0, sizeof(conf));
-	conf.rxmode.offloads = p->rx_cksum | (p->vlan_filter ? RTE_ETH_RX_OFFLOAD_VLAN_FILTER : 0);
-	conf.rxmode.mtu = mtu;
-	if (p->rss_hf) {
+	conf.rxmode.offloads = c->rx_offloads;
+	conf.rxmode.mtu = c->mtu;
+	if (c->rss_hf) {
 		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
 		conf.rx_adv_conf.rss_conf.rss_key = NULL;
-		conf.rx_adv_conf.rss_conf.rss_hf = p->rss_hf;
+		conf.rx_adv_conf.rss_conf.rss_hf = c->rss_hf;
 	}
 	int rc = rte_eth_dev_configure(pid, p->rx_queues, p->tx_queues, &conf);
 	for (uint16_t q = 0; rc == 0 && q < p->nq; q++) {
@@ -57,6 +64,62 @@ static int start_port(uint16_t pid, struct lr_port *p, uint16_t mtu)
 	}
 	if (rc == 0)
 		rc = rte_eth_dev_start(pid);
+	return rc;
+}
+
+static void say_rss_refused(uint16_t pid, const struct lr_port *p, int rc, uint16_t mtu)
+{
+	/* a PMD that refuses RSS (or these hash fields) still has the queue pairs: every frame then arrives on
+	 * queue 0, its worker analyses it all, and the other workers send on their TX queues */
+	fprintf(stderr, "linerate-engine: port %u (%s): RSS over %u queues refused (%s); received on queue 0 only, at MTU %u\n",
+		pid, p->driver, p->nq, rte_strerror(-rc), mtu ? mtu : RTE_ETHER_MTU);
+}
+
+static void say_mtu_refused(uint16_t pid, const struct lr_port *p, int rc, uint16_t mtu)
+{
+	/* a VF cannot go above its PF's MTU (raise it with the SR-IOV policy's mtu:): it carries what it
+	 * carries, and preflight says so */
+	fprintf(stderr, "linerate-engine: port %u (%s): MTU %u refused (%s): frames above %u B cannot be received (an SR-IOV "
+			"VF's PF must have the MTU first: the policy's mtu:); at the default MTU\n",
+		pid, p->driver, mtu, rte_strerror(-rc), RTE_ETHER_MTU + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN);
+}
+
+/* Starts a port as *want asks, or with as little of it left out as its PMD takes, and says on stderr what
+ * was refused; *want becomes what it started with. A refusal does not say what it refused (ixgbevf answers
+ * EINVAL alike to an MTU above its PF's and to RSS it cannot do), so the losses are tried one at a time,
+ * the cheaper first: RSS alone (every frame on queue 0 costs cores, not frames), then the MTU alone (frames
+ * above 1518 B are lost, and preflight refuses a plan that has them), then both. Dropping the MTU with RSS
+ * would leave a port that refused only RSS without its jumbo frames, and preflight blaming the MTU. */
+static int start_port_or_less(uint16_t pid, const struct lr_port *p, struct port_conf *want)
+{
+	int refused = start_port(pid, p, want);
+	if (refused == 0)
+		return 0;
+	/* RSS is refused as a configuration is, never as a device that failed */
+	bool rss_may_be_refused = want->rss_hf && (refused == -EINVAL || refused == -ENOTSUP);
+	struct port_conf no_rss = *want, no_mtu = *want, neither = *want;
+	no_rss.rss_hf = neither.rss_hf = 0;
+	no_mtu.mtu = neither.mtu = 0;
+	const struct port_conf *tries[3];
+	size_t n = 0;
+	if (rss_may_be_refused)
+		tries[n++] = &no_rss;
+	if (want->mtu)
+		tries[n++] = &no_mtu;
+	if (rss_may_be_refused && want->mtu)
+		tries[n++] = &neither;
+	int rc = refused;
+	for (size_t i = 0; i < n; i++) {
+		rc = start_port(pid, p, tries[i]);
+		if (rc != 0)
+			continue;
+		if (tries[i]->mtu != want->mtu)
+			say_mtu_refused(pid, p, refused, want->mtu);
+		if (tries[i]->rss_hf != want->rss_hf)
+			say_rss_refused(pid, p, refused, tries[i]->mtu);
+		*want = *tries[i];
+		return 0;
+	}
 	return rc;
 }
 
@@ -100,6 +163,15 @@ static bool rx_misses_counted(const char *driver)
 	return false;
 }
 
+/* Whether a driver's "yes" to promiscuous mode may stand for less. An SR-IOV VF asks its PF, and Linux's
+ * PF drivers answer yes to an untrusted VF without granting it: ixgbe grants it multicast instead and says
+ * so in a field DPDK's ixgbevf never reads (ixgbe_update_vf_xcast_mode), i40e and ice "lie to the VF on
+ * purpose" (their virtchnl promiscuous handlers; DPDK's iavf). A trusted VF's yes is as unreadable. */
+static bool promiscuous_unconfirmed(const char *driver)
+{
+	return !strcmp(driver, "net_ixgbe_vf") || !strcmp(driver, "net_iavf");
+}
+
 int lr_setup_port(uint16_t pid, uint16_t idx, unsigned max_frame)
 {
 	struct lr_port *p = &lr.ports[idx];
@@ -111,9 +183,9 @@ int lr_setup_port(uint16_t pid, uint16_t idx, unsigned max_frame)
 	snprintf(p->device, sizeof(p->device), "%s", info.device ? rte_dev_name(info.device) : "");
 	p->numa = rte_eth_dev_socket_id(pid); /* SOCKET_ID_ANY (-1) when the device has no node */
 	p->rx_queues = p->tx_queues = (uint16_t)p->nq;
-	p->rss_hf = 0;
+	struct port_conf want = {.mtu = wanted_mtu(&info, max_frame)};
 	if (p->nq > 1)
-		p->rss_hf = info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP);
+		want.rss_hf = info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP);
 	/* Checksums a NIC verifies on receipt cost the receiver nothing per frame (a flag in the mbuf it reads
 	 * anyway): a frame the DUT corrupted is then counted as corrupted, not as received. What the driver
 	 * offers is taken; a driver that never flags a frame BAD (some virtual ones) tells nothing apart. */
@@ -121,42 +193,41 @@ int lr_setup_port(uint16_t pid, uint16_t idx, unsigned max_frame)
 	/* a PCI port that filters VLANs (an SR-IOV VF: its PF passes it only the VLANs it asked for, ixgbe) is
 	 * configured to filter, so that PORT vlan= can ask for the test's VLAN (control_ports.c) */
 	const struct rte_bus *bus = info.device ? rte_dev_bus(info.device) : NULL;
-	p->vlan_filter = bus != NULL && !strcmp(rte_bus_name(bus), "pci") &&
-			 (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_VLAN_FILTER);
-	uint16_t mtu = wanted_mtu(&info, max_frame);
-	int rc = start_port(pid, p, mtu);
-	if (rc != 0 && mtu) {
-		/* A VF cannot go above its PF's MTU (raise it with the SR-IOV policy's mtu:): it carries what it
-		 * carries, and preflight says so. Said as what it is before anything else is tried. */
-		int with_mtu = rc;
-		rc = start_port(pid, p, 0);
-		if (rc == 0)
-			fprintf(stderr, "linerate-engine: port %u (%s): MTU %u refused (%s): frames above %u B cannot be received (an SR-IOV "
-					"VF's PF must have the MTU first: the policy's mtu:); at the default MTU\n",
-				pid, p->driver, mtu, rte_strerror(-with_mtu), RTE_ETHER_MTU + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN);
-		else
-			mtu = 0;
-	}
-	if ((rc == -EINVAL || rc == -ENOTSUP) && p->rss_hf) {
-		/* a PMD that refuses RSS (or these hash fields) still has the queue pairs: every frame then arrives
-		 * on queue 0, its worker analyses it all, and the other workers send on their TX queues */
-		fprintf(stderr, "linerate-engine: port %u (%s): RSS over %u queues refused (%s); received on queue 0 only\n",
-			pid, p->driver, p->nq, rte_strerror(-rc));
-		p->rss_hf = 0;
-		rc = start_port(pid, p, mtu);
-	}
+	bool pci = bus != NULL && !strcmp(rte_bus_name(bus), "pci");
+	p->vlan_filter = pci && (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_VLAN_FILTER);
+	want.rx_offloads = p->rx_cksum | (p->vlan_filter ? RTE_ETH_RX_OFFLOAD_VLAN_FILTER : 0);
+	/* A VF under a port VLAN (ip link set <PF> vf N vlan V) gets its frames tagged V unless it strips the
+	 * tag itself: an 82599 PF does not hide it (ixgbe hides it from X550 on), so without the strip the
+	 * test's frames would arrive tagged and 4 B longer than sent, not untagged as docs/testbed.md promises.
+	 * PORT vlan= turns it off while the test has a VLAN of its own (control_ports.c), whose tag must reach
+	 * the parser as sent. Not af_packet's: it offers the strip too, and its frames arrive as the kernel's
+	 * interface has them. */
+	if (pci && p->vlan == 0 && (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_VLAN_STRIP))
+		want.rx_offloads |= RTE_ETH_RX_OFFLOAD_VLAN_STRIP;
+	int rc = start_port_or_less(pid, p, &want);
 	if (rc != 0) {
 		fprintf(stderr, "linerate-engine: port %u (%s): set-up failed: %s\n", pid, p->driver, rte_strerror(-rc));
 		return -1;
 	}
+	p->rss_hf = want.rss_hf;
+	p->vlan_strip = (want.rx_offloads & RTE_ETH_RX_OFFLOAD_VLAN_STRIP) != 0;
 	p->max_frame = max_frame;
+	uint16_t mtu;
 	if (info.max_rx_pktlen && (uint64_t)info.max_rx_pktlen + LR_FCS_LEN < p->max_frame)
 		p->max_frame = info.max_rx_pktlen + LR_FCS_LEN;
 	if (rte_eth_dev_get_mtu(pid, &mtu) == 0 && (unsigned)mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN < p->max_frame)
 		p->max_frame = (unsigned)mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN; /* Ethernet header + FCS around the MTU */
-	/* foreign frames are counted, so the port must see them; a port that refuses (an 82599 VF: its PF
-	 * refuses promiscuous VFs) sees only its own and broadcast, and PORT says so */
+	/* foreign frames are counted, so the port must see them; a port that refuses (an 82599 VF with trust
+	 * on: its PF refuses promiscuous VFs) sees only its own MAC, broadcast and multicast, and PORT says so.
+	 * PORT says so too of a VF that cannot know what its PF granted: "promiscuous" there would be a claim
+	 * nobody checked, and the frames for other MACs it never receives would go uncounted under it. */
 	p->promiscuous = rte_eth_promiscuous_enable(pid) == 0 && rte_eth_promiscuous_get(pid) == 1;
+	if (p->promiscuous && promiscuous_unconfirmed(p->driver)) {
+		p->promiscuous = false;
+		fprintf(stderr, "linerate-engine: port %u (%s): promiscuous mode asked and answered yes, but a VF cannot tell "
+				"what its PF granted (Linux's PF drivers say yes to an untrusted VF and grant it less): reported not promiscuous\n",
+			pid, p->driver);
+	}
 	p->rx_ring = RX_DESC;
 	p->rx_misses_counted = rx_misses_counted(p->driver);
 	struct rte_ether_addr mac;

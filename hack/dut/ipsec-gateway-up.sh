@@ -16,7 +16,7 @@
 # /var/run/charon.pid, so several gateways — and the host's own strongSwan — never collide.
 #
 # DUT_CPUS=LIST runs both charons on those CPUs only (taskset; default: any), DUT_NICE=N at that nice value
-# (default 0). The demo gives them the machine's last CPU: its tester runs on the first, and a tester that
+# (default 0). The demo keeps them off the tester's CPU (hack/lib/bringup.sh lr_dut_up): a tester that
 # sleeps until each frame is due must be run when it wakes, not after a gateway at its limit has used its
 # slice, as on a testbed where tester and DUT are two machines. What the gateways forward is then what they
 # do with one CPU.

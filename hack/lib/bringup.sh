@@ -36,7 +36,7 @@ lr_machine_state() {
 	ip netns list 2>/dev/null | awk '{print "netns", $1}' || true
 	ip -o link show 2>/dev/null | awk -F': ' '{sub(/@.*/, "", $2); print "link", $2}' || true
 	awk '$9 == "nsfs" || $9 == "hugetlbfs" || $9 == "overlay" || $5 ~ "^(/run/netns|/run/containerd|/var/lib/kubelet|/var/lib/cni)" {print "mount", $5}' /proc/self/mountinfo
-	for c in /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/kubepods*; do
+	for c in /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/kubepods* /sys/fs/cgroup/*/linerate-cluster /sys/fs/cgroup/linerate-cluster; do
 		if [ -e "$c" ]; then echo "cgroup $c"; fi
 	done
 	for d in /run/containerd /var/lib/kubelet /var/log/containers /var/log/pods /var/lib/cni /run/netns /etc/cni /opt/cni; do
@@ -115,7 +115,8 @@ lr_cluster_up() {
 		lr_die "a kube-apiserver of another local cluster listens on 127.0.0.1:$LR_API_PORT; bring that one down first"
 	fi
 	lr_log "cluster up (state in $LR_STATE/cluster)"
-	IMAGES=$(lr_image_tars) bash "$LR_ROOT/hack/cluster-up.sh" "$LR_STATE/cluster"
+	IMAGES=$(lr_image_tars) EXCLUSIVE_CPUS=${LR_EXCLUSIVE_CPUS:-0} DAEMON_CPU_SHARES=${LR_DAEMON_CPU_SHARES:-} \
+		bash "$LR_ROOT/hack/cluster-up.sh" "$LR_STATE/cluster"
 	lr_env
 }
 
@@ -153,10 +154,16 @@ lr_dut_up() {
 	lr_log "DUT: $kind ($LR_DUT)"
 	case $kind in
 	ipsec)
-		# the gateways on the last CPU, the tester pod's engine on the first (its lcores take the first of its
-		# cpuset): two machines' worth of separation on one (hack/dut/ipsec-gateway-up.sh, DUT_CPUS)
-		local last=$(($(nproc) - 1))
-		out=$(DUT_CPUS=${LR_DUT_CPUS:-$last} DUT_NICE=${LR_DUT_NICE:-0} bash "$LR_ROOT/hack/dut/ipsec-gateway-up.sh" "$LR_DUT")
+		# the gateways on a CPU the tester's engine does not run on: two machines' worth of separation on one
+		# (hack/dut/ipsec-gateway-up.sh, DUT_CPUS). With exclusive CPUs (LR_EXCLUSIVE_CPUS=1) the tester has
+		# CPU 1 to itself and CPU 0 is the system's: the gateways take the last CPU, or on a 2-CPU machine
+		# share CPU 0 with the cluster's daemons at a higher priority (nice -5), so that the DUT's capacity
+		# is its own and not the API server's leftovers. Otherwise the tester's engine takes the first CPU of
+		# its cpuset (CPU 0) and the gateways the last.
+		local last=$(($(nproc) - 1)) cpus nice=0
+		cpus=$last
+		if [ "${LR_EXCLUSIVE_CPUS:-0}" = 1 ] && [ "$last" -le 1 ]; then cpus=0 nice=-5; fi
+		out=$(DUT_CPUS=${LR_DUT_CPUS:-$cpus} DUT_NICE=${LR_DUT_NICE:-$nice} bash "$LR_ROOT/hack/dut/ipsec-gateway-up.sh" "$LR_DUT")
 		;;
 	router)
 		local args
@@ -229,21 +236,24 @@ lr_wait_ports_home() {
 	lr_die "the tester ports $LR_WEST_IF/$LR_EAST_IF did not come back to the host"
 }
 
-# lr_follow NAME TIMEOUT_S: `kubectl get traffictest -w` until the test ends; fails on timeout.
+# lr_follow NAME TIMEOUT_S: `kubectl get traffictest -w` until the test ends; fails on timeout. It looks at
+# the phase and the tester pods every 5 s: each kubectl costs a tenth of a CPU-second, which on a small
+# machine is taken from the cluster, the DUT or the tester.
 lr_follow() {
-	local name=$1 timeout=$2 phase watch_pid
+	local name=$1 timeout=$2 phase watch_pid deadline
 	kubectl get traffictest "$name" -n "$LR_TEST_NS" -w &
 	watch_pid=$!
 	phase=
 	local why=
-	for _ in $(seq "$timeout"); do
+	deadline=$(($(date +%s) + timeout))
+	while [ "$(date +%s)" -lt "$deadline" ]; do
 		phase=$(kubectl get traffictest "$name" -n "$LR_TEST_NS" -o jsonpath='{.status.phase}' 2>/dev/null || true)
 		case $phase in Succeeded | Failed) break ;; esac
 		# A tester pod that cannot start will not finish the test: say why now rather than at the timeout.
 		why=$(kubectl get pods -n "$LR_TEST_NS" -l "linerate.dev/traffictest=$name" -o jsonpath='{range .items[*]}{.metadata.name}{": "}{.status.containerStatuses[*].state.waiting.reason}{" "}{.status.containerStatuses[*].state.waiting.message}{"\n"}{end}' 2>/dev/null |
 			grep -E "ErrImage|ImagePull|CreateContainer|InvalidImageName|CrashLoop" || true)
 		[ -n "$why" ] && break
-		sleep 1
+		sleep 5
 	done
 	if [ -n "$why" ]; then
 		kill "$watch_pid" 2>/dev/null || true

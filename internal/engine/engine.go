@@ -84,8 +84,9 @@ type PortInfo struct {
 	// KernelRxQueues are the receive queues of the kernel interface behind the port (af_packet, af_xdp;
 	// 0: none). af_packet receives from all of them; af_xdp only from the RxQueues it binds.
 	KernelRxQueues int `json:"kernel_rx_queues"`
-	// Promiscuous says the port receives frames for any MAC (foreign frames counted); an 82599 VF's PF
-	// refuses it, and the port then sees only its own MAC, broadcast and multicast.
+	// Promiscuous says the port receives frames for any MAC (foreign frames counted). False when the
+	// port refused it (an 82599 VF's PF does) or cannot confirm it (an ixgbe or iavf VF's PF says yes
+	// to an untrusted VF and grants less): the port then sees only its own MAC, broadcast and multicast.
 	Promiscuous bool `json:"promiscuous"`
 	// RxMissesCounted: see PortCounters. RxRing is the frames its RX ring holds.
 	RxMissesCounted bool `json:"rx_misses_counted"`
@@ -296,26 +297,26 @@ func LossPercent(lost, tx int64) float64 {
 
 // Latency is the per-frame latency distribution of a stream.
 type Latency struct {
-	Valid    bool       `json:"valid"`
-	Clock    string     `json:"clock"`
-	Count    int64      `json:"count"`
-	MinNs    int64      `json:"min_ns"`
-	MeanNs   int64      `json:"mean_ns"`
-	MaxNs    int64      `json:"max_ns"`
-	P50Ns    int64      `json:"p50_ns"`
-	P90Ns    int64      `json:"p90_ns"`
-	P99Ns    int64      `json:"p99_ns"`
-	P999Ns   int64      `json:"p999_ns"`
-	P9999Ns  int64      `json:"p9999_ns"`
-	PDVNs    int64      `json:"pdv_ns"`
-	JitterNs int64      `json:"jitter_ns"`
+	Valid    bool   `json:"valid"`
+	Clock    string `json:"clock"`
+	Count    int64  `json:"count"`
+	MinNs    int64  `json:"min_ns"`
+	MeanNs   int64  `json:"mean_ns"`
+	MaxNs    int64  `json:"max_ns"`
+	P50Ns    int64  `json:"p50_ns"`
+	P90Ns    int64  `json:"p90_ns"`
+	P99Ns    int64  `json:"p99_ns"`
+	P999Ns   int64  `json:"p999_ns"`
+	P9999Ns  int64  `json:"p9999_ns"`
+	PDVNs    int64  `json:"pdv_ns"`
+	JitterNs int64  `json:"jitter_ns"`
 	// Hist is [upper bound, count] of every bucket that holds a frame; HistSub the buckets per power of two
 	// (the engine's: exact below it), from which each bucket's bounds follow. ResolutionNs is how far the
 	// reported percentiles may be from the samples they stand for (half p99.99's bucket).
 	Hist         [][2]int64 `json:"hist,omitempty"`
 	HistSub      int64      `json:"hist_sub,omitempty"`
 	ResolutionNs int64      `json:"resolution_ns"`
-	Reason   string     `json:"reason,omitempty"`
+	Reason       string     `json:"reason,omitempty"`
 	// Negative counts frames received "before" their stamp (two clocks further apart than the latency).
 	Negative int64 `json:"negative,omitempty"`
 	// ClockBoundNs bounds the error of a latency measured across two engines' clocks (Pair); 0 for one

@@ -42,6 +42,8 @@ type Plan struct {
 	Ports      []Port     `json:"ports"`
 
 	Validity Validity `json:"validity"`
+	// Polling is how the engine's workers wait (spec.tester.polling; "" is Auto).
+	Polling string `json:"polling,omitempty"`
 	// MaxClockOffset, for ports on two nodes, is the largest offset bound between the nodes' clocks at
 	// which one-way latency across them is reported (0: it is not measured across nodes).
 	MaxClockOffset time.Duration `json:"maxClockOffset,omitempty"`

@@ -118,6 +118,7 @@ func resolveDurations(d *v1alpha1.Durations) Durations {
 // calibration, and when a trial is its own fault.
 func (p *Plan) resolveTester(ts *v1alpha1.TesterSpec) error {
 	var err error
+	p.Polling = string(ts.Polling)
 	if m := ts.MaxClockOffset; m != nil {
 		p.MaxClockOffset = m.Duration
 	}

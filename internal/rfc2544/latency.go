@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"linerate.dev/linerate/api/v1alpha1"
@@ -15,8 +16,9 @@ import (
 
 // Latency (RFC 2544 §26.2, RFC 8219 §7.2): every frame of a latency trial is timestamped, so each
 // repetition yields a distribution, not one tagged frame. A repetition that lost more than the throughput's
-// loss tolerance measured a queue the DUT was overflowing, not its latency at the throughput: it is
-// invalid, recorded as such and left out of every summary.
+// loss tolerance measured a queue the DUT was overflowing, not its latency at the throughput: it is run
+// again (a DUT whose capacity wanders may carry the NDR in the next trial), up to the validity's retries,
+// and one that lost in every run is invalid, recorded as such and left out of every summary.
 
 // rfc8219MinRepetitions is what RFC 8219 §7.2 asks for.
 const rfc8219MinRepetitions = 20
@@ -155,7 +157,7 @@ func (r *Runner) latency(ctx context.Context, size int) error {
 	per := make([][]*engine.Latency, len(dirs))
 	sums := make([][]v1alpha1.LatencySummary, len(dirs))
 	invalid := make([]int, len(dirs))
-	var lossy []string
+	var lossy, rerun []string
 	flush := func() {
 		// results so far replace the previous version of this size's rows
 		var rows []v1alpha1.LatencyResult
@@ -177,11 +179,16 @@ func (r *Runner) latency(ctx context.Context, size int) error {
 				Repetitions: sums[d]})
 		}
 		r.res.Latency = rows
+		if len(rerun) > 0 {
+			r.note(fmt.Sprintf("latency %d B: repetitions %s lost more than the loss tolerance of %s%% at the NDR and were run again (at most %d times each): the DUT did not repeat its throughput trial for trial; every attempt is in the trial records",
+				size, joinList(rerun), FormatLoss(tol), r.plan.Validity.InvalidTrialRetries))
+		}
 		if len(lossy) > 0 {
 			r.note(fmt.Sprintf("latency %d B: repetitions %s lost more than the loss tolerance of %s%% at the NDR; a latency trial at a lossy rate measures a full queue, not the DUT's latency (RFC 8219), so they are invalid and left out",
 				size, joinList(lossy), FormatLoss(tol)))
 		}
 	}
+	again := 0 // runs of this repetition that the DUT made lossy
 	for rep := 1; rep <= reps; rep++ {
 		ts.rep = rep
 		drs, aborted, _, err := r.validTrial(ctx, ts)
@@ -189,6 +196,18 @@ func (r *Runner) latency(ctx context.Context, size int) error {
 			flush()
 			return err
 		}
+		// A DUT whose capacity wanders loses a few frames at its NDR in one trial and none in the next: the
+		// repetition is run again, as a trial the tester spoiled is, and the lossy runs stay in the records.
+		// One that loses every time is invalid (below).
+		if aborted == "" && again < r.plan.Validity.InvalidTrialRetries && lostByTheDUT(drs, tol) {
+			again++
+			if again == 1 {
+				rerun = append(rerun, strconv.Itoa(rep))
+			}
+			rep--
+			continue
+		}
+		again = 0
 		// the directions of a repetition loaded the DUT together: one invalid makes the others' load not
 		// the planned one, so the whole repetition is invalid
 		bad := ""
@@ -243,6 +262,19 @@ func (r *Runner) latency(ctx context.Context, size int) error {
 		}
 	}
 	return nil
+}
+
+// lostByTheDUT says a latency repetition lost more than the tolerance in some direction, and the tester
+// spoiled none of them.
+func lostByTheDUT(drs []dirResult, tol float64) bool {
+	lost := false
+	for _, dr := range drs {
+		if dr.rec.TesterLimited || dr.rec.Aborted != "" {
+			return false
+		}
+		lost = lost || !search.Pass(dr.rec.LossPercent, tol)
+	}
+	return lost
 }
 
 // rfc8219Summary is RFC 8219 §7.2's summary of the valid repetitions (nil when none is valid): the medians

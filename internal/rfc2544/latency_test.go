@@ -82,3 +82,69 @@ func TestASummaryOverFewerThanTwentyValidRepetitionsSaysSo(t *testing.T) {
 		}
 	}
 }
+
+// lossyLatencyTrials is a DUT that drops frames in chosen latency trials (1-based) although it carried the
+// same rate loss-free in the throughput search: its capacity wanders from trial to trial.
+type lossyLatencyTrials struct {
+	*sim.Engine
+	latencyTrial time.Duration
+	lose         map[int]bool
+	seen         int
+}
+
+func (l *lossyLatencyTrials) RunTrial(ctx context.Context, cfg engine.TrialConfig, progress func(engine.Progress)) (*engine.TrialResult, error) {
+	res, err := l.Engine.RunTrial(ctx, cfg, progress)
+	if err != nil || cfg.Duration != l.latencyTrial || cfg.Burst > 0 {
+		return res, err
+	}
+	l.seen++
+	if l.lose[l.seen] {
+		for i := range res.Streams {
+			res.Streams[i].RxFrames -= 13
+		}
+	}
+	return res, err
+}
+
+// A latency repetition that the DUT made lossy at its NDR is run again, up to the validity's retries: a
+// loss-free run measures the latency, and the note says which repetitions were run again. One that loses
+// in every run is invalid.
+func TestALossyLatencyRepetitionIsRunAgainThenInvalid(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		lose       map[int]bool
+		trials     int
+		valid      bool
+		wantNote   string
+		wantNoNote string
+	}{
+		{"lossy once", map[int]bool{1: true}, 2, true, "repetitions 1 lost more than the loss tolerance of 0% at the NDR and were run again", "are invalid and left out"},
+		{"lossy every time", map[int]bool{1: true, 2: true, 3: true}, 3, false, "are invalid and left out", ""},
+		{"never lossy", nil, 1, true, "", "run again"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := planFor(t, v1alpha1.TestThroughput, v1alpha1.TestLatency)
+			p.FrameSizes = []int{64}
+			p.Latency.Repetitions = 1
+			p.Validity.InvalidTrialRetries = 2
+			e := &lossyLatencyTrials{Engine: sim.New(sim.DUT{CapacityFPS: 3e6}), latencyTrial: p.Durations.LatencyTrial, lose: c.lose}
+			res, err := rfc2544.New(p, e, nil, rfc2544.Options{Sleep: e.Sleep}).Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.seen != c.trials {
+				t.Errorf("%d latency trials, want %d", e.seen, c.trials)
+			}
+			if len(res.Latency) != 1 || res.Latency[0].Aggregate.Valid != c.valid {
+				t.Fatalf("latency rows %+v, want valid %v", res.Latency, c.valid)
+			}
+			notes := strings.Join(res.Notes, "\n")
+			if c.wantNote != "" && !strings.Contains(notes, c.wantNote) {
+				t.Errorf("notes %q lack %q", notes, c.wantNote)
+			}
+			if c.wantNoNote != "" && strings.Contains(notes, c.wantNoNote) {
+				t.Errorf("notes %q say %q", notes, c.wantNoNote)
+			}
+		})
+	}
+}

@@ -255,18 +255,38 @@ func joinInt32(v []int32) string {
 
 // noteVFLimits says what a port cannot see that a test relies on, as an 82599 VF (ixgbevf) cannot: frames it
 // drops on receipt (no miss counter: a trial is then judged by how long its ring was left unread,
-// engine.TesterFaults), frames for other MACs (its PF refuses promiscuous VFs: foreign frames are not
-// counted), and an RSS spread by UDP ports (its PF hashes IPv4 UDP on the addresses only unless told).
+// engine.TesterFaults), frames for other MACs (not promiscuous, or not confirmed to be: foreign frames may
+// not be counted), and an RSS spread by UDP ports (its PF hashes IPv4 UDP on the addresses only unless told).
 func (r *Runner) noteVFLimits(i int, port plan.Port, info *engine.PortInfo) {
-	if r.receives(i) && !info.RxMissesCounted {
+	if !r.receives(i) {
+		return
+	}
+	if !info.RxMissesCounted {
 		r.note(fmt.Sprintf("port %s (%s) counts none of the frames its receive ring of %d drops: a trial is the tester's (invalid), never the DUT's, when its ring was left unread long enough to overflow at the rate frames came (dataplane/PROTOCOL.md, the tester's health)", port.Name, info.Driver, info.RxRing))
 	}
 	if !info.Promiscuous {
-		r.note(fmt.Sprintf("port %s (%s) is not promiscuous (an 82599 VF's PF refuses it; trust on the SR-IOV network does not change that on 82599): it receives only frames for its own MAC, broadcast and multicast, so frames the DUT sends elsewhere are not counted as foreign", port.Name, info.Driver))
+		r.note(notPromiscuous(port.Name, info.Driver))
 	}
-	if r.receives(i) && info.RxQueues > 1 && info.Driver == "net_ixgbe_vf" && !r.variesAddresses() {
+	if info.RxQueues > 1 && info.Driver == "net_ixgbe_vf" && !r.variesAddresses() {
 		r.note(fmt.Sprintf("port %s (%s) receives on %d queues, but its PF hashes IPv4 UDP on the addresses only and the streams vary only UDP ports: every frame lands on one queue; vary src or dst (traffic.vary), or on the PF's host: ethtool -N <pf> rx-flow-hash udp4 sdfn", port.Name, info.Driver, info.RxQueues))
 	}
+}
+
+// notPromiscuous says what a port the engine reports not promiscuous misses, and what can be done about it. A
+// VF's PF may answer its request yes and grant less, so the engine reports such a VF not promiscuous
+// whatever the answer (dataplane/PROTOCOL.md): which of its PFs do what is what the user needs to know.
+func notPromiscuous(name, driver string) string {
+	const misses = "it may receive only frames for its own MAC, broadcast and multicast, so frames the DUT sends to another MAC may not be counted as foreign"
+	switch driver {
+	case "net_ixgbe_vf":
+		// ixgbe_update_vf_xcast_mode: an untrusted VF gets multicast and a yes; an 82599's VF is refused even
+		// trusted; a later NIC's trusted VF is granted it only while the PF itself is promiscuous
+		return fmt.Sprintf("port %s (%s): the VF's promiscuous mode is not confirmed: with trust off its PF (Linux ixgbe) grants only multicast and still answers yes, an 82599's VF is refused it even with trust on, and an X540's or X550's is granted it only with trust on and the PF promiscuous; %s", name, driver, misses)
+	case "net_iavf":
+		// i40e and ice "lie to the VF on purpose" when it is not trusted
+		return fmt.Sprintf("port %s (%s): the VF's promiscuous mode is not confirmed: with trust off its PF (Linux i40e or ice) answers yes and grants nothing; set trust on in the SriovNetwork (trust: \"on\"); %s", name, driver, misses)
+	}
+	return fmt.Sprintf("port %s (%s) is not promiscuous (it refused): it receives only frames for its own MAC, broadcast and multicast, so frames the DUT sends to another MAC are not counted as foreign", name, driver)
 }
 
 // receives says whether port i receives a direction of the plan.

@@ -2,10 +2,13 @@ package rfc2544_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/engine"
 	"linerate.dev/linerate/internal/engine/sim"
 	"linerate.dev/linerate/internal/rfc2544"
 )
@@ -113,5 +116,93 @@ func TestFramesOfUnknownLanesEndTheRun(t *testing.T) {
 		if row.NDR.FramesPerSecond > 0 {
 			t.Errorf("a throughput reported from a run the tester's set-up spoiled: %+v", row)
 		}
+	}
+}
+
+// describedPorts is the simulated engine with both ports as one driver's PORT answer describes them: the
+// runner is told what an 82599 VF or an af_packet port can see, as the engine says it
+// (dataplane/PROTOCOL.md), with no such port here to ask.
+type describedPorts struct {
+	*sim.Engine
+	port engine.PortInfo
+}
+
+func (e describedPorts) Port(_ context.Context, cfg engine.PortConfig) (*engine.PortInfo, error) {
+	info := e.port
+	info.ID, info.Device, info.MAC = cfg.ID, fmt.Sprintf("0000:3b:02.%d", cfg.ID), fmt.Sprintf("02:00:00:00:00:%02x", cfg.ID+1)
+	return &info, nil
+}
+
+// What a receiving port cannot see is a note before the first trial, naming the port, its driver and
+// what to do: its drops on receipt counted nowhere (an 82599 VF's ixgbevf has no miss counter), frames for
+// other MACs (a VF whose PF may answer yes to promiscuous mode and grant less, or a port that refused it),
+// and an RSS spread its PF does not hash (an 82599 PF hashes IPv4 UDP on the addresses only). A port that
+// sees all of it (af_packet) has none of these notes, nor has a port that only sends.
+func TestPreflightNotesWhatAPortCannotSee(t *testing.T) {
+	ixgbevf := engine.PortInfo{Driver: "net_ixgbe_vf", NUMA: -1, RxQueues: 2, TxQueues: 2, LinkUp: true, SpeedMbps: 10000,
+		MaxFrame: 9018, RxChecksums: "ipv4,udp", Promiscuous: false, RxMissesCounted: false, RxRing: 1024, VLANFilter: true,
+		RxTimestamps: "poll", RxWake: "poll"}
+	afPacket := engine.PortInfo{Driver: "net_af_packet", NUMA: -1, RxQueues: 2, TxQueues: 2, LinkUp: true, SpeedMbps: 10000,
+		MaxFrame: 1518, KernelRxQueues: 4, Promiscuous: true, RxMissesCounted: true, RxRing: 512, RxTimestamps: "kernel", RxWake: "kernel"}
+	with := func(info engine.PortInfo, change func(*engine.PortInfo)) engine.PortInfo { change(&info); return info }
+	const (
+		ixgbevfMisses  = "port east (net_ixgbe_vf) counts none of the frames its receive ring of 1024 drops: a trial is the tester's (invalid), never the DUT's, when its ring was left unread long enough to overflow"
+		ixgbevfPromisc = "port east (net_ixgbe_vf): the VF's promiscuous mode is not confirmed: with trust off its PF (Linux ixgbe) grants only multicast and still answers yes, an 82599's VF is refused it even with trust on, and an X540's or X550's is granted it only with trust on and the PF promiscuous; it may receive only frames for its own MAC, broadcast and multicast, so frames the DUT sends to another MAC may not be counted as foreign"
+		ixgbevfRSS     = "port east (net_ixgbe_vf) receives on 2 queues, but its PF hashes IPv4 UDP on the addresses only and the streams vary only UDP ports: every frame lands on one queue; vary src or dst (traffic.vary), or on the PF's host: ethtool -N <pf> rx-flow-hash udp4 sdfn"
+	)
+	cases := []struct {
+		name  string
+		port  engine.PortInfo
+		vary  []string
+		bidir bool
+		want  []string // in the notes, and no other note of what a port cannot see
+	}{
+		{"an 82599 VF on two queues, flows varying ports", ixgbevf, nil, false, []string{ixgbevfMisses, ixgbevfPromisc, ixgbevfRSS}},
+		{"an 82599 VF on two queues, flows varying addresses", ixgbevf, []string{"srcIP", "dstIP", "srcPort"}, false,
+			[]string{ixgbevfMisses, ixgbevfPromisc}},
+		{"an 82599 VF on one queue", with(ixgbevf, func(p *engine.PortInfo) { p.RxQueues, p.TxQueues = 1, 1 }), nil, false,
+			[]string{ixgbevfMisses, ixgbevfPromisc}},
+		{"82599 VFs both ways", ixgbevf, nil, true, []string{ixgbevfMisses, ixgbevfPromisc, ixgbevfRSS,
+			"port west (net_ixgbe_vf) counts none of the frames", "port west (net_ixgbe_vf): the VF's promiscuous mode is not confirmed",
+			"port west (net_ixgbe_vf) receives on 2 queues, but its PF hashes IPv4 UDP on the addresses only"}},
+		{"an X710 VF (iavf)", with(ixgbevf, func(p *engine.PortInfo) { p.Driver, p.RxMissesCounted = "net_iavf", true }), nil, false,
+			[]string{`port east (net_iavf): the VF's promiscuous mode is not confirmed: with trust off its PF (Linux i40e or ice) answers yes and grants nothing; set trust on in the SriovNetwork (trust: "on")`}},
+		{"a port that refused promiscuous mode", with(afPacket, func(p *engine.PortInfo) { p.Driver, p.Promiscuous = "net_memif", false }), nil, false,
+			[]string{"port east (net_memif) is not promiscuous (it refused): it receives only frames for its own MAC, broadcast and multicast, so frames the DUT sends to another MAC are not counted as foreign"}},
+		{"af_packet", afPacket, nil, false, nil},
+		{"af_packet both ways", afPacket, nil, true, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := planFor(t, v1alpha1.TestThroughput)
+			p.Tests = nil // the run is its preflight
+			if c.vary != nil {
+				p.Traffic.Vary = c.vary
+			}
+			if c.bidir {
+				p.Traffic.Direction = v1alpha1.Bidirectional
+			}
+			e := describedPorts{Engine: sim.New(sim.DUT{CapacityFPS: 2.5e6}), port: c.port}
+			res, err := rfc2544.New(p, e, &recorder{}, rfc2544.Options{Sleep: e.Sleep}).Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var limits []string
+			for _, n := range res.Notes {
+				if strings.Contains(n, "promiscuous") || strings.Contains(n, "counts none of the frames") || strings.Contains(n, "rx-flow-hash") {
+					limits = append(limits, n)
+				}
+			}
+			for _, w := range c.want {
+				if !slices.ContainsFunc(limits, func(n string) bool { return strings.Contains(n, w) }) {
+					t.Errorf("no note says %q; notes of what the ports cannot see:\n%s", w, strings.Join(limits, "\n"))
+				}
+			}
+			for _, n := range limits {
+				if !slices.ContainsFunc(c.want, func(w string) bool { return strings.Contains(n, w) }) {
+					t.Errorf("a note not asked for: %q", n)
+				}
+			}
+		})
 	}
 }

@@ -9,18 +9,23 @@ import (
 
 // cgroupCPUQuota is the CPUs this process's cgroups let it use, 0 when unlimited or unknown: the smallest
 // quota from its own cgroup up to the controller's mount (a pod's quota may sit on the pod's cgroup, above
-// the container's), as the engine reads it (cgroup_cpus in dataplane/src/main.c). A container sees its
-// host path in /proc/self/cgroup but may have its own cgroup mounted at the root: a path that does not
-// exist under the mount means the mount root is its own.
-func cgroupCPUQuota() float64 {
-	_, err := os.Stat("/sys/fs/cgroup/cgroup.controllers")
+// the container's), as the engine reads it (lr_cgroup_cpus in dataplane/src/cgroup.c; the two are held
+// together by TestTheCPUQuotaIsReadAsTheEngineReadsIt). A container sees its host path in
+// /proc/self/cgroup but may have its own cgroup mounted at the root: a path that does not exist under the
+// mount means the mount root is its own.
+func cgroupCPUQuota() float64 { return cgroupCPUQuotaUnder("/") }
+
+// cgroupCPUQuotaUnder is cgroupCPUQuota on the file system rooted at fsRoot: "/", or a test's fake
+// /sys/fs/cgroup and /proc/self/cgroup.
+func cgroupCPUQuotaUnder(fsRoot string) float64 {
+	_, err := os.Stat(filepath.Join(fsRoot, "sys/fs/cgroup/cgroup.controllers"))
 	v2 := err == nil
-	root := "/sys/fs/cgroup/cpu"
+	root := filepath.Join(fsRoot, "sys/fs/cgroup/cpu")
 	if v2 {
-		root = "/sys/fs/cgroup"
+		root = filepath.Join(fsRoot, "sys/fs/cgroup")
 	}
 	dir := root
-	if self, err := os.ReadFile("/proc/self/cgroup"); err == nil {
+	if self, err := os.ReadFile(filepath.Join(fsRoot, "proc/self/cgroup")); err == nil {
 		if p, ok := ownCgroup(string(self), v2); ok {
 			if _, err := os.Stat(filepath.Join(root, p)); err == nil {
 				dir = filepath.Join(root, p)

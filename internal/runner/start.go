@@ -154,6 +154,11 @@ func processConfig(o StartOptions) enginestart.ProcessConfig {
 			args = append(args, "--max-frame", strconv.Itoa(f))
 		}
 	}
+	polling := ""
+	if o.Plan != nil {
+		polling = o.Plan.Polling
+	}
+	args = withSpin(args, spins(polling, ownCPUs))
 	lcores, queues := lcoreLayout(len(o.Devices), o.CPUs)
 	cfg := enginestart.ProcessConfig{Binary: o.Binary, Devices: withRings(withQueuePairs(o.Devices, queues)), Control: o.Control, FilePrefix: o.FilePrefix,
 		EAL: append(lcores, "--log-level", "lib.eal:notice"), Args: args, Stdout: o.Log, Stderr: o.Log}
