@@ -88,7 +88,19 @@ for c in /sys/fs/cgroup/*/kubepods; do
   find "$c" -depth -type d -exec rmdir {} \; 2>/dev/null
 done
 # the daemons' cpu cgroup (DAEMON_CPU_SHARES), empty now that they are stopped
-if [ -f "$ST/daemon-cgroup" ]; then rmdir "$(cat "$ST/daemon-cgroup")" 2>/dev/null || log "WARNING: $(cat "$ST/daemon-cgroup") is not empty; left in place"; fi
+if [ -f "$ST/daemon-cgroup" ]; then
+  cg=$(cat "$ST/daemon-cgroup")
+  if [ ! -d "$cg" ] || rmdir "$cg"; then
+    rm -f "$ST/daemon-cgroup"
+    # (a v2 controller cluster-up enabled: refused while another group still uses it, then left as it is)
+    if [ -f "$ST/daemon-cgroup.enabled-cpu" ]; then
+      echo -cpu > /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || log "the cpu controller stays enabled at the cgroup root (in use)"
+      rm -f "$ST/daemon-cgroup.enabled-cpu"
+    fi
+  else
+    log "WARNING: $cg is not empty; left in place"
+  fi
+fi
 # (without the record of what existed before, remove nothing: cluster-up stopped before making it).
 # What is mounted below such a directory goes first (rm -rf cannot remove a mount point, and would leave the
 # directory half-removed); /run/netns only when no namespace but our dead sandboxes' is left in it (a DUT's is

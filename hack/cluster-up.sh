@@ -74,18 +74,23 @@ pin=()
 # pods' cpusets when runc attaches them, whatever CPU the daemon that spawned them ran on)
 [ "$EXCLUSIVE_CPUS" = 1 ] && pin=(taskset -c 0)
 if [ -n "${DAEMON_CPU_SHARES:-}" ]; then
+  # recorded before it is made, so that cluster-down removes it whatever fails after
   if [ -d /sys/fs/cgroup/cpu ] && [ -f /sys/fs/cgroup/cpu/cpu.shares ]; then
     cg=/sys/fs/cgroup/cpu/linerate-cluster
+    echo "$cg" > "$ST/daemon-cgroup"
     mkdir -p "$cg" && echo "$DAEMON_CPU_SHARES" > "$cg/cpu.shares"
   elif grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
     cg=/sys/fs/cgroup/linerate-cluster
-    grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control || echo +cpu > /sys/fs/cgroup/cgroup.subtree_control
+    echo "$cg" > "$ST/daemon-cgroup"
+    if ! grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control; then
+      touch "$ST/daemon-cgroup.enabled-cpu" # cluster-down gives the controller back
+      echo +cpu > /sys/fs/cgroup/cgroup.subtree_control
+    fi
     # cgroup v2's weight: 100 is v1's 1024
     mkdir -p "$cg" && echo $(( (DAEMON_CPU_SHARES * 100 + 1023) / 1024 )) > "$cg/cpu.weight"
   else
     echo "cluster-up: DAEMON_CPU_SHARES: no cpu cgroup controller on this machine" >&2; exit 1
   fi
-  echo "$cg" > "$ST/daemon-cgroup"
   # shellcheck disable=SC2016 # $1 is the inner sh's argument; exec keeps the PID that start() records
   pin+=(sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$cg")
 fi

@@ -32,13 +32,14 @@ mkdir -p "$LR_STATE"
 lr_deps
 lr_images
 export LR_EXCLUSIVE_CPUS=${DEMO_EXCLUSIVE_CPUS:-1}
-[ "$(nproc)" -ge 2 ] || LR_EXCLUSIVE_CPUS=0
+[ "$(nproc --all)" -ge 2 ] || LR_EXCLUSIVE_CPUS=0
 # the cluster's daemons yield CPU 0 to the gateways (an eighth of a process's weight): the DUT's capacity is
 # then its own, as on a testbed where the DUT is a machine of its own
 [ "$LR_EXCLUSIVE_CPUS" = 1 ] && export LR_DAEMON_CPU_SHARES=${DEMO_DAEMON_CPU_SHARES:-128}
-# kubectl, helm and the checks below run on the system's CPU too, never on the tester's
-[ "$LR_EXCLUSIVE_CPUS" = 1 ] && taskset -p -c 0 $$ >/dev/null
 lr_cluster_up
+# kubectl, helm and the checks below run on the system's CPU too, never on the tester's (pinned after the
+# cluster is up: a first run builds Kubernetes on every CPU)
+[ "$LR_EXCLUSIVE_CPUS" = 1 ] && taskset -p -c 0 $$ >/dev/null
 lr_operator_install
 name=$(kubectl create --dry-run=client -o jsonpath='{.metadata.name}' -f "$test_file")
 lr_delete_test "$name"

@@ -160,7 +160,7 @@ lr_dut_up() {
 		# share CPU 0 with the cluster's daemons at a higher priority (nice -5), so that the DUT's capacity
 		# is its own and not the API server's leftovers. Otherwise the tester's engine takes the first CPU of
 		# its cpuset (CPU 0) and the gateways the last.
-		local last=$(($(nproc) - 1)) cpus nice=0
+		local last=$(($(nproc --all) - 1)) cpus nice=0
 		cpus=$last
 		if [ "${LR_EXCLUSIVE_CPUS:-0}" = 1 ] && [ "$last" -le 1 ]; then cpus=0 nice=-5; fi
 		out=$(DUT_CPUS=${LR_DUT_CPUS:-$cpus} DUT_NICE=${LR_DUT_NICE:-$nice} bash "$LR_ROOT/hack/dut/ipsec-gateway-up.sh" "$LR_DUT")

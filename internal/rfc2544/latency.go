@@ -11,6 +11,7 @@ import (
 
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/engine"
+	"linerate.dev/linerate/internal/plan"
 	"linerate.dev/linerate/internal/search"
 )
 
@@ -180,7 +181,7 @@ func (r *Runner) latency(ctx context.Context, size int) error {
 		}
 		r.res.Latency = rows
 		if len(rerun) > 0 {
-			r.note(fmt.Sprintf("latency %d B: repetitions %s lost more than the loss tolerance of %s%% at the NDR and were run again (at most %d times each): the DUT did not repeat its throughput trial for trial; every attempt is in the trial records",
+			r.note(fmt.Sprintf("latency %d B: repetitions %s lost more than the loss tolerance of %s%% at the NDR and were run again (at most %d times each): the DUT did not carry its NDR again trial for trial; each lossy run is an invalid repetition of the row",
 				size, joinList(rerun), FormatLoss(tol), r.plan.Validity.InvalidTrialRetries))
 		}
 		if len(lossy) > 0 {
@@ -203,6 +204,12 @@ func (r *Runner) latency(ctx context.Context, size int) error {
 			again++
 			if again == 1 {
 				rerun = append(rerun, strconv.Itoa(rep))
+			}
+			// the lossy run stays in the row as an invalid repetition: RFC 8219's summary counts it
+			for _, dr := range drs {
+				invalid[dr.dir]++
+				sums[dr.dir] = append(sums[dr.dir], v1alpha1.LatencySummary{Valid: false,
+					Reason: fmt.Sprintf("lost %s%% of its frames at the NDR (the %s direction's loss voids the whole run); run again", FormatLoss(dr.rec.LossPercent), lossyDirs(drs, tol, dirs))})
 			}
 			rep--
 			continue
@@ -275,6 +282,17 @@ func lostByTheDUT(drs []dirResult, tol float64) bool {
 		lost = lost || !search.Pass(dr.rec.LossPercent, tol)
 	}
 	return lost
+}
+
+// lossyDirs names the directions of a latency run that lost more than the tolerance.
+func lossyDirs(drs []dirResult, tol float64, dirs []plan.Direction) string {
+	var names []string
+	for _, dr := range drs {
+		if !search.Pass(dr.rec.LossPercent, tol) {
+			names = append(names, dirs[dr.dir].Name)
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // rfc8219Summary is RFC 8219 §7.2's summary of the valid repetitions (nil when none is valid): the medians

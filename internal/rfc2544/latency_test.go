@@ -138,6 +138,19 @@ func TestALossyLatencyRepetitionIsRunAgainThenInvalid(t *testing.T) {
 			if len(res.Latency) != 1 || res.Latency[0].Aggregate.Valid != c.valid {
 				t.Fatalf("latency rows %+v, want valid %v", res.Latency, c.valid)
 			}
+			// every run is a repetition of the row, the lossy ones invalid: none is hidden from RFC 8219's count
+			row := res.Latency[0]
+			if len(row.Repetitions) != c.trials {
+				t.Errorf("%d repetitions in the row, want every run: %d", len(row.Repetitions), c.trials)
+			}
+			for i, rep := range row.Repetitions {
+				if want := !c.lose[i+1]; rep.Valid != want {
+					t.Errorf("run %d valid %v, want %v (%s)", i+1, rep.Valid, want, rep.Reason)
+				}
+			}
+			if c.valid && (row.RFC8219 == nil || int(row.RFC8219.Invalid) != c.trials-1) {
+				t.Errorf("RFC 8219 summary %+v, want %d invalid", row.RFC8219, c.trials-1)
+			}
 			notes := strings.Join(res.Notes, "\n")
 			if c.wantNote != "" && !strings.Contains(notes, c.wantNote) {
 				t.Errorf("notes %q lack %q", notes, c.wantNote)

@@ -22,20 +22,22 @@ import (
 // down (kubepods/burstable, kubepods-burstable.slice).
 var guaranteedPod = regexp.MustCompile(`/kubepods(/pod[0-9a-f_-]+/|\.slice/kubepods-pod[0-9a-f_]+\.slice/)`)
 
-// cpusAreOwn says whether the CPUs this process may run on are its own: the kubelet's static CPU manager
-// gave its Guaranteed pod whole CPUs, which no other container may use. Such a container has a cpuset
-// narrower than the machine's, and either no CPU quota (the kubelet drops it for exclusive CPUs,
-// DisableCPUQuotaWithExclusiveCPUs) or a quota of as many CPUs as its cpuset holds. A shared cpuset is
-// wider than a quota (policy none: every CPU of the node), and without the pod's cgroup path in sight
-// (a private cgroup namespace) nothing says the CPUs are its own: then they are taken as shared.
+// cpusAreOwn says whether the CPUs this process may run on are its own and worth polling on: the kubelet's
+// static CPU manager gave its Guaranteed pod whole CPUs, which no other container may use. Such a container
+// is in a Guaranteed pod's cgroup, has a cpuset narrower than the machine's, and either no CPU quota (the
+// kubelet drops it for exclusive CPUs, DisableCPUQuotaWithExclusiveCPUs) or a whole-CPU quota exactly as
+// wide as its cpuset. A Burstable pod, or a Guaranteed one with a fractional CPU, runs in the shared pool,
+// which may be narrower than the node too; without the pod's cgroup path in sight (a private cgroup
+// namespace) nothing says the CPUs are its own. On a single CPU the worker would poll beside its own
+// control lcore and the runner: there it sleeps.
 func cpusAreOwn(allowed, online int, quota float64, cgroupPath string) bool {
-	if allowed <= 0 || allowed >= online {
+	if allowed < 2 || allowed >= online || !guaranteedPod.MatchString(cgroupPath) {
 		return false
 	}
 	if quota > 0 {
-		return float64(allowed) <= math.Ceil(quota-1e-9)
+		return math.Abs(quota-float64(allowed)) < 1e-9
 	}
-	return guaranteedPod.MatchString(cgroupPath)
+	return true
 }
 
 // ownCPUs is cpusAreOwn for this process.

@@ -14,17 +14,20 @@ func TestCPUsAreOwnOnlyWhereTheKubeletGaveThemWhole(t *testing.T) {
 		path            string
 		want            bool
 	}{
-		{"static policy, quota dropped for exclusive CPUs (measured on kubelet 1.37)", 1, 2, 0, guaranteed, true},
+		{"static policy, quota dropped for exclusive CPUs (kubelet 1.37, as measured in the demo's cluster)", 2, 4, 0, guaranteed, true},
 		{"static policy, systemd driver", 2, 8, 0, "/kubepods.slice/kubepods-pod9d359df5_c964_4027.slice/cri-containerd-9bb3.scope", true},
 		{"static policy with the quota kept", 2, 8, 2, guaranteed, true},
+		{"one exclusive CPU: the worker would poll beside its control lcore and the runner", 1, 2, 0, guaranteed, false},
 		{"policy none: a Guaranteed pod's cpuset is every CPU", 2, 2, 1, guaranteed, false},
 		{"policy none, quota below the cpuset", 4, 8, 2, guaranteed, false},
-		{"a fractional quota on a narrower cpuset", 2, 8, 1.5, guaranteed, true},
-		{"Burstable pod in the shared pool, no limit", 1, 2, 0, "/kubepods/burstable/pod9d35/9bb3", false},
-		{"BestEffort, systemd driver", 1, 2, 0, "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod9d35.slice/x", false},
-		{"private cgroup namespace: nothing says the CPUs are its own", 1, 2, 0, "/", false},
-		{"taskset on a host, no pod", 1, 2, 0, "/user.slice/session-1.scope", false},
-		{"online CPUs unknown", 1, 0, 0, guaranteed, false},
+		{"a fractional CPU runs in the shared pool, which may be narrower than the node", 2, 8, 1.5, guaranteed, false},
+		{"a quota wider than the cpuset: shared pool", 2, 8, 3, guaranteed, false},
+		{"Burstable pod with a limit as wide as a narrowed shared pool", 2, 4, 2, "/kubepods/burstable/pod9d35/9bb3", false},
+		{"Burstable pod in the shared pool, no limit", 2, 4, 0, "/kubepods/burstable/pod9d35/9bb3", false},
+		{"BestEffort, systemd driver", 2, 4, 0, "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod9d35.slice/x", false},
+		{"private cgroup namespace: nothing says the CPUs are its own", 2, 4, 0, "/", false},
+		{"taskset on a host, no pod", 2, 4, 0, "/user.slice/session-1.scope", false},
+		{"online CPUs unknown", 2, 0, 0, guaranteed, false},
 	} {
 		if got := cpusAreOwn(c.allowed, c.online, c.quota, c.path); got != c.want {
 			t.Errorf("%s: cpusAreOwn(%d of %d, quota %v, %q) = %v, want %v", c.name, c.allowed, c.online, c.quota, c.path, got, c.want)
