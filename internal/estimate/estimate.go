@@ -73,8 +73,9 @@ func step(p *plan.Plan, t v1alpha1.TestKind) (mean, low, high time.Duration, dec
 		mean = time.Duration(reps * (float64(phases) + n*float64(TrialOverhead)))
 		return mean, mean, mean, ""
 	case v1alpha1.TestLatency:
-		mean = trials(float64(max(1, p.Latency.Repetitions)), ds.LatencyTrial, false)
-		return mean, mean, mean, ""
+		reps := float64(max(1, p.Latency.Repetitions))
+		mean = trials(reps, ds.LatencyTrial, false)
+		return mean, mean, trials(reps*float64(1+p.Validity.InvalidTrialRetries), ds.LatencyTrial, false), LatencyDecides
 	case v1alpha1.TestFrameLoss:
 		most, least := FrameLossSteps(p, 0, false)
 		mean = trials(float64(max(1, most)), ds.ValidationTrial, false)

@@ -303,14 +303,15 @@ func (r *Runner) modelStep(t v1alpha1.TestKind, size int) modelled {
 			return modelled{} // no NDR at this size: latency is skipped
 		}
 		// the tester spoils latency trials as it did trials of their rate (the NDR's, or the one expected)
+		// and the DUT may lose frames in a run at its NDR, which is run again as often (latency.go)
 		reps := float64(max(1, p.Latency.Repetitions))
 		spoiled := r.spoilsOfDone().share(r.latencyFPS(size))
 		mean := one(reps*r.tries(spoiled), ds.LatencyTrial)
+		runs := float64(1 + p.Validity.InvalidTrialRetries)
 		if spoiled == 0 {
-			return exactly(mean)
+			return ranged(mean, mean, one(reps*runs, ds.LatencyTrial), estimate.LatencyDecides)
 		}
-		return ranged(mean, one(reps, ds.LatencyTrial), one(reps*float64(1+p.Validity.InvalidTrialRetries), ds.LatencyTrial),
-			estimate.TesterDecides)
+		return ranged(mean, one(reps, ds.LatencyTrial), one(reps*runs*runs, ds.LatencyTrial), estimate.TesterDecides)
 	case v1alpha1.TestFrameLoss:
 		ndr, known := r.lowestNDR(size)
 		most, least := estimate.FrameLossSteps(p, ndr, known)
