@@ -10,6 +10,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "control.h"
 #include "control_ports.h"
 #include "control_report.h"
 #include "control_streams.h"

@@ -6,7 +6,10 @@
 
 #include "control_report.h"
 #include "engine.h"
+#include "kernel_drops.h"
+#include "rxq.h"
 #include "trial.h"
+#include "txq.h"
 
 static void put_latency(struct out *o, const struct lr_stream *s, const struct lr_rxq *rx)
 {

@@ -7,6 +7,7 @@
 
 #include "control_streams.h"
 #include "engine.h"
+#include "rxq.h"
 #include "trial.h"
 
 static int parse_sizes(const char *s, struct lr_stream *st, struct out *o, unsigned min, unsigned max)

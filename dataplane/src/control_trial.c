@@ -9,7 +9,11 @@
 #include "control_trial.h"
 #include "engine.h"
 #include "idle.h"
+#include "kernel_drops.h"
+#include "pools.h"
+#include "rxq.h"
 #include "trial.h"
+#include "txq.h"
 
 
 static void prepare_tx(struct lr_stream *s)

@@ -176,6 +176,12 @@ struct lr_rxq {
 #define LR_LANE_SHIFT 44
 #define LR_SEQ_MASK ((1ull << LR_LANE_SHIFT) - 1)
 
+/* frames lane k of L has due when the stream's schedule has n due in all: positions k, k + L, .. below n */
+static inline uint64_t lr_lane_share(uint64_t n, unsigned k, unsigned L)
+{
+	return n > k ? (n - k + L - 1) / L : 0;
+}
+
 /* One lane's TX state (its TX queue's worker writes it), on cache lines of its own. */
 struct lr_txq {
 	uint64_t seq;	/* the next number it sends: lane << LR_LANE_SHIFT | frames built */
@@ -334,46 +340,6 @@ extern struct lr_engine lr; /* engine.c */
 static inline uint64_t lr_tsc_to_ns(uint64_t tsc)
 {
 	return lr.clock_base_ns + (uint64_t)((double)(tsc - lr.tsc0) * lr.ns_per_tsc);
-}
-
-int lr_worker_main(void *arg); /* arg: (void *)(uintptr_t) the worker's index in lr.workers */
-/* pools.c: lr.pool and lr.tx_pool (0, or -1 when they cannot be created, said on stderr) */
-int lr_create_pools(unsigned mbufs, unsigned max_frame);
-void lr_zero_tx_pool(void);
-void lr_control_serve(const char *addr); /* control.c */
-/* Reads an af_packet port's nq sockets on interface ifindex: into *drops the frames the kernel dropped
- * since the last read (reading resets them), into *rollovers those it has moved from one of the sockets to
- * another (fanout rollover) since they opened. Returns how many of the nq sockets it could not read
- * (missing, refusing PACKET_STATISTICS, or all nq when /proc/self/fd cannot be read): their drops are
- * not in *drops. */
-unsigned lr_kernel_read(int ifindex, unsigned nq, uint64_t *drops, uint64_t *rollovers);
-/* how many packet sockets of this process are bound to interface ifindex (-1: /proc/self/fd unreadable),
- * which lr_kernel_read finds and adds up, and into *unread how many of them refuse PACKET_STATISTICS */
-int lr_kernel_sockets(int ifindex, int *unread);
-/* this process's packet sockets bound to interface ifindex, in ascending order of their descriptors (the
- * order a PMD that opens one per queue opened them), at most max of them: how many (-1: /proc/self/fd
- * unreadable) */
-int lr_kernel_socket_fds(int ifindex, int *fds, int max);
-/* rxq.c: a stream's per-queue RX state for each queue of its RX port, allocated once (0, or -1 when out
- * of memory); reset before a trial; merged over the queues into sum (the queues that received a measured
- * frame of it in *nq_seen) */
-int lr_rxq_alloc(struct lr_stream *s, unsigned nq, unsigned lanes);
-void lr_rxq_reset(struct lr_stream *s);
-void lr_rxq_merge(const struct lr_stream *s, struct lr_rxq *sum, unsigned *nq_seen);
-/* a stream's measured frames received so far, over its RX queues (control's POLL) */
-uint64_t lr_rxq_frames(const struct lr_stream *s);
-/* txq.c: a stream's lanes set up for a trial (burst: the trial's, 0 for a paced one); their counts summed */
-void lr_txq_reset(struct lr_stream *s, unsigned lanes, uint64_t burst);
-struct lr_tx_sum {
-	uint64_t tx_frames, tx_bytes, first_tsc, last_tsc, lag_ns, peak_fps, restamped;
-};
-void lr_txq_merge(const struct lr_stream *s, struct lr_tx_sum *sum);
-/* frames of size class c the lanes sent */
-uint64_t lr_txq_class_tx(const struct lr_stream *s, unsigned c);
-/* frames lane k of L has due when the stream's schedule has n due in all: positions k, k + L, .. below n */
-static inline uint64_t lr_lane_share(uint64_t n, unsigned k, unsigned L)
-{
-	return n > k ? (n - k + L - 1) / L : 0;
 }
 
 #endif

@@ -11,6 +11,8 @@
  * here. Reading PACKET_STATISTICS resets them, so each call returns the drops since the previous one;
  * the rollover counts are the socket's whole life's. */
 #include <dirent.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -18,7 +20,7 @@
 
 #include <linux/if_packet.h>
 
-#include "engine.h"
+#include "kernel_drops.h"
 
 static bool packet_socket_of(int fd, int ifindex)
 {

@@ -12,6 +12,7 @@
 #include <rte_kvargs.h>
 
 #include "engine.h"
+#include "kernel_drops.h"
 #include "kernel_rx_time.h"
 
 /* The af_packet PMD's ring geometry (its defaults, and its arguments as it reads them: a key is matched

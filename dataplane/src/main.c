@@ -15,9 +15,12 @@
 #include <rte_lcore.h>
 
 #include "cgroup.h"
+#include "control.h"
 #include "engine.h"
 #include "idle.h"
+#include "pools.h"
 #include "ports.h"
+#include "worker.h"
 
 /* the pools are sized from RX_DESC for both directions' rings (ports.h), with room for this many more */
 _Static_assert(RX_DESC >= TX_DESC, "size the TX pool from TX_DESC");

@@ -10,6 +10,7 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
+#include "pools.h"
 #include "engine.h"
 
 static void zero_data(struct rte_mempool *mp, void *arg, void *obj, unsigned idx)

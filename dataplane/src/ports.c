@@ -16,6 +16,7 @@
 #include <rte_lcore.h>
 
 #include "engine.h"
+#include "kernel_drops.h"
 #include "ports.h"
 
 /* The MTU a PCI port is asked for, 0 to leave it at its PMD's default (1500, 1518 B frames): a test of

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rxq.h"
 #include "engine.h"
 
 static int alloc_one(struct lr_rxq **slot)

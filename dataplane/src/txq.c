@@ -2,6 +2,7 @@
  * before a trial, and their counts summed for RESULT. */
 #include <string.h>
 
+#include "txq.h"
 #include "engine.h"
 
 void lr_txq_reset(struct lr_stream *s, unsigned lanes, uint64_t burst)

@@ -5,6 +5,7 @@
 #include <rte_cycles.h>
 #include <rte_lcore.h>
 
+#include "worker.h"
 #include "engine.h"
 #include "idle.h"
 #include "rx.h"

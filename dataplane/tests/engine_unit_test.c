@@ -8,6 +8,7 @@
 
 #include "analysis.h"
 #include "engine.h"
+#include "rxq.h"
 
 struct lr_engine lr; /* the analysis reads the streams and the trial number from it */
 

@@ -117,9 +117,6 @@ func ranged(mean, low, high cost, decides string) modelled {
 	return modelled{mean: mean, low: low, high: high, decides: decides}
 }
 
-// exactly is a cost the plan decides.
-func exactly(c cost) modelled { return modelled{mean: c, low: c, high: c} }
-
 // sampled is the model of draws, each as likely.
 func sampled(draws []cost, decides string) modelled {
 	m := modelled{draws: draws, decides: decides}
