@@ -11,7 +11,6 @@ import (
 
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/engine"
-	"linerate.dev/linerate/internal/plan"
 	"linerate.dev/linerate/internal/search"
 )
 
@@ -181,7 +180,7 @@ func (r *Runner) latency(ctx context.Context, size int) error {
 		}
 		r.res.Latency = rows
 		if len(rerun) > 0 {
-			r.note(fmt.Sprintf("latency %d B: repetitions %s lost more than the loss tolerance of %s%% at the NDR and were run again (at most %d times each): the DUT did not carry its NDR again trial for trial; each lossy run is an invalid repetition of the row",
+			r.note(fmt.Sprintf("latency %d B: repetitions %s lost more than the loss tolerance of %s%% at the NDR and were run again (at most %d times each): the DUT did not carry its NDR again trial for trial; each repetition says how many of its runs lost, and every run is in the trial records",
 				size, joinList(rerun), FormatLoss(tol), r.plan.Validity.InvalidTrialRetries))
 		}
 		if len(lossy) > 0 {
@@ -198,22 +197,17 @@ func (r *Runner) latency(ctx context.Context, size int) error {
 			return err
 		}
 		// A DUT whose capacity wanders loses a few frames at its NDR in one trial and none in the next: the
-		// repetition is run again, as a trial the tester spoiled is, and the lossy runs stay in the records.
-		// One that loses every time is invalid (below).
+		// repetition is run again, as a trial the tester spoiled is; the lossy runs stay in the trial records
+		// and the repetition says how many there were. One that loses every time is invalid (below).
 		if aborted == "" && again < r.plan.Validity.InvalidTrialRetries && lostByTheDUT(drs, tol) {
 			again++
 			if again == 1 {
 				rerun = append(rerun, strconv.Itoa(rep))
 			}
-			// the lossy run stays in the row as an invalid repetition: RFC 8219's summary counts it
-			for _, dr := range drs {
-				invalid[dr.dir]++
-				sums[dr.dir] = append(sums[dr.dir], v1alpha1.LatencySummary{Valid: false,
-					Reason: fmt.Sprintf("lost %s%% of its frames at the NDR (the %s direction's loss voids the whole run); run again", FormatLoss(dr.rec.LossPercent), lossyDirs(drs, tol, dirs))})
-			}
 			rep--
 			continue
 		}
+		lossyRuns := again
 		again = 0
 		// the directions of a repetition loaded the DUT together: one invalid makes the others' load not
 		// the planned one, so the whole repetition is invalid
@@ -249,6 +243,9 @@ func (r *Runner) latency(ctx context.Context, size int) error {
 				if s == nil {
 					s = &v1alpha1.LatencySummary{Valid: false, Reason: "the engine returned no latency for the trial"}
 				}
+				if s.Valid && lossyRuns > 0 {
+					s.Reason = fmt.Sprintf("measured in run %d: the %d run(s) before it lost more than the loss tolerance at the NDR (in the trial records)", lossyRuns+1, lossyRuns)
+				}
 				sums[dr.dir] = append(sums[dr.dir], *s)
 				if !s.Valid {
 					invalid[dr.dir]++ // the engine could not measure it (clocks, no frame, none returned)
@@ -282,17 +279,6 @@ func lostByTheDUT(drs []dirResult, tol float64) bool {
 		lost = lost || !search.Pass(dr.rec.LossPercent, tol)
 	}
 	return lost
-}
-
-// lossyDirs names the directions of a latency run that lost more than the tolerance.
-func lossyDirs(drs []dirResult, tol float64, dirs []plan.Direction) string {
-	var names []string
-	for _, dr := range drs {
-		if !search.Pass(dr.rec.LossPercent, tol) {
-			names = append(names, dirs[dr.dir].Name)
-		}
-	}
-	return strings.Join(names, ", ")
 }
 
 // rfc8219Summary is RFC 8219 §7.2's summary of the valid repetitions (nil when none is valid): the medians
