@@ -292,6 +292,10 @@ type Results struct {
 	// +optional
 	// +listType=atomic
 	Imix []ImixResult `json:"imix,omitempty"`
+	// timeline has one row per direction of the timeline test: the load held, the outages found.
+	// +optional
+	// +listType=atomic
+	Timeline []TimelineResult `json:"timeline,omitempty"`
 	// diagnosis says from the frame-size sweep whether the DUT is limited in bit/s or frames/s.
 	// +optional
 	Diagnosis *Diagnosis `json:"diagnosis,omitempty"`
@@ -587,6 +591,98 @@ type BackToBackResult struct {
 	// then a lower bound of what the DUT holds.
 	// +optional
 	TesterLimited bool `json:"testerLimited,omitempty"`
+}
+
+// TimelineResult is one direction of a timeline test: one load held for a duration, every frame judged,
+// every outage (a run of consecutive lost frames) found. The tester's own trouble (falling behind its
+// schedule, pausing, dropping on receipt) spoils bins, which are never counted against the DUT.
+type TimelineResult struct {
+	// frameSize is the Ethernet frame size in bytes, FCS included.
+	// +required
+	FrameSize int32 `json:"frameSize"`
+	// direction is "<from port>-><to port>".
+	// +required
+	Direction string `json:"direction"`
+	// rate is the load held.
+	// +required
+	Rate Rate `json:"rate"`
+	// seconds the load was held (the measurement, without warm-up and drain).
+	// +required
+	Seconds string `json:"seconds"`
+	// startTime is when the measurement started (the tester's clock, UTC).
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// binMilliseconds is the width of a counting bin.
+	// +required
+	BinMilliseconds int32 `json:"binMilliseconds"`
+	// txFrames is the frames sent.
+	// +required
+	TxFrames int64 `json:"txFrames"`
+	// lostFrames are the frames judged lost in the DUT's bins (the tester's bins excluded).
+	// +required
+	LostFrames int64 `json:"lostFrames"`
+	// lossPercent is lostFrames over the frames of the DUT's bins.
+	// +required
+	LossPercent string `json:"lossPercent"`
+	// outages is the number of the DUT's outages.
+	// +required
+	Outages int64 `json:"outages"`
+	// outageFrames are the frames the DUT's outages lost.
+	// +optional
+	OutageFrames int64 `json:"outageFrames,omitempty"`
+	// longestOutageMilliseconds is the longest outage's length: its frames lost over the rate.
+	// +optional
+	LongestOutageMilliseconds string `json:"longestOutageMilliseconds,omitempty"`
+	// totalOutageMilliseconds is all outages' length together.
+	// +optional
+	TotalOutageMilliseconds string `json:"totalOutageMilliseconds,omitempty"`
+	// longest are the DUT's longest outages (at most 20), longest first; every outage is in the trial
+	// records.
+	// +optional
+	// +listType=atomic
+	Longest []OutageRecord `json:"longest,omitempty"`
+	// scatteredFrames were lost alone or in runs shorter than timeline.outageMinFrames.
+	// +optional
+	ScatteredFrames int64 `json:"scatteredFrames,omitempty"`
+	// severelyErroredSeconds counts the whole seconds of the DUT's bins that lost more than half their
+	// frames (ITU-T Y.1563's severely errored second, by frames due).
+	// +optional
+	SeverelyErroredSeconds int64 `json:"severelyErroredSeconds,omitempty"`
+	// bins is the number of bins.
+	// +required
+	Bins int64 `json:"bins"`
+	// testerBins are the bins the tester spoiled.
+	// +optional
+	TesterBins int64 `json:"testerBins,omitempty"`
+	// testerOutages are the outages that lie in the tester's bins: the tester's, not the DUT's.
+	// +optional
+	TesterOutages int64 `json:"testerOutages,omitempty"`
+	// lateAfterSettle frames arrived later than timeline.settle after they were due: lost in their bins.
+	// +optional
+	LateAfterSettle int64 `json:"lateAfterSettle,omitempty"`
+	// testerLimited is true when the tester spoiled more than timeline.maxTesterSpoiled of the bins: the
+	// result is then no statement about the DUT.
+	// +optional
+	TesterLimited bool `json:"testerLimited,omitempty"`
+}
+
+// OutageRecord is one outage: consecutive frames lost.
+type OutageRecord struct {
+	// start is when its first lost frame was due (UTC, RFC 3339 with nanoseconds).
+	// +required
+	Start string `json:"start"`
+	// frames lost in a row.
+	// +required
+	Frames int64 `json:"frames"`
+	// milliseconds is its length: frames over the rate.
+	// +required
+	Milliseconds string `json:"milliseconds"`
+	// firstFrame is the position of its first lost frame in the schedule (frame 0 was due at the start).
+	// +required
+	FirstFrame int64 `json:"firstFrame"`
+	// open is true when the frames were still lost when the measurement ended.
+	// +optional
+	Open bool `json:"open,omitempty"`
 }
 
 // ImixClassResult is the loss of one size class of an IMIX.

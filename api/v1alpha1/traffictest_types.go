@@ -7,7 +7,7 @@ import (
 )
 
 // TestKind names one of the benchmarks a TrafficTest runs.
-// +kubebuilder:validation:Enum=throughput;latency;frameLoss;backToBack;imixThroughput
+// +kubebuilder:validation:Enum=throughput;latency;frameLoss;backToBack;imixThroughput;timeline
 type TestKind string
 
 const (
@@ -21,6 +21,9 @@ const (
 	TestBackToBack TestKind = "backToBack"
 	// TestImixThroughput is the throughput search with an IMIX instead of one frame size.
 	TestImixThroughput TestKind = "imixThroughput"
+	// TestTimeline holds one load for a long time (seconds to days) and finds every outage in it, to the
+	// frame: IPsec rekeys, failovers, soak tests (spec.timeline).
+	TestTimeline TestKind = "timeline"
 )
 
 // Direction says which way traffic flows between the two ports.
@@ -97,7 +100,7 @@ type TrafficTestSpec struct {
 	// tests to run, in RFC 2544 order whatever the order given here. Latency, frameLoss and backToBack
 	// use the throughput result of the same frame size, so throughput is run for them when missing.
 	// +kubebuilder:validation:MinItems=1
-	// +kubebuilder:validation:MaxItems=5
+	// +kubebuilder:validation:MaxItems=6
 	// +listType=set
 	// +required
 	Tests []TestKind `json:"tests"`
@@ -149,6 +152,11 @@ type TrafficTestSpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	BackToBack BackToBackParams `json:"backToBack,omitzero"`
+
+	// timeline test parameters: the load held, for how long, and how outages are counted.
+	// +kubebuilder:default={}
+	// +optional
+	Timeline TimelineParams `json:"timeline,omitzero"`
 
 	// traffic is what the frames look like and where they go.
 	// +kubebuilder:default={}
@@ -428,6 +436,58 @@ type BackToBackParams struct {
 	// +kubebuilder:validation:Maximum=1000
 	// +optional
 	Repetitions int32 `json:"repetitions,omitempty"`
+}
+
+// TimelineParams tune the timeline test: one load held for duration, every frame judged received or lost
+// settle after it was due, counted in bins of bin by when it was due, and every run of at least
+// outageMinFrames consecutive losses reported as an outage. The load is one of percentOfLineRate,
+// framesPerSecond or percentOfNDR (of the throughput measured at the same frame size in the same run).
+// +kubebuilder:validation:XValidation:rule="(has(self.percentOfLineRate) ? 1 : 0) + (has(self.framesPerSecond) ? 1 : 0) + (has(self.percentOfNDR) ? 1 : 0) <= 1",message="timeline: give the load one way: percentOfLineRate, framesPerSecond or percentOfNDR"
+// +kubebuilder:validation:XValidation:rule="!has(self.bin) || (duration(self.bin) >= duration('10ms') && duration(self.bin) <= duration('10s'))",message="timeline.bin must be from 10ms to 10s",fieldPath=".bin"
+// +kubebuilder:validation:XValidation:rule="!has(self.settle) || (duration(self.settle) >= duration('10ms') && duration(self.settle) <= duration('60s'))",message="timeline.settle must be from 10ms to 60s",fieldPath=".settle"
+// +kubebuilder:validation:XValidation:rule="!has(self.duration) || (duration(self.duration) >= duration('1s') && duration(self.duration) <= duration('720h'))",message="timeline.duration must be from 1s to 720h (30 days)",fieldPath=".duration"
+type TimelineParams struct {
+	// duration the load is held (warm-up and drain come on top).
+	// +kubebuilder:default="60s"
+	// +optional
+	Duration metav1.Duration `json:"duration,omitzero"`
+	// percentOfLineRate is the load in percent of line rate (L1). The default when no load is given: 50.
+	// +optional
+	PercentOfLineRate Percent `json:"percentOfLineRate,omitempty"`
+	// framesPerSecond is the load in frames per second, per direction.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	FramesPerSecond int64 `json:"framesPerSecond,omitempty"`
+	// percentOfNDR is the load in percent of the throughput (NDR) the same run measures at the same frame
+	// size and direction (throughput is then run for it).
+	// +optional
+	PercentOfNDR Percent `json:"percentOfNDR,omitempty"`
+	// frameSize of the held load, in bytes as RFC 2544 counts them. Default: the first of the run's frame
+	// sizes.
+	// +kubebuilder:validation:Minimum=64
+	// +kubebuilder:validation:Maximum=9216
+	// +optional
+	FrameSize int32 `json:"frameSize,omitempty"`
+	// bin is the width of a counting bin (by when each frame was due).
+	// +kubebuilder:default="100ms"
+	// +optional
+	Bin metav1.Duration `json:"bin,omitzero"`
+	// settle is how long after it was due a frame is judged: one arriving later is lost in its bin (and
+	// counted as late after settle).
+	// +kubebuilder:default="200ms"
+	// +optional
+	Settle metav1.Duration `json:"settle,omitzero"`
+	// outageMinFrames is the shortest run of consecutive lost frames that is an outage; shorter runs are
+	// scattered loss.
+	// +kubebuilder:default=2
+	// +kubebuilder:validation:Minimum=2
+	// +optional
+	OutageMinFrames int64 `json:"outageMinFrames,omitempty"`
+	// maxTesterSpoiled is the share of bins, in percent, the tester may spoil (its own lag, pauses or
+	// drops: those bins are never the DUT's) before the result is Inconclusive.
+	// +kubebuilder:default="1"
+	// +optional
+	MaxTesterSpoiled Percent `json:"maxTesterSpoiled,omitempty"`
 }
 
 // TrafficParams describe the generated frames.
@@ -731,6 +791,24 @@ type Expectations struct {
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	MinBackToBackFrames *int64 `json:"minBackToBackFrames,omitempty"`
+	// timeline bounds what the timeline test may find, in each direction.
+	// +optional
+	Timeline *TimelineExpectation `json:"timeline,omitempty"`
+}
+
+// TimelineExpectation bounds the DUT's outages in a timeline test (the tester's own bins never count).
+// +kubebuilder:validation:XValidation:rule="has(self.maxOutages) || has(self.maxOutage) || has(self.maxLoss)",message="expectations.timeline: give maxOutages, maxOutage or maxLoss"
+type TimelineExpectation struct {
+	// maxOutages is the most outages the DUT may have in a direction (0: none at all).
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	MaxOutages *int64 `json:"maxOutages,omitempty"`
+	// maxOutage is the longest an outage may last (its frames over the rate), e.g. 50ms.
+	// +optional
+	MaxOutage *metav1.Duration `json:"maxOutage,omitempty"`
+	// maxLoss is the most frames the DUT may lose, in percent of those it was sent.
+	// +optional
+	MaxLoss Percent `json:"maxLoss,omitempty"`
 }
 
 // ThroughputExpectation is a lower bound on the throughput at a frame size.

@@ -15,6 +15,7 @@
 #include "control_report.h"
 #include "control_streams.h"
 #include "control_trial.h"
+#include "timeline.h"
 #include "engine.h"
 
 /* Returns 1 when the engine should quit. */
@@ -47,6 +48,8 @@ static int handle(char *line, struct out *o)
 		do_wait(&a, o);
 	else if (!strcmp(verb, "RESULT"))
 		do_result(&a, o);
+	else if (!strcmp(verb, "TIMELINE"))
+		lr_timeline_put(&a, o);
 	else if (!strcmp(verb, "ABORT"))
 		do_abort(&a, o);
 	else if (!strcmp(verb, "QUIT")) {

@@ -8,6 +8,7 @@
 #include "engine.h"
 #include "kernel_drops.h"
 #include "rxq.h"
+#include "timeline.h"
 #include "trial.h"
 #include "txq.h"
 
@@ -61,6 +62,8 @@ int do_result(struct args *a, struct out *o)
 		return fail(o, "no-trial", "RESULT: no trial has run");
 	if (st != LR_DONE && st != LR_ABORTED)
 		return fail(o, "busy", "RESULT: trial %u is still %s", t->id, lr_state_name(st));
+	/* the timeline's collector reads the kernel's drop counts (reading resets them): its last look first */
+	lr_timeline_join();
 	uint64_t meas_end = t->meas_end_tsc ? t->meas_end_tsc : t->end_tsc;
 	uint64_t meas = t->meas_start_tsc && meas_end > t->meas_start_tsc ? meas_end - t->meas_start_tsc : 0;
 	put(o, "{\"ok\":true,\"trial\":%u,\"state\":\"%s\",\"reason\":\"%s\",\"stalled_stream\":%d,\"duration_ns\":%llu,"

@@ -12,6 +12,7 @@
 #include "kernel_drops.h"
 #include "pools.h"
 #include "rxq.h"
+#include "timeline.h"
 #include "trial.h"
 #include "txq.h"
 
@@ -57,12 +58,24 @@ int do_trial(struct args *a, struct out *o)
 {
 	if (lr_trial_active())
 		return fail(o, "busy", "TRIAL: a trial is running");
+	/* the last trial's collector may still be taking its last look at the counters this one resets */
+	lr_timeline_join();
 	const char *streams = arg(a, "streams"), *rates = arg(a, "rates"), *unit = arg(a, "unit");
 	uint64_t dur, warm, drain, burst, stall, id;
-	if (get_u64(a, o, "id", 0, 0x7fffffff, 0, &id) || get_u64(a, o, "duration_ms", 0, 86400000, 0, &dur) || get_u64(a, o, "warmup_ms", 0, 600000, 0, &warm) ||
+	struct lr_tl_params tlp;
+	if (get_u64(a, o, "id", 0, 0x7fffffff, 0, &id) || get_u64(a, o, "duration_ms", 0, 2592000000ull, 0, &dur) || get_u64(a, o, "warmup_ms", 0, 600000, 0, &warm) ||
 	    get_u64(a, o, "drain_ms", 0, 600000, 2000, &drain) ||
 	    get_u64(a, o, "burst", 0, 1ull << 40, 0, &burst) || get_u64(a, o, "stall_ms", 0, 600000, 0, &stall) ||
-	    check_unused(a, o, "TRIAL"))
+	    get_u64(a, o, "bin_ms", 0, 10000, 0, &tlp.bin_ms) || get_u64(a, o, "settle_ms", 10, 60000, 200, &tlp.settle_ms) ||
+	    get_u64(a, o, "outage_frames", 2, 1ull << 40, 2, &tlp.outage_frames) ||
+	    get_u64(a, o, "tester_lag_ms", 1, 60000, 1, &tlp.lag_ms) || get_u64(a, o, "tester_gap_ms", 1, 60000, 1, &tlp.gap_ms))
+		return -1;
+	bool timeline = arg(a, "bin_ms") != NULL;
+	if (!timeline && (arg(a, "settle_ms") || arg(a, "outage_frames") || arg(a, "tester_lag_ms") || arg(a, "tester_gap_ms")))
+		return fail(o, "bad-request", "TRIAL: settle_ms, outage_frames, tester_lag_ms and tester_gap_ms are the timeline's: give bin_ms too");
+	if (timeline && tlp.bin_ms < 10)
+		return fail(o, "bad-value", "bin_ms=%llu: want 10 to 10000", (unsigned long long)tlp.bin_ms);
+	if (check_unused(a, o, "TRIAL"))
 		return -1;
 	double ids[LR_MAX_TRIAL_STREAMS], r[LR_MAX_TRIAL_STREAMS];
 	unsigned ns, nr = 0;
@@ -89,6 +102,17 @@ int do_trial(struct args *a, struct out *o)
 				    id, s->tx_port);
 		if (!burst && r[i] <= 0 && s->tx_port >= 0)
 			return fail(o, "bad-value", "rates: stream %d rate must be positive", id);
+	}
+	if (timeline) {
+		int sid[LR_MAX_TRIAL_STREAMS];
+		double fps[LR_MAX_TRIAL_STREAMS];
+		for (unsigned i = 0; i < ns; i++) {
+			const struct lr_stream *s = lr.streams[(int)ids[i]];
+			sid[i] = s->id;
+			fps[i] = burst ? 0 : u == 0 ? r[i] : u == 1 ? r[i] / (s->mean_frame * 8) : r[i] / ((s->mean_frame + 20) * 8);
+		}
+		if (lr_timeline_check(&tlp, sid, fps, ns, burst, o))
+			return -1;
 	}
 	for (int i = 0; i < LR_MAX_STREAMS; i++)
 		if (lr.streams[i])
@@ -157,9 +181,17 @@ int do_trial(struct args *a, struct out *o)
 	t->reason[0] = 0;
 	t->stalled_stream = -1;
 	atomic_store(&t->abort_req, false);
+	if (timeline ? lr_timeline_start(&tlp, o) : (lr_timeline_off(), 0))
+		return -1;
 	t->start_tsc = rte_rdtsc();
 	atomic_store_explicit(&t->state, LR_WARMUP, memory_order_release);
 	lr_wake_all();
+	if (timeline && lr_timeline_run(o)) {
+		/* a trial without the timeline it was asked for would be no answer: ended at once */
+		atomic_store_explicit(&t->abort_req, true, memory_order_release);
+		lr_wake(&lr.workers[0]);
+		return -1;
+	}
 	put(o, "{\"ok\":true,\"trial\":%u}", t->id);
 	return 0;
 }

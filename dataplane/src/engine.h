@@ -199,6 +199,11 @@ struct lr_txq {
 	 * over trials), and the bursts of this trial stamped again because a build missed it */
 	uint64_t build_tsc[2];
 	uint64_t restamped;
+	/* the timeline (timeline.h): a pass that found more than lag_mark frames due (UINT64_MAX: no timeline)
+	 * counts a lag event, and the first since the collector's acknowledgement says from when the oldest
+	 * of them was due; rare, so the collector's writes to lag_ack cost the lane nothing in the common case */
+	uint64_t lag_mark;
+	uint64_t lag_events, lag_ack, lag_from_tsc;
 } __rte_cache_aligned;
 
 struct lr_stream {
@@ -283,6 +288,9 @@ struct lr_worker {
 	atomic_bool burst_sent;
 	/* acknowledges the leader's lr.stop: it counts nothing and sends no test frame until released */
 	atomic_bool stopped;
+	/* the timeline (timeline.h): gaps longer than the trial's gap_mark_tsc, counted, and where the first
+	 * since the collector's acknowledgement began */
+	uint64_t gap_events, gap_ack, gap_from_tsc;
 } __rte_cache_aligned;
 
 enum lr_state { LR_IDLE = 0, LR_WARMUP, LR_RUNNING, LR_DRAINING, LR_DONE, LR_ABORTED };
@@ -293,6 +301,8 @@ struct lr_trial {
 	int streams[LR_MAX_TRIAL_STREAMS];
 	uint64_t burst;
 	uint64_t warmup_tsc, duration_tsc, drain_tsc, stall_tsc;
+	/* a worker gap longer than this is a timeline event (worker.c; 0: no timeline) */
+	uint64_t gap_mark_tsc;
 	/* set by control at start */
 	uint64_t start_tsc;
 	/* set by the worker at each transition */

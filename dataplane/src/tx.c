@@ -9,6 +9,7 @@
 
 #include "engine.h"
 #include "idle.h"
+#include "timeline.h"
 #include "tx.h"
 
 /* ARP/ND requests the control thread queued for the port: queue 0's worker sends them (one consumer) */
@@ -239,6 +240,10 @@ unsigned lr_tx_stream(struct lr_stream *s, unsigned k, int st, uint64_t now)
 		/* how far behind its schedule the lane fell: a preempted worker sends late, in a burst */
 		if (want > x->max_backlog)
 			x->max_backlog = want;
+		if (unlikely(want > x->lag_mark))
+			lr_timeline_event(&x->lag_events, &x->lag_ack, &x->lag_from_tsc,
+					  lr.trial.meas_start_tsc +
+						  (uint64_t)((double)(k + x->built * s->lanes) * (double)lr.tsc_hz / s->fps));
 	}
 	if (want == 0)
 		return 0;

@@ -9,6 +9,7 @@
 #include "engine.h"
 #include "idle.h"
 #include "rx.h"
+#include "timeline.h"
 #include "trial.h"
 #include "tx.h"
 
@@ -23,8 +24,13 @@ static inline void note_pass(struct lr_worker *h, int st, uint64_t now)
 		h->last_tsc = 0;
 		return;
 	}
-	if (h->last_tsc && now > from && now - from > h->max_gap_tsc)
-		h->max_gap_tsc = now - from;
+	if (h->last_tsc && now > from) {
+		uint64_t gap = now - from;
+		if (gap > h->max_gap_tsc)
+			h->max_gap_tsc = gap;
+		if (unlikely(lr.trial.gap_mark_tsc && gap > lr.trial.gap_mark_tsc))
+			lr_timeline_event(&h->gap_events, &h->gap_ack, &h->gap_from_tsc, from);
+	}
 	h->last_tsc = now;
 }
 

@@ -15,6 +15,7 @@
 # and its own /run (a bind mount inside the mount namespace `ip netns exec` gives it) for its hard-coded
 # /var/run/charon.pid, so several gateways — and the host's own strongSwan — never collide.
 #
+# DUT_REKEY_TIME=DURATION rekeys the CHILD_SA that often (strongSwan's rekey_time; default 1h).
 # DUT_CPUS=LIST runs both charons on those CPUs only (taskset; default: any), DUT_NICE=N at that nice value
 # (default 0). The demo keeps them off the tester's CPU (hack/lib/bringup.sh lr_dut_up): a tester that
 # sleeps until each frame is due must be run when it wakes, not after a gateway at its limit has used its
@@ -71,6 +72,8 @@ gateway() {
 		    log {
 		      path = $g/charon.log
 		      time_format = %H:%M:%S
+		      # milliseconds: a timeline test lines the tester's outages up with these lines
+		      time_add_ms = yes
 		      default = 1
 		      flush_line = yes
 		    }
@@ -107,8 +110,9 @@ gateway() {
 		        start_action = $start
 		        dpd_action = restart
 		        # A benchmark must not be disturbed by a rekey (and libipsec rekeys are slow): one hour
-		        # is far longer than any trial, and rekeying is still allowed.
-		        rekey_time = 1h
+		        # is far longer than any trial, and rekeying is still allowed. A timeline test that
+		        # looks for what a rekey does sets DUT_REKEY_TIME short (e.g. 10s).
+		        rekey_time = ${DUT_REKEY_TIME:-1h}
 		      }
 		    }
 		  }

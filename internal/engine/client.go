@@ -281,6 +281,12 @@ func TrialArgs(t TrialConfig) ([]KV, error) {
 	if t.ID > 0 {
 		args = append(args, KV{"id", strconv.Itoa(t.ID)})
 	}
+	if t.Timeline != nil {
+		if t.Burst > 0 {
+			return nil, fmt.Errorf("engine TRIAL: a timeline needs a paced trial, not a burst")
+		}
+		args = append(args, timelineArgs(t.Timeline)...)
+	}
 	return args, nil
 }
 

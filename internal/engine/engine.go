@@ -152,6 +152,9 @@ type TrialConfig struct {
 	// ID numbers the trial explicitly (0: the engine's next number); two engines of a split stream
 	// must agree on it, since frames carry it.
 	ID int
+	// Timeline, when set, keeps the trial's timeline (Timeliner reads it; a paced trial of streams one
+	// engine both sends and receives).
+	Timeline *TimelineConfig
 }
 
 // Progress is the live state of a trial.

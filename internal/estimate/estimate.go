@@ -88,6 +88,12 @@ func step(p *plan.Plan, t v1alpha1.TestKind) (mean, low, high time.Duration, dec
 			high += trials(float64(BurstTrials(p.BackToBack, 2*scatter)), 0, true)
 		}
 		return mean, low, high, BackToBackDecides
+	case v1alpha1.TestTimeline:
+		if p.Timeline != nil {
+			// one trial, every direction at once, as long as the plan says
+			mean = trials(1, p.Timeline.Duration, false)
+		}
+		return mean, mean, mean, ""
 	}
 	return 0, 0, 0, ""
 }

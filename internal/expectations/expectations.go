@@ -4,6 +4,7 @@ package expectations
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/plan"
@@ -21,7 +22,7 @@ import (
 //
 // A tester-limited throughput at or above the expected value meets it: the DUT is at least that good.
 func Evaluate(exp *v1alpha1.Expectations, res *v1alpha1.Results, planned []plan.Row) (v1alpha1.Verdict, []string) {
-	if exp == nil || (len(exp.MinThroughput) == 0 && len(exp.MaxLatency) == 0 && exp.MaxPenalty == "" && exp.MaxNDRDrop == "" && exp.MinBackToBackFrames == nil) {
+	if exp == nil || (len(exp.MinThroughput) == 0 && len(exp.MaxLatency) == 0 && exp.MaxPenalty == "" && exp.MaxNDRDrop == "" && exp.MinBackToBackFrames == nil && exp.Timeline == nil) {
 		return v1alpha1.VerdictNone, nil
 	}
 	if res == nil {
@@ -86,6 +87,10 @@ func Evaluate(exp *v1alpha1.Expectations, res *v1alpha1.Results, planned []plan.
 			}
 		}
 	}
+	if exp.Timeline != nil {
+		f, u := checkTimeline(exp.Timeline, res)
+		failures, undecided = append(failures, f...), append(undecided, u...)
+	}
 	if planned == nil {
 		undecided = append(undecided, "what the run planned is unknown, so whether every result was measured is too")
 	}
@@ -132,6 +137,10 @@ func Missing(res *v1alpha1.Results, planned []plan.Row) []plan.Row {
 	}
 	for _, b := range res.BackToBack {
 		have[plan.Row{Test: v1alpha1.TestBackToBack, FrameSize: int(b.FrameSize), Direction: b.Direction}] = true
+	}
+	for _, t := range res.Timeline {
+		// a timeline the tester spoiled beyond timeline.maxTesterSpoiled says nothing of the DUT
+		have[plan.Row{Test: v1alpha1.TestTimeline, FrameSize: int(t.FrameSize), Direction: t.Direction}] = !t.TesterLimited
 	}
 	var out []plan.Row
 	for _, r := range planned {
@@ -431,4 +440,40 @@ func rowTesterLimited(res *v1alpha1.Results, size int32, dir string) bool {
 		}
 	}
 	return false
+}
+
+// checkTimeline judges each timeline row. What the DUT's own bins show fails it whatever the tester did
+// elsewhere (those outages happened); a row within the bounds whose bins the tester spoiled beyond
+// timeline.maxTesterSpoiled decides nothing, since the outages may be in the bins it could not judge.
+func checkTimeline(e *v1alpha1.TimelineExpectation, res *v1alpha1.Results) (failures, undecided []string) {
+	if len(res.Timeline) == 0 {
+		return nil, []string{"timeline: no timeline was measured"}
+	}
+	for _, t := range res.Timeline {
+		row := fmt.Sprintf("%d B %s", t.FrameSize, t.Direction)
+		var over []string
+		if e.MaxOutages != nil && t.Outages > *e.MaxOutages {
+			over = append(over, fmt.Sprintf("%d outages, more than %d", t.Outages, *e.MaxOutages))
+		}
+		if e.MaxOutage != nil && t.LongestOutageMilliseconds != "" {
+			ms, _ := strconv.ParseFloat(t.LongestOutageMilliseconds, 64)
+			if ms*1e6 > float64(e.MaxOutage.Nanoseconds()) {
+				over = append(over, fmt.Sprintf("an outage of %s ms, longer than %s", t.LongestOutageMilliseconds, e.MaxOutage.Duration))
+			}
+		}
+		if e.MaxLoss != "" {
+			limit, _ := strconv.ParseFloat(string(e.MaxLoss), 64)
+			if v, _ := strconv.ParseFloat(t.LossPercent, 64); v > limit {
+				over = append(over, fmt.Sprintf("%s%% lost, more than %s%%", t.LossPercent, e.MaxLoss))
+			}
+		}
+		switch {
+		case len(over) > 0:
+			failures = append(failures, "timeline: "+row+": "+strings.Join(over, "; "))
+		case t.TesterLimited:
+			undecided = append(undecided, "timeline: "+row+": within the bounds where it was judged, but the tester spoiled "+
+				strconv.FormatInt(t.TesterBins, 10)+" of its "+strconv.FormatInt(t.Bins, 10)+" bins: the DUT may have lost frames there")
+		}
+	}
+	return failures, undecided
 }

@@ -318,3 +318,39 @@ func TestPenaltyOfATesterLimitedFigure(t *testing.T) {
 		})
 	}
 }
+
+// A timeline row fails on what the DUT's own bins showed, passes only where the tester spoiled no more
+// than its share of bins, and a row the tester spoiled decides nothing when within the bounds.
+func TestTimelineOutagesAgainstTheBounds(t *testing.T) {
+	row := v1alpha1.TimelineResult{FrameSize: 128, Direction: "west->east", Outages: 3, LongestOutageMilliseconds: "8",
+		LossPercent: "0.03", Bins: 600, TesterBins: 2}
+	tlPlanned := []plan.Row{{Test: v1alpha1.TestTimeline, FrameSize: 128, Direction: "west->east"}}
+	n := func(v int64) *int64 { return &v }
+	d := func(x time.Duration) *metav1.Duration { return &metav1.Duration{Duration: x} }
+	for _, c := range []struct {
+		name          string
+		exp           v1alpha1.TimelineExpectation
+		testerLimited bool
+		want          v1alpha1.Verdict
+		says          string
+	}{
+		{"within every bound", v1alpha1.TimelineExpectation{MaxOutages: n(3), MaxOutage: d(10 * time.Millisecond), MaxLoss: "0.05"}, false, v1alpha1.VerdictPassed, ""},
+		{"one outage too many", v1alpha1.TimelineExpectation{MaxOutages: n(2)}, false, v1alpha1.VerdictFailed, "3 outages, more than 2"},
+		{"an outage too long", v1alpha1.TimelineExpectation{MaxOutage: d(5 * time.Millisecond)}, false, v1alpha1.VerdictFailed, "an outage of 8 ms, longer than 5ms"},
+		{"too much loss", v1alpha1.TimelineExpectation{MaxLoss: "0.01"}, false, v1alpha1.VerdictFailed, "0.03% lost"},
+		{"what the DUT showed fails a spoiled row", v1alpha1.TimelineExpectation{MaxOutages: n(0)}, true, v1alpha1.VerdictFailed, "3 outages, more than 0"},
+		{"a spoiled row within the bounds decides nothing", v1alpha1.TimelineExpectation{MaxOutages: n(5)}, true, v1alpha1.VerdictInconclusive, "the tester spoiled 2 of its 600 bins"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := row
+			r.TesterLimited = c.testerLimited
+			v, f := Evaluate(&v1alpha1.Expectations{Timeline: &c.exp}, &v1alpha1.Results{Timeline: []v1alpha1.TimelineResult{r}}, tlPlanned)
+			if v != c.want || !strings.Contains(strings.Join(f, ";"), c.says) {
+				t.Errorf("%s %q, want %s saying %q", v, f, c.want, c.says)
+			}
+		})
+	}
+	if v, f := Evaluate(&v1alpha1.Expectations{Timeline: &v1alpha1.TimelineExpectation{MaxOutages: n(0)}}, &v1alpha1.Results{}, tlPlanned); v != v1alpha1.VerdictInconclusive {
+		t.Errorf("no timeline measured: %s %q", v, f)
+	}
+}

@@ -41,6 +41,26 @@ var (
 		"RFC 2544 back-to-back: mean longest burst forwarded without loss (only measured rows: none that is saturated, tester-limited or not measurable).", rowLabels, nil)
 	imixL2 = prometheus.NewDesc("linerate_imix_throughput_l2_bits_per_second",
 		"IMIX throughput (NDR) in bit/s of Ethernet frames.", append(append([]string{}, testLabels...), "direction"), nil)
+	timelineOutages = prometheus.NewDesc("linerate_timeline_outages",
+		"Timeline test: the DUT's outages (runs of at least timeline.outageMinFrames consecutive lost frames) in the DUT's bins. Only rows the tester did not limit (linerate_timeline_tester_limited says the others).", rowLabels, nil)
+	timelineOutageFrames = prometheus.NewDesc("linerate_timeline_outage_frames",
+		"Timeline test: the frames the DUT's outages lost. Only rows the tester did not limit.", rowLabels, nil)
+	timelineLostFrames = prometheus.NewDesc("linerate_timeline_lost_frames",
+		"Timeline test: the frames lost in the DUT's bins, in outages or scattered. Only rows the tester did not limit.", rowLabels, nil)
+	timelineLoss = prometheus.NewDesc("linerate_timeline_loss_ratio",
+		"Timeline test: the frames lost in the DUT's bins over the frames due in them. Only rows the tester did not limit.", rowLabels, nil)
+	timelineLongestOutage = prometheus.NewDesc("linerate_timeline_longest_outage_seconds",
+		"Timeline test: the DUT's longest outage, its frames lost over the rate (0 without an outage). Only rows the tester did not limit.", rowLabels, nil)
+	timelineOutageTime = prometheus.NewDesc("linerate_timeline_outage_seconds",
+		"Timeline test: all the DUT's outages together, their frames lost over the rate. Only rows the tester did not limit.", rowLabels, nil)
+	timelineSES = prometheus.NewDesc("linerate_timeline_severely_errored_seconds",
+		"Timeline test: whole seconds without a tester's bin that lost more than half their frames (ITU-T Y.1563). Only rows the tester did not limit.", rowLabels, nil)
+	timelineBins = prometheus.NewDesc("linerate_timeline_bins",
+		"Timeline test: the counting bins of the load held (timeline.bin each).", rowLabels, nil)
+	timelineTesterBins = prometheus.NewDesc("linerate_timeline_tester_bins",
+		"Timeline test: the bins the tester spoiled (fell behind its schedule, paused, dropped on receipt): never counted against the DUT.", rowLabels, nil)
+	timelineTesterLimited = prometheus.NewDesc("linerate_timeline_tester_limited",
+		"1 for a timeline result whose bins the tester spoiled beyond timeline.maxTesterSpoiled (or whose trial was cut short): it is no statement about the DUT, and none of its outage or loss figures is exported.", rowLabels, nil)
 	penalty = prometheus.NewDesc("linerate_baseline_penalty_ratio",
 		"Throughput lost against the baseline TrafficTest, as a fraction.", rowLabels, nil)
 	phase = prometheus.NewDesc("linerate_traffictest_phase",
@@ -86,7 +106,8 @@ type ResultsCollector struct {
 // Describe implements prometheus.Collector.
 func (c *ResultsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{throughputL1, throughputL2, throughputFPS, throughputRatio, throughputTesterLimited, throughputUndetermined, latency, frameLoss,
-		backToBack, imixL2, penalty, phase, verdict, trials, completion, ndrChange, latencyChange,
+		backToBack, imixL2, timelineOutages, timelineOutageFrames, timelineLostFrames, timelineLoss, timelineLongestOutage, timelineOutageTime,
+		timelineSES, timelineBins, timelineTesterBins, timelineTesterLimited, penalty, phase, verdict, trials, completion, ndrChange, latencyChange,
 		scheduleNDR, scheduleNDRChange, scheduleLatencyChange, scheduleLastPassed, scheduleLastRun, scheduleStalled} {
 		ch <- d
 	}
@@ -261,6 +282,25 @@ func collectTest(ch chan<- prometheus.Metric, tt *v1alpha1.TrafficTest) {
 		}
 		gauge(imixL2, float64(m.NDR.L2BitsPerSecond), append(append([]string{}, base...), m.Direction))
 	}
+	for _, t := range r.Timeline {
+		l := row(t.FrameSize, t.Direction)
+		// the bins are the tester's own figures, true whoever spoiled them: they say how much was judged
+		gauge(timelineBins, float64(t.Bins), l)
+		gauge(timelineTesterBins, float64(t.TesterBins), l)
+		if t.TesterLimited {
+			// fail closed: the outages of the bins the tester left are a lower bound, and "0 outages" from
+			// them would read as a clean night
+			gauge(timelineTesterLimited, 1, l)
+			continue
+		}
+		gauge(timelineOutages, float64(t.Outages), l)
+		gauge(timelineOutageFrames, float64(t.OutageFrames), l)
+		gauge(timelineLostFrames, float64(t.LostFrames), l)
+		gauge(timelineLoss, percentToRatio(t.LossPercent), l)
+		gauge(timelineLongestOutage, millisecondsToSeconds(t.LongestOutageMilliseconds), l)
+		gauge(timelineOutageTime, millisecondsToSeconds(t.TotalOutageMilliseconds), l)
+		gauge(timelineSES, float64(t.SeverelyErroredSeconds), l)
+	}
 	for _, p := range r.Penalty {
 		if p.Bound != "" && p.Bound != v1alpha1.PenaltyAtLeast {
 			continue // it may be smaller than this (AtMost) or either way (Unknown): no alert may take it for the penalty
@@ -279,10 +319,16 @@ func collectTest(ch chan<- prometheus.Metric, tt *v1alpha1.TrafficTest) {
 	}
 }
 
-func percentToRatio(s string) float64 {
+// millisecondsToSeconds reads a status's milliseconds ("" where there was no outage: 0 s).
+func millisecondsToSeconds(s string) float64 { return number(s) / 1000 }
+
+func percentToRatio(s string) float64 { return number(s) / 100 }
+
+// number reads a status's decimal string; 0 for "" (a figure the status leaves out).
+func number(s string) float64 {
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil {
 		return 0
 	}
-	return v / 100
+	return v
 }

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -145,6 +146,80 @@ func TestLowerBoundsStayOutAndAStalledScheduleSaysSo(t *testing.T) {
 	for _, m := range all["linerate_throughput_undetermined"] {
 		if m.value != 1 || (m.labels["frame_size"] != "64" && m.labels["frame_size"] != "0") {
 			t.Errorf("linerate_throughput_undetermined %v = %v, want 1 at 64 B and for IMIX (frame_size 0)", m.labels, m.value)
+		}
+	}
+}
+
+// A timeline row exports the DUT's outages and loss only where it says something of the DUT: a row the
+// tester spoiled beyond timeline.maxTesterSpoiled says linerate_timeline_tester_limited instead (its
+// outages and loss are those of the bins the tester left, a lower bound, and "0 outages" from it would
+// read as a clean night), keeping its bins and the tester's, which are the tester's own figures.
+func TestTimelineExportsTheDUTsOutagesOnlyWhereItMeasuredThem(t *testing.T) {
+	timeline := []string{"linerate_timeline_outages", "linerate_timeline_outage_frames", "linerate_timeline_lost_frames",
+		"linerate_timeline_loss_ratio", "linerate_timeline_longest_outage_seconds", "linerate_timeline_outage_seconds",
+		"linerate_timeline_severely_errored_seconds", "linerate_timeline_bins", "linerate_timeline_tester_bins",
+		"linerate_timeline_tester_limited"}
+	for _, c := range []struct {
+		name string
+		row  v1alpha1.TimelineResult
+		want map[string]float64 // every timeline series the row exports, and nothing else
+	}{
+		{"outages",
+			v1alpha1.TimelineResult{Outages: 3, OutageFrames: 1200, LostFrames: 1207, LossPercent: "0.0025",
+				LongestOutageMilliseconds: "412.5", TotalOutageMilliseconds: "600", SeverelyErroredSeconds: 1,
+				Bins: 864000, TesterBins: 4},
+			map[string]float64{"linerate_timeline_outages": 3, "linerate_timeline_outage_frames": 1200,
+				"linerate_timeline_lost_frames": 1207, "linerate_timeline_loss_ratio": 0.000025,
+				"linerate_timeline_longest_outage_seconds": 0.4125, "linerate_timeline_outage_seconds": 0.6,
+				"linerate_timeline_severely_errored_seconds": 1, "linerate_timeline_bins": 864000, "linerate_timeline_tester_bins": 4}},
+		{"clean",
+			v1alpha1.TimelineResult{LossPercent: "0", Bins: 600},
+			map[string]float64{"linerate_timeline_outages": 0, "linerate_timeline_outage_frames": 0,
+				"linerate_timeline_lost_frames": 0, "linerate_timeline_loss_ratio": 0,
+				"linerate_timeline_longest_outage_seconds": 0, "linerate_timeline_outage_seconds": 0,
+				"linerate_timeline_severely_errored_seconds": 0, "linerate_timeline_bins": 600, "linerate_timeline_tester_bins": 0}},
+		{"tester-limited",
+			v1alpha1.TimelineResult{LossPercent: "0", Bins: 600, TesterBins: 90, TesterOutages: 2, TesterLimited: true},
+			map[string]float64{"linerate_timeline_tester_limited": 1, "linerate_timeline_bins": 600, "linerate_timeline_tester_bins": 90}},
+		{"tester-limited with outages in the DUT's bins",
+			v1alpha1.TimelineResult{Outages: 1, OutageFrames: 40, LostFrames: 40, LossPercent: "0.1",
+				LongestOutageMilliseconds: "20", TotalOutageMilliseconds: "20", SeverelyErroredSeconds: 1,
+				Bins: 600, TesterBins: 90, TesterLimited: true},
+			map[string]float64{"linerate_timeline_tester_limited": 1, "linerate_timeline_bins": 600, "linerate_timeline_tester_bins": 90}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.row.FrameSize, c.row.Direction = 128, "west->east"
+			tt := &v1alpha1.TrafficTest{ObjectMeta: metav1.ObjectMeta{Namespace: "lab", Name: "soak"}}
+			tt.Spec.DUT.Name = "gw"
+			tt.Status.Phase = v1alpha1.PhaseSucceeded
+			tt.Status.Results = &v1alpha1.Results{Timeline: []v1alpha1.TimelineResult{c.row}}
+			all := gather(t, tt)
+			got := map[string]float64{}
+			for _, name := range timeline {
+				for _, m := range all[name] {
+					want := map[string]string{"namespace": "lab", "traffictest": "soak", "dut": "gw", "frame_size": "128", "direction": "west->east"}
+					if fmt.Sprint(m.labels) != fmt.Sprint(want) {
+						t.Errorf("%s labels %v, want %v", name, m.labels, want)
+					}
+					got[name] = m.value
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(c.want) {
+				t.Errorf("timeline series %v,\nwant %v", got, c.want)
+			}
+		})
+	}
+}
+
+// A calibration run's timeline is the tester's own: nothing of it is exported as a DUT's.
+func TestCalibrationRunsExportNoTimeline(t *testing.T) {
+	tt := &v1alpha1.TrafficTest{ObjectMeta: metav1.ObjectMeta{Namespace: "lab", Name: "calibrate"}}
+	tt.Spec.Tester.Calibration = &v1alpha1.TesterCalibration{ConfigMapName: "tester-ceiling", Measure: true}
+	tt.Status.Phase = v1alpha1.PhaseSucceeded
+	tt.Status.Results = &v1alpha1.Results{Timeline: []v1alpha1.TimelineResult{{FrameSize: 64, Direction: "west->east", LossPercent: "0", Bins: 10}}}
+	for name := range gather(t, tt) {
+		if strings.HasPrefix(name, "linerate_timeline_") {
+			t.Errorf("a calibration run exports %s", name)
 		}
 	}
 }

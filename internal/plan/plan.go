@@ -16,8 +16,9 @@ import (
 
 // Version of the plan format; the runner refuses plans it does not know. 2: a tester's calibration, which a
 // runner that ignored it would let pass the tester's ceiling as the DUT's. 3: the goal's relative width
-// (and the CSIT preset's 0.5 %), which a runner that ignored it would stop at the resolution.
-const Version = 3
+// (and the CSIT preset's 0.5 %), which a runner that ignored it would stop at the resolution. 4: the
+// timeline test, which a runner that ignored it would skip and call the run complete.
+const Version = 4
 
 // Plan is a fully resolved TrafficTest.
 type Plan struct {
@@ -38,8 +39,10 @@ type Plan struct {
 	Latency    Latency    `json:"latency"`
 	FrameLoss  FrameLoss  `json:"frameLoss"`
 	BackToBack BackToBack `json:"backToBack"`
-	Traffic    Traffic    `json:"traffic"`
-	Ports      []Port     `json:"ports"`
+	// Timeline is the timeline test's (nil when the run has none).
+	Timeline *Timeline `json:"timeline,omitempty"`
+	Traffic  Traffic   `json:"traffic"`
+	Ports    []Port    `json:"ports"`
 
 	Validity Validity `json:"validity"`
 	// Polling is how the engine's workers wait (spec.tester.polling; "" is Auto).

@@ -12,7 +12,7 @@ import (
 
 // testOrder is RFC 2544's order; latency, frame loss and back-to-back follow throughput.
 var testOrder = []v1alpha1.TestKind{v1alpha1.TestThroughput, v1alpha1.TestLatency, v1alpha1.TestFrameLoss,
-	v1alpha1.TestBackToBack, v1alpha1.TestImixThroughput}
+	v1alpha1.TestBackToBack, v1alpha1.TestImixThroughput, v1alpha1.TestTimeline}
 
 // Resolve builds the plan of a TrafficTest. imix is the referenced ImixProfile's spec (nil when the
 // TrafficTest has none or gives its mix inline). Errors name the spec field at fault.
@@ -53,6 +53,9 @@ func Resolve(tt *v1alpha1.TrafficTest, profile *v1alpha1.ImixProfile) (*Plan, er
 		Repetitions: int(orDefault(s.BackToBack.Repetitions, 50)),
 	}
 
+	if err := p.resolveTimeline(&s.Timeline); err != nil {
+		return nil, err
+	}
 	if err := p.resolveTester(&s.Tester); err != nil {
 		return nil, err
 	}

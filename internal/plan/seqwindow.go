@@ -17,14 +17,23 @@ func (p *Plan) SeqWindow() (bits int, frames int64) {
 		return 0, 0
 	}
 	d := p.Durations
-	longest := max(d.SearchTrial, d.ValidationTrial) // throughput, frame loss and IMIX trials
+	var longest time.Duration
+	if p.Has(v1alpha1.TestThroughput) || p.Has(v1alpha1.TestFrameLoss) || p.Has(v1alpha1.TestImixThroughput) {
+		longest = max(d.SearchTrial, d.ValidationTrial)
+	}
 	if p.Has(v1alpha1.TestLatency) {
 		longest = max(longest, d.LatencyTrial)
 	}
 	if p.Has(v1alpha1.TestBackToBack) {
 		longest = max(longest, d.BackToBackTrial)
 	}
-	seconds := (longest + d.WarmUp + d.Drain + time.Second).Seconds()
+	seconds := 0.0
+	if longest > 0 {
+		seconds = (longest + d.WarmUp + d.Drain + time.Second).Seconds()
+	}
+	// a timeline trial's windows span its settle time, not its duration (its collector reads them behind
+	// the receivers): a day at line rate needs no more than a second does
+	seconds = max(seconds, p.timelineWindowSeconds())
 	frames = int64(math.Ceil(float64(p.Traffic.LineRateBps) / (84 * 8) * seconds))
 	bits = 16
 	for bits < 40 && int64(1)<<bits < frames {

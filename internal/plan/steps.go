@@ -69,6 +69,12 @@ func (p *Plan) Steps() []Step {
 			out = append(out, Step{t, 0})
 			continue
 		}
+		if t == v1alpha1.TestTimeline {
+			if p.Timeline != nil {
+				out = append(out, Step{t, p.Timeline.FrameSize})
+			}
+			continue
+		}
 		for _, size := range p.FrameSizes {
 			out = append(out, Step{t, size})
 		}

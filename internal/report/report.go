@@ -1,18 +1,23 @@
 // Package report writes a run's results as a self-contained HTML page with SVG plots: throughput and
-// frames/s against frame size, the frame-loss curves and the latency percentiles. No external assets,
-// so the page can be attached to a ticket or archived with the regression run.
+// frames/s against frame size, the frame-loss curves, the latency percentiles and each timeline's received
+// rate over time. No external assets, so the page can be attached to a ticket or archived with the
+// regression run.
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/results"
@@ -234,13 +239,283 @@ func nines(q float64) float64 {
 	return -math.Log10(1 - q/100)
 }
 
+// maxTimelineColumns bounds a timeline chart's line: each column is drawn at its worst bin, with at most
+// two points, so a day in 10 ms bins (8.64 million) is at most 2000 points and no bin that lost frames is
+// averaged away.
+const maxTimelineColumns = 1000
+
+// timelineColumn is a run of bins a timeline chart draws as one step of its line.
+type timelineColumn struct {
+	first, end int64 // its bins
+	// lowest is the least rate any of its bins received (frames/s)
+	lowest float64
+}
+
+// timelineColumns splits a record's bins into at most maxTimelineColumns columns, each at the least rate
+// any of its bins received: a bin not marked received all it was sent, the rate × the bin.
+func timelineColumns(rec *results.Timeline, marked [][4]int64) []timelineColumn {
+	n := min(rec.Bins, maxTimelineColumns)
+	binS := float64(rec.BinMs) / 1000
+	cols := make([]timelineColumn, n)
+	markedIn := make([]int64, n)
+	for c := range cols {
+		cols[c] = timelineColumn{first: int64(c) * rec.Bins / n, end: int64(c+1) * rec.Bins / n, lowest: math.Inf(1)}
+	}
+	c := 0
+	for _, b := range marked { // by index
+		if b[0] < 0 || b[0] >= rec.Bins {
+			continue
+		}
+		for cols[c].end <= b[0] {
+			c++
+		}
+		markedIn[c]++
+		cols[c].lowest = math.Min(cols[c].lowest, float64(b[2])/binS)
+	}
+	for c := range cols {
+		if markedIn[c] < cols[c].end-cols[c].first {
+			cols[c].lowest = math.Min(cols[c].lowest, rec.RateFPS)
+		}
+	}
+	return cols
+}
+
+// markSpans turns spans of time (s) into marks on the x axis (px): at least minMarkPx wide, so that a
+// single lost frame shows, inside the plot, and one where they are closer than a pixel, so that ten
+// thousand outages make no more marks than the plot has pixels.
+func markSpans(spans [][2]float64, x func(float64) float64, left, right float64) [][2]float64 {
+	const minMarkPx = 3.0
+	slices.SortFunc(spans, func(a, b [2]float64) int { return cmp.Compare(a[0], b[0]) })
+	var out [][2]float64
+	for _, s := range spans {
+		a, b := x(s[0]), x(s[1])
+		if b-a < minMarkPx {
+			b = a + minMarkPx
+		}
+		if b > right {
+			a, b = math.Max(left, math.Min(a, right-minMarkPx)), right
+		}
+		if n := len(out); n > 0 && a <= out[n-1][1]+1 {
+			out[n-1][1] = math.Max(out[n-1][1], b)
+			continue
+		}
+		out = append(out, [2]float64{a, b})
+	}
+	return out
+}
+
+// timeUnit is the unit a timeline's x axis counts in: hours for a soak, minutes for most of an hour,
+// seconds below.
+func timeUnit(seconds float64) (name string, size float64) {
+	switch {
+	case seconds >= 3*3600:
+		return "hours", 3600
+	case seconds >= 180:
+		return "minutes", 60
+	}
+	return "seconds", 1
+}
+
+// TimelineChart draws a timeline trial's received rate over time from its record: a step line, each
+// column at its worst bin; every outage of the DUT's marked in red where it was; every bin of the DUT's
+// that lost frames, however few, marked under the line; the tester's bins shaded grey. The tester's
+// outages lie in its bins, which the shading shows: they are not marked as the DUT's.
+func TimelineChart(title string, rec *results.Timeline) string {
+	const plotW, ml, mt, mb, legendW, lineH, h = 520.0, 80.0, 40.0, 50.0, 170.0, 14.0, 360.0
+	w, right, bottom := ml+plotW+legendW, ml+plotW, h-mb
+	binS := float64(rec.BinMs) / 1000
+	total := float64(rec.Bins) * binS
+	marked := slices.Clone(rec.Marked)
+	slices.SortFunc(marked, func(a, b [4]int64) int { return int(a[0] - b[0]) })
+	cols := timelineColumns(rec, marked)
+	ymax := rec.RateFPS
+	for _, c := range cols {
+		ymax = math.Max(ymax, c.lowest)
+	}
+	if ymax <= 0 {
+		ymax = 1
+	}
+	ymax *= 1.1
+	x := func(s float64) float64 { return ml + s/total*plotW }
+	y := func(v float64) float64 { return bottom - v/ymax*(bottom-mt) }
+	var outages, losses, tester [][2]float64
+	for _, o := range rec.Outages {
+		if o.Tester {
+			continue
+		}
+		start := float64(o.StartNs-rec.StartNs) / 1e9
+		length := 0.0
+		if rec.RateFPS > 0 {
+			length = float64(o.Frames) / rec.RateFPS
+		}
+		outages = append(outages, [2]float64{math.Max(0, start), math.Min(total, start+length)})
+	}
+	for _, b := range marked {
+		span := [2]float64{float64(b[0]) * binS, float64(b[0]+1) * binS}
+		switch {
+		case b[3] != 0:
+			tester = append(tester, span)
+		case b[2] < b[1]:
+			losses = append(losses, span)
+		}
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="12">`, w, h, w, h)
+	fmt.Fprintf(&sb, `<text x="%.0f" y="20" font-size="14" text-anchor="middle">%s</text>`, ml+plotW/2, esc(title))
+	for _, m := range markSpans(tester, x, ml, right) {
+		fmt.Fprintf(&sb, `<rect class="tester" x="%.1f" y="%.0f" width="%.1f" height="%.0f" fill="#999" fill-opacity="0.35"/>`, m[0], mt, m[1]-m[0], bottom-mt)
+	}
+	for _, m := range markSpans(outages, x, ml, right) {
+		fmt.Fprintf(&sb, `<rect class="outage" x="%.1f" y="%.0f" width="%.1f" height="%.0f" fill="#d62728" fill-opacity="0.45"/>`, m[0], mt, m[1]-m[0], bottom-mt)
+	}
+	fmt.Fprintf(&sb, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="black"/>`, ml, bottom, right, bottom)
+	fmt.Fprintf(&sb, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="black"/>`, ml, mt, ml, bottom)
+	for i := 0; i <= 4; i++ {
+		v := ymax * float64(i) / 4
+		fmt.Fprintf(&sb, `<text x="%.0f" y="%.0f" text-anchor="end">%s</text><line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#ddd"/>`,
+			ml-5, y(v)+4, short(v), ml, y(v), right, y(v))
+	}
+	unit, size := timeUnit(total)
+	for i := 0; i <= 4; i++ {
+		s, anchor := total*float64(i)/4, "middle"
+		if i == 0 {
+			anchor = "start" // clear of the y axis's 0
+		}
+		fmt.Fprintf(&sb, `<text x="%.0f" y="%.0f" text-anchor="%s">%s</text>`, x(s), bottom+16, anchor, short(s/size))
+	}
+	since := "the start"
+	if rec.StartNs > 0 {
+		since = time.Unix(0, rec.StartNs).UTC().Format("2006-01-02 15:04:05 UTC")
+	}
+	fmt.Fprintf(&sb, `<text x="%.0f" y="%.0f" text-anchor="middle">%s since %s</text>`, ml+plotW/2, h-10, unit, since)
+	fmt.Fprintf(&sb, `<text x="14" y="%.0f" text-anchor="middle" transform="rotate(-90 14 %.0f)">received frames/s</text>`, (mt+bottom)/2, (mt+bottom)/2)
+	// a step per run of columns at one rate: a flat day is two points, the most 2 × maxTimelineColumns
+	var pts []string
+	for i := 0; i < len(cols); {
+		j := i
+		for j+1 < len(cols) && cols[j+1].lowest == cols[i].lowest {
+			j++
+		}
+		v := y(cols[i].lowest)
+		pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(float64(cols[i].first)*binS), v), fmt.Sprintf("%.1f,%.1f", x(float64(cols[j].end)*binS), v))
+		i = j + 1
+	}
+	fmt.Fprintf(&sb, `<polyline fill="none" stroke="%s" stroke-width="1.5" points="%s"/>`, palette[0], strings.Join(pts, " "))
+	for _, m := range markSpans(losses, x, ml, right) {
+		fmt.Fprintf(&sb, `<rect class="loss" x="%.1f" y="%.0f" width="%.1f" height="6" fill="#ff7f0e"/>`, m[0], bottom-8, m[1]-m[0])
+	}
+	for i, l := range []struct{ fill, name string }{
+		{"", "received"}, // the line's own swatch
+		{`fill="#d62728" fill-opacity="0.45"`, "outage"},
+		{`fill="#ff7f0e"`, "bin that lost frames"},
+		{`fill="#999" fill-opacity="0.35"`, "tester's bins"},
+	} {
+		ly := mt + lineH*float64(i+1)
+		if l.fill == "" {
+			fmt.Fprintf(&sb, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="%s" stroke-width="2"/>`, right+8, ly-4, right+26, ly-4, palette[0])
+		} else {
+			fmt.Fprintf(&sb, `<rect x="%.0f" y="%.0f" width="18" height="10" %s/>`, right+8, ly-9, l.fill)
+		}
+		fmt.Fprintf(&sb, `<text x="%.0f" y="%.0f">%s</text>`, right+30, ly, esc(l.name))
+	}
+	sb.WriteString(`</svg>`)
+	return sb.String()
+}
+
+// timelineView is a timeline row as the report shows it: its figures, its chart's file, and what the
+// chart cannot show.
+type timelineView struct {
+	v1alpha1.TimelineResult
+	StartUTC string
+	Chart    string
+	Caveats  []string
+}
+
+// timelineViews pairs each timeline row with its trial's record (the last, should a resumed run have
+// measured one twice) and draws its chart.
+func timelineViews(rows []v1alpha1.TimelineResult, trials []results.Trial) ([]timelineView, map[string]string) {
+	charts := map[string]string{}
+	var views []timelineView
+	for i, row := range rows {
+		v := timelineView{TimelineResult: row}
+		if row.StartTime != nil {
+			v.StartUTC = row.StartTime.UTC().Format("2006-01-02 15:04:05.000 UTC")
+		}
+		name := fmt.Sprintf("%d B %s", row.FrameSize, row.Direction)
+		var rec *results.Timeline
+		for _, t := range trials {
+			if t.Test == v1alpha1.TestTimeline && t.FrameSize == int(row.FrameSize) && t.Direction == row.Direction && t.Timeline != nil {
+				rec = t.Timeline
+			}
+		}
+		switch {
+		case rec == nil:
+			v.Caveats = append(v.Caveats, fmt.Sprintf("No trial record of %s is in this report: it has no chart.", name))
+		case rec.Bins <= 0 || rec.BinMs <= 0:
+			v.Caveats = append(v.Caveats, fmt.Sprintf("The trial record of %s holds no bins: it has no chart.", name))
+		default:
+			v.Chart = fmt.Sprintf("timeline-%d-%dB-%s.svg", i+1, row.FrameSize, fileSafe(row.Direction))
+			charts[v.Chart] = TimelineChart(name+": frames/s received", rec)
+			if rec.Bins > maxTimelineColumns {
+				per := float64(rec.Bins) / maxTimelineColumns * float64(rec.BinMs) / 1000
+				v.Caveats = append(v.Caveats, fmt.Sprintf("Each of the chart's %d columns is drawn at the least rate any of its bins received (%s s of bins each), so a bin that lost frames is never averaged away.",
+					maxTimelineColumns, strconv.FormatFloat(per, 'g', 4, 64)))
+			}
+			if rec.MissedBins > 0 {
+				v.Caveats = append(v.Caveats, fmt.Sprintf("%s of the tester's bins were dropped by the engine before the runner read them: the record does not say when, so the chart cannot shade them and draws them at the full rate.",
+					units.FormatCount(rec.MissedBins)))
+			}
+			if rec.OutagesLeftOut > 0 {
+				v.Caveats = append(v.Caveats, fmt.Sprintf("%s outages beyond the record's first %s are counted in the table but not marked on the chart.",
+					units.FormatCount(rec.OutagesLeftOut), units.FormatCount(results.MaxRecordedOutages)))
+			}
+		}
+		views = append(views, v)
+	}
+	return views, charts
+}
+
+// fileSafe keeps a name's letters and digits for a file name: "west->east" is "west-east".
+func fileSafe(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range s {
+		if r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			b.WriteRune(r)
+			dash = false
+		} else if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	return strings.TrimSuffix(b.String(), "-")
+}
+
+// utcClock renders an outage's start (RFC 3339, UTC) as a table reads it: to the nanosecond, no "T" or "Z".
+func utcClock(s string) string {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return s
+	}
+	return t.UTC().Format("2006-01-02 15:04:05.000000000")
+}
+
+// plural counts a thing: "1 outage", "5,001 frames".
+func plural(n int64, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return units.FormatCount(n) + " " + thing + "s"
+}
+
 var page = template.Must(template.New("r").Funcs(template.FuncMap{
 	"bits": units.FormatBits, "count": units.FormatCount, "ns": units.FormatNs,
 	"sentence": func(s string) string { return strings.TrimRight(s, ". ") },
+	"utc":      utcClock, "plural": plural,
 }).Parse(`<!doctype html><html><head><meta charset="utf-8">
 <title>linerate: {{.Name}}</title><style>body{font-family:sans-serif;margin:2em;max-width:80em}
 table{border-collapse:collapse;margin-bottom:1em}td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}
-th{background:#f4f4f4}td.l{text-align:left}.failed{border-left:4px solid #d62728;padding:.5em 1em;background:#fdf0f0}
+th{background:#f4f4f4}td.l,th.l{text-align:left}.failed{border-left:4px solid #d62728;padding:.5em 1em;background:#fdf0f0}
 .limited{color:#9a5b00}</style></head><body>
 <h1>RFC 2544 results: {{.Name}}</h1>
 {{with .Failure}}<p class="failed"><strong>This run did not finish: {{sentence .}}.</strong> The tables hold what it measured until then; what is missing was not measured.</p>{{end}}
@@ -260,6 +535,22 @@ th{background:#f4f4f4}td.l{text-align:left}.failed{border-left:4px solid #d62728
 {{range .Res.Latency}}<tr><td>{{.FrameSize}} B</td><td class="l">{{.Direction}}</td>{{with .RFC8219}}<td>{{ns .TypicalNs}} [{{ns .TypicalP1Ns}}, {{ns .TypicalP99Ns}}]</td><td>{{ns .WorstCaseNs}} [{{ns .WorstCaseP1Ns}}, {{ns .WorstCaseP99Ns}}]</td><td>{{ns .PDVNs}}</td><td>{{.Repetitions}} / {{.Invalid}}</td>{{else}}<td colspan="4" class="l limited">no valid repetition</td>{{end}}</tr>{{end}}</table>{{end}}
 {{if .Res.BackToBack}}<h2>Back-to-back (RFC 9004)</h2><table><tr><th>frame</th><th>direction</th><th>longest burst (frames, mean)</th><th>std. dev.</th><th>min</th><th>max</th><th>searches</th><th>implied buffer (s)</th><th>corrected buffer (s)</th><th></th></tr>
 {{range .Res.BackToBack}}<tr><td>{{.FrameSize}} B</td><td class="l">{{.Direction}}</td>{{if .NotMeasurable}}<td colspan="7" class="l limited">not measurable: {{.NotMeasurable}}</td>{{else}}<td>{{count .Frames}}</td><td>{{count .Spread.StdDev}}</td><td>{{count .Spread.Min}}</td><td>{{count .Spread.Max}}</td><td>{{.Spread.Repetitions}}</td><td>{{.BurstSeconds}}</td><td>{{or .CorrectedBufferSeconds "-"}}</td>{{end}}<td class="l limited">{{if .TesterLimited}}tester-limited{{end}}{{if .Saturated}} saturated{{end}}</td></tr>{{end}}</table>{{end}}
+{{if .Timeline}}<h2>Timeline</h2>
+{{range .Timeline}}<h3>{{.FrameSize}} B {{.Direction}}{{if .TesterLimited}} <span class="limited">tester-limited</span>{{end}}</h3>
+{{if .TesterLimited}}<p class="limited">The tester spoiled {{count .TesterBins}} of {{count .Bins}} bins, more than timeline.maxTesterSpoiled, or cut the trial short: these figures are no statement about the DUT (the notes say why).</p>{{end}}
+<table><tr><th class="l">load</th><td class="l">{{count .Rate.FramesPerSecond}} frames/s, {{bits .Rate.L2BitsPerSecond}} L2 ({{.Rate.PercentOfLineRate}} % of line rate)</td></tr>
+<tr><th class="l">held</th><td class="l">{{.Seconds}} s{{with .StartUTC}} from {{.}}{{end}}, in bins of {{.BinMilliseconds}} ms</td></tr>
+<tr><th class="l">frames sent</th><td class="l">{{count .TxFrames}}</td></tr>
+<tr><th class="l">frames lost</th><td class="l">{{count .LostFrames}} ({{.LossPercent}} % of the frames due in the DUT's bins)</td></tr>
+<tr><th class="l">outages</th><td class="l">{{count .Outages}}{{if .Outages}}: {{plural .OutageFrames "frame"}}, the longest {{.LongestOutageMilliseconds}} ms, {{.TotalOutageMilliseconds}} ms together{{end}}</td></tr>
+<tr><th class="l">scattered loss</th><td class="l">{{plural .ScatteredFrames "frame"}}, lost alone or in runs too short to be an outage</td></tr>
+<tr><th class="l">severely errored seconds</th><td class="l">{{count .SeverelyErroredSeconds}}</td></tr>
+<tr><th class="l">tester's bins</th><td class="l">{{count .TesterBins}} of {{count .Bins}}{{if .TesterOutages}}, in which {{plural .TesterOutages "outage"}} (the tester's, not the DUT's){{end}}</td></tr>
+{{if .LateAfterSettle}}<tr><th class="l">late after settle</th><td class="l">{{plural .LateAfterSettle "frame"}}, lost in their bins</td></tr>{{end}}</table>
+{{with .Longest}}<table><tr><th colspan="3">The longest outages, longest first</th></tr><tr><th>start (UTC)</th><th>frames</th><th>ms</th></tr>
+{{range .}}<tr><td>{{utc .Start}}</td><td>{{count .Frames}}</td><td>{{.Milliseconds}}{{if .Open}} (still lost at the end){{end}}</td></tr>{{end}}</table>{{end}}
+{{with .Chart}}<p><img src="{{.}}" alt="{{.}}"></p>{{end}}
+{{range .Caveats}}<p>{{.}}</p>{{end}}{{end}}{{end}}
 {{with .Res.Diagnosis}}<h2>Diagnosis</h2><p>{{.Bound}}: {{.Explanation}}</p>{{end}}
 {{with .Res.Preflight}}<h2>Tester (preflight)</h2><table><tr><th>port</th><th>device</th><th>driver</th><th>MAC</th><th>link</th><th>speed</th><th>largest frame</th><th>NUMA node</th><th>queues rx/tx</th></tr>
 {{range .Ports}}<tr><td class="l">{{.Name}}</td><td class="l">{{.Device}}</td><td class="l">{{.Driver}}</td><td class="l">{{.MAC}}</td><td>{{if .LinkUp}}up{{else}}down{{end}}</td><td>{{if .SpeedMbps}}{{.SpeedMbps}} Mbit/s{{else}}unknown{{end}}</td><td>{{.MaxFrame}} B</td><td>{{if lt .NUMANode 0}}none{{else}}{{.NUMANode}}{{end}}</td><td>{{.RxQueues}}/{{.TxQueues}}</td></tr>{{end}}</table>
@@ -290,13 +581,21 @@ func Write(dir string, run Run) error {
 	}
 	charts := Charts(res)
 	var names []string
+	for n := range charts {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var timeline []timelineView
+	if res != nil {
+		var drawn map[string]string
+		timeline, drawn = timelineViews(res.Timeline, trials)
+		maps.Copy(charts, drawn)
+	}
 	for n, svg := range charts {
 		if err := os.WriteFile(filepath.Join(dir, n), []byte(svg), 0o644); err != nil {
 			return err
 		}
-		names = append(names, n)
 	}
-	sort.Strings(names)
 	b, _ := json.MarshalIndent(res, "", "  ")
 	if err := os.WriteFile(filepath.Join(dir, "results.json"), b, 0o644); err != nil {
 		return err
@@ -322,7 +621,7 @@ func Write(dir string, run Run) error {
 		res = &v1alpha1.Results{}
 	}
 	if err := page.Execute(f, map[string]any{"Name": name, "DUT": dut, "Charts": names, "Res": res, "Trials": len(trials),
-		"Failure": run.Failure, "Running": run.Running, "Limited": testerLimited(res)}); err != nil {
+		"Failure": run.Failure, "Running": run.Running, "Limited": testerLimited(res), "Timeline": timeline}); err != nil {
 		_ = f.Close()
 		return err
 	}

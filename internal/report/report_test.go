@@ -2,14 +2,20 @@ package report
 
 import (
 	"encoding/xml"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/report/reporttest"
 	"linerate.dev/linerate/internal/results"
 )
 
@@ -163,5 +169,208 @@ func TestReportSaysWhyLatencyWasNotMeasured(t *testing.T) {
 	}
 	if strings.Contains(html, "<td>0 ns</td>") {
 		t.Error("an unmeasured latency shown as 0 ns")
+	}
+}
+
+// dayStart is when the timelines of the tests start: 2024-05-01 22:00:00 UTC.
+var dayStart = time.Date(2024, 5, 1, 22, 0, 0, 0, time.UTC).UnixNano()
+
+// dayTimeline is a day at 100,000 frames/s in 10 ms bins (8.64 million bins, 1000 frames each): one frame
+// lost at 5:33:20, a 50 ms outage at noon, and a second of the tester's bins at 16:40 with an outage of its
+// own in them.
+func dayTimeline() *results.Timeline {
+	rec := &results.Timeline{StartNs: dayStart, BinMs: 10, RateFPS: 100_000, Bins: 8_640_000}
+	rec.Marked = append(rec.Marked, [4]int64{2_000_000, 1000, 999, 0})
+	for i := int64(4_320_000); i < 4_320_005; i++ {
+		rec.Marked = append(rec.Marked, [4]int64{i, 1000, 0, 0})
+	}
+	for i := int64(6_000_000); i < 6_000_100; i++ {
+		rec.Marked = append(rec.Marked, [4]int64{i, 1000, 400, 1})
+	}
+	rec.Outages = []results.Outage{
+		{First: 4_320_000_000, Frames: 5000, StartNs: dayStart + 12*int64(time.Hour)},
+		{First: 6_000_000_000, Frames: 600, StartNs: dayStart + 60_000*int64(time.Second), Tester: true},
+	}
+	return rec
+}
+
+// scatteredDay loses a frame in every 1000th bin and has an outage every 8.64 s of a day, 10,000 of them:
+// every column of the chart holds a loss, and outages far more than its pixels.
+func scatteredDay() *results.Timeline {
+	rec := &results.Timeline{StartNs: dayStart, BinMs: 10, RateFPS: 100_000, Bins: 8_640_000}
+	for i := int64(0); i < rec.Bins; i += 1000 {
+		rec.Marked = append(rec.Marked, [4]int64{i, 1000, 1000 - 1 - (i/1000)%13, 0})
+	}
+	for n := int64(0); n < 10_000; n++ {
+		bin := n*864 + 500
+		rec.Marked = append(rec.Marked, [4]int64{bin, 1000, 998, 0})
+		rec.Outages = append(rec.Outages, results.Outage{First: bin * 1000, Frames: 2, StartNs: dayStart + bin*10*int64(time.Millisecond)})
+	}
+	slices.SortFunc(rec.Marked, func(a, b [4]int64) int { return int(a[0] - b[0]) })
+	return rec
+}
+
+// A timeline chart shows a day in at most 2000 points and hides nothing: a column shows its worst bin (a
+// bin that received nothing draws the line down to 0), every bin that lost a frame is marked under the
+// line however little it lost, every outage of the DUT's is marked where it was, and the tester's bins are
+// shaded, their outage not marked as the DUT's.
+func TestTimelineChartShowsEveryLossOfADay(t *testing.T) {
+	mark := func(class string) *regexp.Regexp {
+		return regexp.MustCompile(`<rect class="` + class + `" x="([0-9.]+)" y="[0-9.]+" width="([0-9.]+)"`)
+	}
+	points := regexp.MustCompile(`<polyline[^>]* points="([^"]*)"`)
+	const left, width, axisY = 80.0, 520.0, 310.0
+	at := func(rec *results.Timeline, seconds float64) float64 {
+		return left + seconds/(float64(rec.Bins*rec.BinMs)/1000)*width
+	}
+	for _, c := range []struct {
+		name                    string
+		rec                     *results.Timeline
+		outages, losses, tester []float64 // where each mark must be, in seconds since the start
+		maxOutageMarks          int
+		lineTo0                 bool
+	}{
+		{name: "a day with an outage", rec: dayTimeline(),
+			outages: []float64{43200}, losses: []float64{20000, 43200}, tester: []float64{60000.5}, maxOutageMarks: 1, lineTo0: true},
+		{name: "clean hour", rec: &results.Timeline{StartNs: dayStart, BinMs: 1000, RateFPS: 2000, Bins: 3600}},
+		{name: "twenty seconds in 100 ms bins", rec: &results.Timeline{StartNs: dayStart, BinMs: 100, RateFPS: 2000, Bins: 200,
+			Marked:  [][4]int64{{50, 200, 0, 0}, {51, 200, 150, 0}, {120, 200, 200, 2}},
+			Outages: []results.Outage{{First: 10_000, Frames: 250, StartNs: dayStart + 5*int64(time.Second)}}},
+			outages: []float64{5}, losses: []float64{5.1}, tester: []float64{12.05}, maxOutageMarks: 1, lineTo0: true},
+		{name: "a loss in every column and 10,000 outages", rec: scatteredDay(), maxOutageMarks: int(width)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			svg := TimelineChart("128 B west->east", c.rec)
+			wellFormed(t, c.name, svg)
+			if len(svg) > 400_000 {
+				t.Errorf("the chart is %d bytes", len(svg))
+			}
+			line := points.FindStringSubmatch(svg)
+			if line == nil {
+				t.Fatal("no line of the received rate")
+			}
+			pts := strings.Fields(line[1])
+			if len(pts) > 2000 || len(pts) < 2 {
+				t.Errorf("the line has %d points, want 2 to 2000", len(pts))
+			}
+			if reaches0 := slices.ContainsFunc(pts, func(p string) bool { return strings.HasSuffix(p, ","+fmt.Sprintf("%.1f", axisY)) }); reaches0 != c.lineTo0 {
+				t.Errorf("the line reaches 0 frames/s: %v, want %v", reaches0, c.lineTo0)
+			}
+			marks := map[string][][2]float64{}
+			for _, class := range []string{"outage", "loss", "tester"} {
+				for _, m := range mark(class).FindAllStringSubmatch(svg, -1) {
+					x, w := num(m[1]), num(m[2])
+					marks[class] = append(marks[class], [2]float64{x, x + w})
+				}
+			}
+			covered := func(class string, px float64) bool {
+				return slices.ContainsFunc(marks[class], func(s [2]float64) bool { return s[0]-0.5 <= px && px <= s[1]+0.5 })
+			}
+			for class, want := range map[string][]float64{"outage": c.outages, "loss": c.losses, "tester": c.tester} {
+				if c.name == "a loss in every column and 10,000 outages" {
+					break
+				}
+				if len(marks[class]) != len(want) {
+					t.Errorf("%d %s marks %v, want %d", len(marks[class]), class, marks[class], len(want))
+				}
+				for _, s := range want {
+					if !covered(class, at(c.rec, s)) {
+						t.Errorf("no %s mark at %v s (x %.1f): %v", class, s, at(c.rec, s), marks[class])
+					}
+				}
+			}
+			if len(marks["outage"]) > c.maxOutageMarks {
+				t.Errorf("%d outage marks, want at most %d (one per pixel)", len(marks["outage"]), c.maxOutageMarks)
+			}
+			for _, o := range c.rec.Outages {
+				if px := at(c.rec, float64(o.StartNs-c.rec.StartNs)/1e9); !o.Tester && !covered("outage", px) {
+					t.Errorf("the outage at %v is not marked (x %.1f)", time.Duration(o.StartNs-c.rec.StartNs), px)
+				}
+			}
+			for _, b := range c.rec.Marked {
+				if px := at(c.rec, float64(b[0]*c.rec.BinMs)/1000); b[3] == 0 && b[2] < b[1] && !covered("loss", px) {
+					t.Errorf("bin %d lost %d frames and is not marked (x %.1f)", b[0], b[1]-b[2], px)
+				}
+			}
+		})
+	}
+}
+
+// timelineRun is a run with a timeline in each direction: a day west->east, whose record is among the
+// trials; east->west spoiled by the tester; and a third direction whose record is not there.
+func timelineRun() Run {
+	row := v1alpha1.TimelineResult{FrameSize: 128, Direction: "west->east", Rate: rate(100_000, 128), Seconds: "86400",
+		BinMilliseconds: 10, TxFrames: 8_640_000_000, LostFrames: 5001, LossPercent: "0.0000579", Outages: 1, OutageFrames: 5000,
+		LongestOutageMilliseconds: "50", TotalOutageMilliseconds: "50", ScatteredFrames: 1, SeverelyErroredSeconds: 0,
+		Bins: 8_640_000, TesterBins: 100, TesterOutages: 1,
+		Longest: []v1alpha1.OutageRecord{{Start: "2024-05-02T10:00:00.000000123Z", Frames: 5000, Milliseconds: "50", FirstFrame: 4_320_000_000}}}
+	start := metav1.NewTime(time.Unix(0, dayStart).UTC())
+	row.StartTime = &start
+	limited := v1alpha1.TimelineResult{FrameSize: 128, Direction: "east->west", Rate: rate(100_000, 128), Seconds: "60",
+		BinMilliseconds: 100, TxFrames: 6_000_000, LossPercent: "0", Bins: 600, TesterBins: 90, TesterLimited: true}
+	unrecorded := v1alpha1.TimelineResult{FrameSize: 128, Direction: "north->south", Rate: rate(100_000, 128), Seconds: "60",
+		BinMilliseconds: 100, TxFrames: 6_000_000, LossPercent: "0", Bins: 600}
+	spoiled := &results.Timeline{StartNs: dayStart, BinMs: 100, RateFPS: 100_000, Bins: 600, MissedBins: 30}
+	for i := int64(0); i < 60; i++ {
+		spoiled.Marked = append(spoiled.Marked, [4]int64{200 + i, 10_000, 10_000, 1})
+	}
+	return Run{Name: "soak", Results: &v1alpha1.Results{LineRateBitsPerSecond: 10e9, Timeline: []v1alpha1.TimelineResult{row, limited, unrecorded}},
+		Trials: []results.Trial{
+			{Seq: 1, Test: v1alpha1.TestThroughput, FrameSize: 128, Direction: "west->east"},
+			{Seq: 2, Test: v1alpha1.TestTimeline, FrameSize: 128, Direction: "west->east", Timeline: dayTimeline()},
+			{Seq: 2, Test: v1alpha1.TestTimeline, FrameSize: 128, Direction: "east->west", Timeline: spoiled},
+		}}
+}
+
+// The report has a Timeline section per row: its figures, its longest outages with their start in UTC, and
+// its chart drawn from the row's trial record; a row the tester spoiled says it is no statement about the
+// DUT, and a row without a record says why it has no chart.
+func TestReportShowsEachTimeline(t *testing.T) {
+	dir := t.TempDir()
+	if err := Write(dir, timelineRun()); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "index.html"))
+	page := string(b)
+	for _, want := range []string{"<h2>Timeline</h2>", "<h3>128 B west-&gt;east</h3>", "100,000 frames/s",
+		"86400 s from 2024-05-01 22:00:00.000 UTC, in bins of 10 ms", "<td class=\"l\">5,001 (0.0000579 % of the frames due in the DUT's bins)</td>",
+		"<td class=\"l\">1: 5,000 frames, the longest 50 ms, 50 ms together</td>",
+		"<td>2024-05-02 10:00:00.000000123</td><td>5,000</td><td>50</td>", "100 of 8,640,000, in which 1 outage (the tester's, not the DUT's)",
+		"tester-limited", "no statement about the DUT",
+		"30 of the tester&#39;s bins were dropped by the engine before the runner read them",
+		"No trial record of 128 B north-&gt;south is in this report: it has no chart."} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	charts := regexp.MustCompile(`<img src="(timeline-[^"]+\.svg)"`).FindAllStringSubmatch(page, -1)
+	if len(charts) != 2 {
+		t.Fatalf("%d timeline charts on the page, want 2 (the rows with a record)", len(charts))
+	}
+	for _, c := range charts {
+		svg, err := os.ReadFile(filepath.Join(dir, c[1]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wellFormed(t, c[1], string(svg))
+	}
+}
+
+// The timeline section read in a real browser: no label cut off or drawn over another, the figures said.
+func TestTimelineReadsWellInABrowser(t *testing.T) {
+	chromium := reporttest.Browser(t)
+	dir := t.TempDir()
+	if err := Write(dir, timelineRun()); err != nil {
+		t.Fatal(err)
+	}
+	problems, text := reporttest.InBrowser(t, chromium, dir)
+	for _, p := range problems {
+		t.Error(p)
+	}
+	for _, want := range []string{"Timeline", "128 B west->east", "2024-05-02 10:00:00.000000123", "tester-limited",
+		"hours since 2024-05-01 22:00:00 UTC", "received"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the page does not say %q", want)
+		}
 	}
 }

@@ -130,6 +130,40 @@ type Trial struct {
 	// Aborted gives the reason a trial was cut short (dut-stalled, aborted).
 	Aborted string                   `json:"aborted,omitempty"`
 	Latency *v1alpha1.LatencySummary `json:"latency,omitempty"`
+	// Timeline is a timeline trial's record: its outages and the bins that lost frames or were the
+	// tester's (every other bin received all it was sent).
+	Timeline *Timeline `json:"timeline,omitempty"`
+}
+
+// Timeline is what a timeline trial found in one direction (the engine's TIMELINE, PROTOCOL.md).
+type Timeline struct {
+	// StartNs is when the measurement started (UTC, ns since the epoch); bin i starts at StartNs + i × BinMs.
+	StartNs int64   `json:"startNs"`
+	BinMs   int64   `json:"binMs"`
+	RateFPS float64 `json:"rateFps"`
+	// Bins is how many bins there were; Marked are those that lost frames or were the tester's:
+	// [index, sent, received, flags] (flags as the engine's: 1 lag, 2 pause, 4 rx-drop, 8 window, 16 unsent).
+	Bins   int64      `json:"bins"`
+	Marked [][4]int64 `json:"marked,omitempty"`
+	// Outages are every run of consecutive losses of at least the plan's outageMinFrames (the first
+	// MaxRecordedOutages), Tester those in the tester's bins.
+	Outages []Outage `json:"outages,omitempty"`
+	// OutagesLeftOut counts the outages beyond MaxRecordedOutages (counted in the result, not listed).
+	OutagesLeftOut int64 `json:"outagesLeftOut,omitempty"`
+	// MissedBins were bins the runner could not read before the engine dropped them: the tester's.
+	MissedBins int64 `json:"missedBins,omitempty"`
+}
+
+// MaxRecordedOutages bounds a trial record's outage list.
+const MaxRecordedOutages = 10000
+
+// Outage is one run of consecutive lost frames.
+type Outage struct {
+	First   int64 `json:"first"`
+	Frames  int64 `json:"frames"`
+	StartNs int64 `json:"startNs"`
+	Open    bool  `json:"open,omitempty"`
+	Tester  bool  `json:"tester,omitempty"`
 }
 
 // EncodeTrials packs trial records for KeyTrials.

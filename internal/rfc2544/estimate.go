@@ -330,6 +330,12 @@ func (r *Runner) modelStep(t v1alpha1.TestKind, size int) modelled {
 			high = high.plus(burst(estimate.BurstTrials(b, max(2*scatter, estimate.AssumedBurstScatter*res))))
 		}
 		return ranged(mean, low, high, estimate.BackToBackDecides)
+	case v1alpha1.TestTimeline:
+		if p.Timeline == nil {
+			return modelled{}
+		}
+		mean := one(1, p.Timeline.Duration)
+		return ranged(mean, mean, mean, "")
 	}
 	return modelled{}
 }

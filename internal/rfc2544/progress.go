@@ -47,6 +47,9 @@ func (r *Runner) emitProgress(ts trialSpec, pr *engine.Progress) {
 		}
 		pg.Summary += fmt.Sprintf(" %s %.0fs tx=%d rx=%d", pr.State, pr.Elapsed.Seconds(), tx, rx)
 	}
+	if ts.live != nil {
+		pg.Summary += "; " + ts.live()
+	}
 	r.sink.OnProgress(pg)
 }
 

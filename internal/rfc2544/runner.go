@@ -206,6 +206,16 @@ func (r *Runner) runTests(ctx context.Context) error {
 			err = r.forSizes(ctx, t, r.frameLoss)
 		case v1alpha1.TestBackToBack:
 			err = r.forSizes(ctx, t, r.backToBack)
+		case v1alpha1.TestTimeline:
+			if p.Timeline == nil {
+				err = fmt.Errorf("plan: timeline without its parameters")
+			} else if !r.skipStep() {
+				r.progress = v1alpha1.Progress{Test: t, FrameSize: int32(p.Timeline.FrameSize)}
+				r.stepStart = r.opt.Now()
+				if err = r.timeline(ctx); err == nil {
+					r.stepDone()
+				}
+			}
 		case v1alpha1.TestImixThroughput:
 			if p.Imix == nil {
 				err = fmt.Errorf("plan: imixThroughput without an imix")

@@ -23,6 +23,14 @@ type trialSpec struct {
 	duration time.Duration
 	burst    int64
 	tol      float64
+	// timeline, when set, keeps the trial's timeline (timeline.go): no stall ends it, since outages are
+	// what it measures; watch reads the engine's timeline during the trial (final: once it has ended,
+	// before the records are made), and attach adds what it read to a direction's record.
+	timeline *engine.TimelineConfig
+	watch    func(final bool) error
+	attach   func(dir int, rec *results.Trial)
+	// live, when set, says what the trial found so far, in the progress summary
+	live func() string
 }
 
 // validTrial runs a trial and repeats it while the tester spoiled it (in any direction), at most the plan's
@@ -72,6 +80,9 @@ func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, 
 		cfg.Duration, cfg.Stall = 0, 0
 		cfg.Drain = max(p.Durations.Drain, p.Durations.BackToBackTrial)
 	}
+	if ts.timeline != nil {
+		cfg.Timeline, cfg.Stall = ts.timeline, 0
+	}
 	var names []string
 	for i, d := range ts.dirs {
 		id := dirs[d].TX
@@ -91,9 +102,23 @@ func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, 
 	r.progress.StepsDone = int32(r.stepsDone)
 	r.emitProgress(ts, nil)
 
-	res, err := r.eng.RunTrial(ctx, cfg, func(pr engine.Progress) { r.emitProgress(ts, &pr) })
+	var watchErr error
+	res, err := r.eng.RunTrial(ctx, cfg, func(pr engine.Progress) {
+		if ts.watch != nil && watchErr == nil {
+			watchErr = ts.watch(false)
+		}
+		r.emitProgress(ts, &pr)
+	})
 	if err != nil {
 		return nil, "", err
+	}
+	if ts.watch != nil {
+		if watchErr == nil {
+			watchErr = ts.watch(true)
+		}
+		if watchErr != nil {
+			return nil, "", watchErr
+		}
 	}
 	now := r.opt.Now()
 	var out []dirResult
@@ -158,6 +183,9 @@ func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, 
 			}
 		}
 		rec.Pass = rec.Aborted == "" && !rec.TesterLimited && rec.LossPercent <= ts.tol+1e-9
+		if ts.attach != nil {
+			ts.attach(d, &rec)
+		}
 		r.trials = append(r.trials, rec)
 		r.sink.OnTrial(rec)
 		out = append(out, dirResult{dir: d, rec: rec, stream: sr})

@@ -126,6 +126,32 @@ func PrintTable(w io.Writer, r *v1alpha1.Results, lossTolerance string) {
 			fmt.Fprintf(tw, "%d B\t%s\t%s\t%s\t%s\t\n", c.FrameSize, fmtInt(c.TxFrames), fmtInt(c.RxFrames), c.LossPercent, above)
 		}
 	}
+	if len(r.Timeline) > 0 {
+		fmt.Fprintln(tw, "\nTimeline (every outage, to the frame)")
+		fmt.Fprintln(tw, "frame\tdirection\tframes/s\tseconds\tlost\tloss %\toutages\tlongest ms\ttotal ms\tscattered\tSES\ttester bins\t")
+		for _, t := range r.Timeline {
+			mark := ""
+			if t.TesterLimited {
+				mark = " (the tester spoiled too many bins: no statement about the DUT)"
+			}
+			longest, total := t.LongestOutageMilliseconds, t.TotalOutageMilliseconds
+			if longest == "" {
+				longest, total = "-", "-"
+			}
+			fmt.Fprintf(tw, "%d B\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%d\t%d of %d%s\t\n", t.FrameSize, t.Direction,
+				fmtInt(t.Rate.FramesPerSecond), t.Seconds, fmtInt(t.LostFrames), t.LossPercent, t.Outages, longest, total,
+				fmtInt(t.ScatteredFrames), t.SeverelyErroredSeconds, t.TesterBins, t.Bins, mark)
+		}
+		for _, t := range r.Timeline {
+			for _, o := range t.Longest {
+				open := ""
+				if o.Open {
+					open = " (still lost at the end)"
+				}
+				fmt.Fprintf(tw, "  outage %s %s: %s frames, %s ms%s\n", t.Direction, o.Start, fmtInt(o.Frames), o.Milliseconds, open)
+			}
+		}
+	}
 	if d := r.Diagnosis; d != nil {
 		fmt.Fprintf(tw, "\nDiagnosis (%s): %s — %s\n", d.Direction, d.Bound, d.Explanation)
 	}

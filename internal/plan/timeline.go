@@ -1,0 +1,101 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"linerate.dev/linerate/api/v1alpha1"
+)
+
+// Timeline is the timeline test: one load held for Duration at FrameSize, every frame judged Settle after
+// it was due, counted in bins of Bin, runs of at least OutageMinFrames losses reported as outages. The
+// load is one of PercentOfLineRate, FramesPerSecond (per direction) and PercentOfNDR (of the throughput
+// the same run measures at FrameSize in that direction).
+type Timeline struct {
+	Duration                time.Duration `json:"duration"`
+	PercentOfLineRate       float64       `json:"percentOfLineRate,omitempty"`
+	FramesPerSecond         float64       `json:"framesPerSecond,omitempty"`
+	PercentOfNDR            float64       `json:"percentOfNDR,omitempty"`
+	FrameSize               int           `json:"frameSize"`
+	Bin                     time.Duration `json:"bin"`
+	Settle                  time.Duration `json:"settle"`
+	OutageMinFrames         int64         `json:"outageMinFrames"`
+	MaxTesterSpoiledPercent float64       `json:"maxTesterSpoiledPercent"`
+}
+
+// timelineMargin is what the engine's sequence windows hold beyond a timeline's settle time (the
+// collector's margin, dataplane/src/timeline.c): they must span both at the line rate.
+const timelineMargin = time.Second
+
+func (p *Plan) resolveTimeline(s *v1alpha1.TimelineParams) error {
+	if !p.Has(v1alpha1.TestTimeline) {
+		return nil
+	}
+	t := Timeline{
+		Duration:        orDefault(s.Duration.Duration, 60*time.Second),
+		FramesPerSecond: float64(s.FramesPerSecond),
+		FrameSize:       int(s.FrameSize),
+		Bin:             orDefault(s.Bin.Duration, 100*time.Millisecond),
+		Settle:          orDefault(s.Settle.Duration, 200*time.Millisecond),
+		OutageMinFrames: orDefault(s.OutageMinFrames, 2),
+	}
+	var err error
+	if t.PercentOfNDR, err = Percent("spec.timeline.percentOfNDR", s.PercentOfNDR, 0); err != nil {
+		return err
+	}
+	def := 50.0
+	if s.PercentOfNDR != "" || s.FramesPerSecond > 0 {
+		def = 0
+	}
+	if t.PercentOfLineRate, err = Percent("spec.timeline.percentOfLineRate", s.PercentOfLineRate, def); err != nil {
+		return err
+	}
+	given := 0
+	for _, v := range []float64{t.PercentOfLineRate, t.FramesPerSecond, t.PercentOfNDR} {
+		if v > 0 {
+			given++
+		}
+	}
+	if given != 1 {
+		return fmt.Errorf("spec.timeline: give the load one way, above 0: percentOfLineRate, framesPerSecond or percentOfNDR")
+	}
+	if t.MaxTesterSpoiledPercent, err = Percent("spec.timeline.maxTesterSpoiled", s.MaxTesterSpoiled, 1); err != nil {
+		return err
+	}
+	switch {
+	case t.Duration < time.Second || t.Duration > 720*time.Hour:
+		return fmt.Errorf("spec.timeline.duration: %s is not from 1s to 720h", t.Duration)
+	case t.Bin < 10*time.Millisecond || t.Bin > 10*time.Second || t.Bin%time.Millisecond != 0:
+		return fmt.Errorf("spec.timeline.bin: %s is not whole milliseconds from 10ms to 10s", t.Bin)
+	case t.Settle < 10*time.Millisecond || t.Settle > time.Minute:
+		return fmt.Errorf("spec.timeline.settle: %s is not from 10ms to 60s", t.Settle)
+	case t.OutageMinFrames < 2:
+		return fmt.Errorf("spec.timeline.outageMinFrames: %d is below 2 (a single lost frame is scattered loss)", t.OutageMinFrames)
+	}
+	if t.FrameSize == 0 {
+		if len(p.FrameSizes) == 0 {
+			return fmt.Errorf("spec.timeline.frameSize: give one (the run has no frame sizes to take the first of)")
+		}
+		t.FrameSize = p.FrameSizes[0]
+	}
+	if t.PercentOfNDR > 0 && !slices.Contains(p.FrameSizes, t.FrameSize) {
+		return fmt.Errorf("spec.timeline.frameSize: %d B is not among the run's frame sizes, whose throughput percentOfNDR takes", t.FrameSize)
+	}
+	if t.PercentOfNDR > 0 && !p.Has(v1alpha1.TestThroughput) {
+		// the NDR it is a share of is measured in the same run, as latency's is
+		p.Tests = append([]v1alpha1.TestKind{v1alpha1.TestThroughput}, p.Tests...)
+	}
+	p.Timeline = &t
+	return nil
+}
+
+// timelineWindowSeconds is what a timeline trial needs its sequence windows to span: its settle time and
+// the collector's margin, however long the trial (0 without a timeline).
+func (p *Plan) timelineWindowSeconds() float64 {
+	if p.Timeline == nil {
+		return 0
+	}
+	// the engine keeps an eighth of each window clear of the receiver's edge
+	return (p.Timeline.Settle + timelineMargin).Seconds() * 8 / 7
+}

@@ -1,0 +1,78 @@
+package plan
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"linerate.dev/linerate/api/v1alpha1"
+)
+
+func TestResolveTimeline(t *testing.T) {
+	d := func(x time.Duration) metav1.Duration { return metav1.Duration{Duration: x} }
+	cases := []struct {
+		name   string
+		tests  []v1alpha1.TestKind
+		tl     v1alpha1.TimelineParams
+		want   Timeline
+		tests2 []v1alpha1.TestKind // the tests the plan runs
+		err    string
+	}{
+		{name: "defaults", tests: []v1alpha1.TestKind{v1alpha1.TestTimeline},
+			want:   Timeline{Duration: time.Minute, PercentOfLineRate: 50, FrameSize: 64, Bin: 100 * time.Millisecond, Settle: 200 * time.Millisecond, OutageMinFrames: 2, MaxTesterSpoiledPercent: 1},
+			tests2: []v1alpha1.TestKind{v1alpha1.TestTimeline}},
+		{name: "frames per second at a size", tests: []v1alpha1.TestKind{v1alpha1.TestTimeline},
+			tl:     v1alpha1.TimelineParams{FramesPerSecond: 12000, FrameSize: 1418, Duration: d(6 * time.Hour), Bin: d(10 * time.Millisecond), OutageMinFrames: 5, MaxTesterSpoiled: "0"},
+			want:   Timeline{Duration: 6 * time.Hour, FramesPerSecond: 12000, FrameSize: 1418, Bin: 10 * time.Millisecond, Settle: 200 * time.Millisecond, OutageMinFrames: 5},
+			tests2: []v1alpha1.TestKind{v1alpha1.TestTimeline}},
+		{name: "a share of the NDR runs throughput", tests: []v1alpha1.TestKind{v1alpha1.TestTimeline},
+			tl:     v1alpha1.TimelineParams{PercentOfNDR: "90", FrameSize: 512},
+			want:   Timeline{Duration: time.Minute, PercentOfNDR: 90, FrameSize: 512, Bin: 100 * time.Millisecond, Settle: 200 * time.Millisecond, OutageMinFrames: 2, MaxTesterSpoiledPercent: 1},
+			tests2: []v1alpha1.TestKind{v1alpha1.TestThroughput, v1alpha1.TestTimeline}},
+		{name: "two loads", tests: []v1alpha1.TestKind{v1alpha1.TestTimeline},
+			tl: v1alpha1.TimelineParams{PercentOfNDR: "90", FramesPerSecond: 10}, err: "spec.timeline: give the load one way"},
+		{name: "a share of an NDR not measured", tests: []v1alpha1.TestKind{v1alpha1.TestTimeline},
+			tl: v1alpha1.TimelineParams{PercentOfNDR: "90", FrameSize: 100}, err: "spec.timeline.frameSize: 100 B is not among"},
+		{name: "bins of 5 ms", tests: []v1alpha1.TestKind{v1alpha1.TestTimeline},
+			tl: v1alpha1.TimelineParams{Bin: d(5 * time.Millisecond)}, err: "spec.timeline.bin"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := Resolve(testWith(v1alpha1.TrafficTestSpec{Tests: c.tests, FrameSizes: []int32{64, 512, 1418}, Timeline: c.tl}), nil)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("error %v, want one containing %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if *p.Timeline != c.want || !slices.Equal(p.Tests, c.tests2) {
+				t.Errorf("timeline %+v tests %v, want %+v %v", *p.Timeline, p.Tests, c.want, c.tests2)
+			}
+			if s := p.Steps(); s[len(s)-1] != (Step{v1alpha1.TestTimeline, c.want.FrameSize}) {
+				t.Errorf("steps %v: the timeline is one step at its size, last", s)
+			}
+		})
+	}
+}
+
+// A timeline's sequence windows span its settle time: a day costs the engine no more memory than a minute.
+func TestSeqWindowOfATimelineDoesNotGrowWithItsDuration(t *testing.T) {
+	bits := func(dur time.Duration) int {
+		p, err := Resolve(testWith(v1alpha1.TrafficTestSpec{Tests: []v1alpha1.TestKind{v1alpha1.TestTimeline},
+			FrameSizes: []int32{64}, Timeline: v1alpha1.TimelineParams{Duration: metav1.Duration{Duration: dur}}}), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := p.SeqWindow()
+		return b
+	}
+	if m, day := bits(time.Minute), bits(24*time.Hour); m != day || day > 26 {
+		t.Errorf("window bits %d for a minute, %d for a day: want the same, and at most 2^26 bits (8 MiB)", m, day)
+	}
+}

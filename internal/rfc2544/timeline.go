@@ -1,0 +1,330 @@
+package rfc2544
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/engine"
+	"linerate.dev/linerate/internal/plan"
+	"linerate.dev/linerate/internal/results"
+)
+
+// longestListed is how many of a direction's outages its result row lists, longest first.
+const longestListed = 20
+
+// timeline holds one load for the plan's duration in every direction at once and finds every outage
+// (dataplane's timeline: every frame judged Settle after it was due). Fail closed: a bin the tester
+// spoiled is never the DUT's, an outage in such a bin is the tester's, and a row whose bins the tester
+// spoiled beyond timeline.maxTesterSpoiled is no statement about the DUT. It is one trial, never repeated:
+// an outage a soak test found happened, and a repeat would be another test.
+func (r *Runner) timeline(ctx context.Context) error {
+	p := r.plan
+	tl := p.Timeline
+	size := tl.FrameSize
+	te, ok := r.eng.(engine.Timeliner)
+	if !ok {
+		return fmt.Errorf("timeline: this tester's engine keeps no timeline (the ports of a testbed on two nodes split each stream over two engines; a timeline needs one engine to send and receive it)")
+	}
+	if err := r.defineStreams(ctx, []int{size}); err != nil {
+		return err
+	}
+	dirs := p.Directions()
+	ts := trialSpec{test: v1alpha1.TestTimeline, size: size, duration: tl.Duration}
+	for d := range dirs {
+		rate := tl.PercentOfLineRate
+		switch {
+		case tl.FramesPerSecond > 0:
+			rate = tl.FramesPerSecond / r.lineFPS(float64(size)) * 100
+		case tl.PercentOfNDR > 0:
+			info, found := r.ndr[key{size, d}]
+			if !found || !info.found || info.percent <= 0 {
+				r.note(fmt.Sprintf("timeline %d B %s: skipped, no throughput (NDR) was found at this size to take %s%% of", size, dirs[d].Name, FormatPct(tl.PercentOfNDR)))
+				continue
+			}
+			rate = info.percent * tl.PercentOfNDR / 100
+		}
+		ts.dirs = append(ts.dirs, d)
+		ts.rates = append(ts.rates, rate)
+		ts.purposes = append(ts.purposes, "timeline")
+	}
+	if len(ts.dirs) == 0 {
+		return nil
+	}
+	lim := limitsOf(p.Validity)
+	ts.timeline = &engine.TimelineConfig{Bin: tl.Bin, Settle: tl.Settle, OutageFrames: tl.OutageMinFrames,
+		TesterLag: lim.MaxTxLag, TesterGap: lim.MaxWorkerGap}
+	offset := r.engineClockOffset(ctx)
+	w := newTimelineWatch(dirs, ts.dirs, tl.Bin, offset)
+	ts.watch = func(bool) error {
+		t, err := te.Timeline(ctx, w.nextBin(), w.nextOutage())
+		if err != nil {
+			return fmt.Errorf("timeline: reading the engine's timeline: %w", err)
+		}
+		w.add(t)
+		return nil
+	}
+	ts.live = w.summary
+	ts.attach = func(d int, rec *results.Trial) { rec.Timeline = w.record(d) }
+	r.progress.OfferedRate = FormatPct(ts.rates[0])
+	drs, aborted, err := r.trial(ctx, ts)
+	if err != nil {
+		return err
+	}
+	for i, dr := range drs {
+		row := w.row(dr.dir, tl.MaxTesterSpoiledPercent)
+		row.FrameSize, row.Direction = int32(size), dirs[dr.dir].Name
+		row.Rate = r.rate(ts.rates[i], float64(size))
+		row.TxFrames = dr.rec.TxFrames
+		if aborted != "" {
+			row.TesterLimited = true
+			r.note(fmt.Sprintf("timeline %d B %s: the trial was cut short (%s): what it found is kept, the row is no statement about the DUT", size, row.Direction, aborted))
+		}
+		if row.TesterLimited && aborted == "" {
+			r.note(fmt.Sprintf("timeline %d B %s: the tester spoiled %d of %d bins (%s), more than timeline.maxTesterSpoiled (%s%%): the row is no statement about the DUT; the trial record lists those bins",
+				size, row.Direction, row.TesterBins, row.Bins, w.why(dr.dir), FormatPct(tl.MaxTesterSpoiledPercent)))
+		}
+		if row.LateAfterSettle > 0 {
+			r.note(fmt.Sprintf("timeline %d B %s: %d frames arrived later than timeline.settle (%s) after they were due: they are lost in their bins (a DUT that holds frames that long is not forwarding them in time)", size, row.Direction, row.LateAfterSettle, tl.Settle))
+		}
+		r.res.Timeline = append(r.res.Timeline, row)
+	}
+	return nil
+}
+
+// engineClockOffset is what turns the engine's timestamps into UTC: the wall clock minus the engine's
+// clock, read once (to within half a control round trip); 0 for an engine whose clock cannot be read.
+func (r *Runner) engineClockOffset(ctx context.Context) int64 {
+	c, ok := r.eng.(engine.Clock)
+	if !ok {
+		return 0
+	}
+	before := time.Now()
+	t, err := c.Time(ctx)
+	if err != nil {
+		return 0
+	}
+	mid := before.Add(time.Since(before) / 2)
+	return mid.UnixNano() - t.Ns
+}
+
+// timelineWatch gathers one timeline trial's bins and outages as the engine gives them, per direction.
+type timelineWatch struct {
+	binMs    int64
+	offsetNs int64
+	byStream map[int]*dirTimeline // by stream id (a direction's TX port)
+	order    []int                // the directions of the trial
+	streamOf map[int]int          // direction -> stream id
+}
+
+type dirTimeline struct {
+	rec           results.Timeline
+	nextBin       int64
+	nextOutage    int64
+	bins, tester  int64
+	sent, lost    int64
+	outages       []engine.Outage // the DUT's, all of them
+	testerOutages int64
+	flags         int
+	late          int64
+	// the second being summed for severely errored seconds, and its counts
+	second, secSent, secLost int64
+	secTester                bool
+	ses                      int64
+}
+
+func newTimelineWatch(dirs []plan.Direction, used []int, bin time.Duration, offsetNs int64) *timelineWatch {
+	w := &timelineWatch{binMs: bin.Milliseconds(), offsetNs: offsetNs, byStream: map[int]*dirTimeline{},
+		order: used, streamOf: map[int]int{}}
+	for _, d := range used {
+		w.streamOf[d] = dirs[d].TX
+		w.byStream[dirs[d].TX] = &dirTimeline{second: -1}
+	}
+	return w
+}
+
+// nextBin and nextOutage are where the next read starts: the least any direction still needs.
+func (w *timelineWatch) nextBin() int64 {
+	n := int64(math.MaxInt64)
+	for _, dt := range w.byStream {
+		n = min(n, dt.nextBin)
+	}
+	return n
+}
+
+func (w *timelineWatch) nextOutage() int64 {
+	n := int64(math.MaxInt64)
+	for _, dt := range w.byStream {
+		n = min(n, dt.nextOutage)
+	}
+	return n
+}
+
+func (w *timelineWatch) add(t *engine.Timeline) {
+	for _, st := range t.Streams {
+		dt := w.byStream[st.ID]
+		if dt == nil {
+			continue
+		}
+		dt.rec.StartNs, dt.rec.BinMs, dt.rec.RateFPS = t.StartNs+w.offsetNs, t.BinMs, st.RateFPS
+		if st.FirstBin > dt.nextBin {
+			// the engine dropped bins before they were read: they are nobody's, so the tester's
+			dt.rec.MissedBins += st.FirstBin - dt.nextBin
+			dt.bins += st.FirstBin - dt.nextBin
+			dt.tester += st.FirstBin - dt.nextBin
+			dt.nextBin = st.FirstBin
+		}
+		for _, b := range st.Bins {
+			if b.Index != dt.nextBin {
+				continue // read before (another direction asked from further back)
+			}
+			dt.nextBin++
+			dt.addBin(b, w.binMs)
+		}
+		for _, o := range st.Outages {
+			if o.N != dt.nextOutage {
+				continue
+			}
+			dt.nextOutage++
+			if o.Tester {
+				dt.testerOutages++
+			} else {
+				dt.outages = append(dt.outages, o)
+			}
+			if len(dt.rec.Outages) < results.MaxRecordedOutages {
+				dt.rec.Outages = append(dt.rec.Outages, results.Outage{First: o.First, Frames: o.Frames,
+					StartNs: o.StartNs + w.offsetNs, Open: o.Open, Tester: o.Tester})
+			} else {
+				dt.rec.OutagesLeftOut++
+			}
+		}
+		if st.FirstOutage > dt.nextOutage {
+			dt.rec.OutagesLeftOut += st.FirstOutage - dt.nextOutage
+			dt.nextOutage = st.FirstOutage
+		}
+		dt.late = st.LateAfterSettle
+	}
+}
+
+func (dt *dirTimeline) addBin(b engine.TimelineBin, binMs int64) {
+	dt.bins++
+	if b.Flags != 0 || b.Lost > 0 {
+		dt.rec.Marked = append(dt.rec.Marked, [4]int64{b.Index, b.Sent, b.Received, int64(b.Flags)})
+	}
+	sec := b.Index * binMs / 1000
+	if sec != dt.second {
+		dt.closeSecond()
+		dt.second = sec
+	}
+	if b.Flags != 0 {
+		dt.tester++
+		dt.flags |= b.Flags
+		dt.secTester = true
+		return
+	}
+	dt.sent += b.Sent
+	dt.lost += b.Lost
+	dt.secSent += b.Sent
+	dt.secLost += b.Lost
+}
+
+// closeSecond counts the second summed so far as severely errored (more than half its frames lost),
+// unless the tester spoiled any of it.
+func (dt *dirTimeline) closeSecond() {
+	if dt.second >= 0 && !dt.secTester && dt.secSent > 0 && 2*dt.secLost > dt.secSent {
+		dt.ses++
+	}
+	dt.secSent, dt.secLost, dt.secTester = 0, 0, false
+}
+
+func (w *timelineWatch) record(d int) *results.Timeline {
+	dt := w.byStream[w.streamOf[d]]
+	if dt == nil {
+		return nil
+	}
+	rec := dt.rec
+	rec.Bins = dt.bins
+	return &rec
+}
+
+// why names what spoiled a direction's bins.
+func (w *timelineWatch) why(d int) string {
+	dt := w.byStream[w.streamOf[d]]
+	names := engine.BinFlagNames(dt.flags)
+	if dt.rec.MissedBins > 0 {
+		names = append(names, fmt.Sprintf("%d bins the runner read too late", dt.rec.MissedBins))
+	}
+	return joinList(names)
+}
+
+func (w *timelineWatch) summary() string {
+	s := ""
+	for _, d := range w.order {
+		dt := w.byStream[w.streamOf[d]]
+		longest := int64(0)
+		for _, o := range dt.outages {
+			longest = max(longest, o.LengthNs)
+		}
+		s += fmt.Sprintf("; %d s judged, %d outages (longest %s ms), %d frames lost", dt.bins*w.binMs/1000,
+			len(dt.outages), msString(longest), dt.lost)
+	}
+	return strings.TrimPrefix(s, "; ")
+}
+
+// row is a direction's result (frame size, direction, rate and frames sent are the caller's).
+func (w *timelineWatch) row(d int, maxSpoiledPercent float64) v1alpha1.TimelineResult {
+	dt := w.byStream[w.streamOf[d]]
+	dt.closeSecond()
+	row := v1alpha1.TimelineResult{BinMilliseconds: int32(w.binMs), Bins: dt.bins, TesterBins: dt.tester,
+		LostFrames: dt.lost, Outages: int64(len(dt.outages)), TesterOutages: dt.testerOutages,
+		SeverelyErroredSeconds: dt.ses, LateAfterSettle: dt.late,
+		Seconds: strconv.FormatFloat(float64(dt.bins*w.binMs)/1000, 'f', -1, 64)}
+	if dt.rec.StartNs > 0 {
+		t := metav1.NewTime(time.Unix(0, dt.rec.StartNs).UTC())
+		row.StartTime = &t
+	}
+	if dt.sent > 0 {
+		row.LossPercent = FormatLoss(float64(dt.lost) / float64(dt.sent) * 100)
+	} else {
+		row.LossPercent = "0"
+	}
+	var total int64
+	out := slices.Clone(dt.outages)
+	for _, o := range out {
+		row.OutageFrames += o.Frames
+		total += o.LengthNs
+	}
+	row.ScatteredFrames = dt.lost - row.OutageFrames
+	if row.ScatteredFrames < 0 {
+		row.ScatteredFrames = 0
+	}
+	slices.SortStableFunc(out, func(a, b engine.Outage) int {
+		if a.Frames != b.Frames {
+			return int(b.Frames - a.Frames)
+		}
+		return int(a.First - b.First)
+	})
+	if len(out) > 0 {
+		row.LongestOutageMilliseconds = msString(out[0].LengthNs)
+		row.TotalOutageMilliseconds = msString(total)
+	}
+	for _, o := range out[:min(len(out), longestListed)] {
+		row.Longest = append(row.Longest, v1alpha1.OutageRecord{
+			Start:  time.Unix(0, o.StartNs+w.offsetNs).UTC().Format(time.RFC3339Nano),
+			Frames: o.Frames, Milliseconds: msString(o.LengthNs), FirstFrame: o.First, Open: o.Open})
+	}
+	row.TesterLimited = dt.bins == 0 || float64(dt.tester)*100 > maxSpoiledPercent*float64(dt.bins)
+	return row
+}
+
+// msString renders nanoseconds as milliseconds with up to three decimals.
+func msString(ns int64) string {
+	return strconv.FormatFloat(math.Round(float64(ns)/1e3)/1e3, 'f', -1, 64)
+}

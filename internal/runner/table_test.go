@@ -1,0 +1,27 @@
+package runner
+
+import (
+	"strings"
+	"testing"
+
+	"linerate.dev/linerate/api/v1alpha1"
+)
+
+// The console table shows a timeline row's outages, and says when the tester spoiled too many bins.
+func TestTableShowsTimelineOutages(t *testing.T) {
+	res := &v1alpha1.Results{Timeline: []v1alpha1.TimelineResult{
+		{FrameSize: 128, Direction: "west->east", Rate: v1alpha1.Rate{FramesPerSecond: 2000}, Seconds: "16", LostFrames: 33,
+			LossPercent: "0.103", Outages: 4, LongestOutageMilliseconds: "8", TotalOutageMilliseconds: "16.5", Bins: 160,
+			Longest: []v1alpha1.OutageRecord{{Start: "2026-11-28T05:11:36.573646466Z", Frames: 16, Milliseconds: "8"}}},
+		{FrameSize: 128, Direction: "east->west", Rate: v1alpha1.Rate{FramesPerSecond: 2000}, Seconds: "16", LossPercent: "0",
+			Bins: 160, TesterBins: 9, TesterLimited: true},
+	}}
+	var b strings.Builder
+	PrintTable(&b, res, "0")
+	out := b.String()
+	for _, want := range []string{"Timeline", "west->east", "2026-11-28T05:11:36.573646466Z: 16 frames, 8 ms", "9 of 160 (the tester spoiled too many bins"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
