@@ -657,6 +657,10 @@ type TimelineResult struct {
 	// testerOutages are the outages that lie in the tester's bins: the tester's, not the DUT's.
 	// +optional
 	TesterOutages int64 `json:"testerOutages,omitempty"`
+	// testerLostFrames were lost in the tester's bins: neither the DUT's nor proven not to be, so an
+	// outage of the DUT's may lie there (an expectation on outages is then undecided).
+	// +optional
+	TesterLostFrames int64 `json:"testerLostFrames,omitempty"`
 	// lateAfterSettle frames arrived later than timeline.settle after they were due: lost in their bins.
 	// +optional
 	LateAfterSettle int64 `json:"lateAfterSettle,omitempty"`

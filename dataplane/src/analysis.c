@@ -76,7 +76,8 @@ void lr_run_close(struct lr_run *r, uint64_t now)
 	/* a run is of one lane: its numbers in the window are the low bits */
 	lr_seqwin_set_range(q->win.bits, q->win.nbits - 1, r->first & LR_SEQ_MASK, r->next & LR_SEQ_MASK);
 	uint64_t frames = r->next - r->first;
-	q->win.next = r->next & LR_SEQ_MASK;
+	/* after the bits: the timeline's collector reads bits below next (timeline.c) */
+	__atomic_store_n(&q->win.next, r->next & LR_SEQ_MASK, __ATOMIC_RELEASE);
 	q->win.rx += frames;
 	q->rx_bytes += r->bytes;
 	if (r->cycle_len == 1) /* counted here, not per frame (lr_run_add) */

@@ -111,6 +111,7 @@ int do_trial(struct args *a, struct out *o)
 			sid[i] = s->id;
 			fps[i] = burst ? 0 : u == 0 ? r[i] : u == 1 ? r[i] / (s->mean_frame * 8) : r[i] / ((s->mean_frame + 20) * 8);
 		}
+		tlp.duration_ms = dur;
 		if (lr_timeline_check(&tlp, sid, fps, ns, burst, o))
 			return -1;
 	}

@@ -113,7 +113,7 @@ enum lr_seq_class lr_seqwin_add_any(struct lr_seqwin *w, uint64_t seq)
 		/* the positions of the gap and of seq itself still hold the bits of numbers nbits before */
 		clear_range(w, w->next, seq + 1);
 		test_and_set(w, seq);
-		w->next = seq + 1;
+		__atomic_store_n(&w->next, seq + 1, __ATOMIC_RELEASE);
 		return LR_SEQ_IN_ORDER;
 	}
 	uint64_t late = w->next - 1 - seq;

@@ -55,7 +55,7 @@ static inline enum lr_seq_class lr_seqwin_add(struct lr_seqwin *w, uint64_t seq)
 		/* the position still holds seq - nbits's bit: setting it is clearing it and setting it */
 		uint64_t i = seq & (w->nbits - 1);
 		w->bits[i >> 6] |= 1ull << (i & 63);
-		w->next = seq + 1;
+		__atomic_store_n(&w->next, seq + 1, __ATOMIC_RELEASE); /* after its bit: timeline.c reads below next */
 		w->rx++;
 		return LR_SEQ_IN_ORDER;
 	}

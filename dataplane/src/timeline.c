@@ -69,6 +69,7 @@ static struct {
 	/* what the collector saw at its last look */
 	uint64_t last_look;
 	uint64_t port_drops[LR_MAX_PORTS], port_rollovers[LR_MAX_PORTS];
+	uint64_t port_ethdev_drops[LR_MAX_PORTS], stats_due[LR_MAX_PORTS];
 	uint64_t worker_gaps[LR_MAX_WORKERS];
 	uint64_t lane_lags[LR_MAX_TRIAL_STREAMS][LR_MAX_QUEUES];
 } tl = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -127,26 +128,24 @@ static unsigned bins_spoiled(uint64_t meas_start, uint64_t first, uint64_t last)
 	return spoiled(meas_start + first * tl.bin_tsc, meas_start + (last + 1) * tl.bin_tsc);
 }
 
-/* A gap in a worker's passes matters where the frames that waited for it could be dropped unseen: a port
- * that counts its drops says so itself (LR_TL_RX_DROP), and a sender's gap shows as its lanes' lag. */
-static bool gap_matters(const struct lr_worker *w)
-{
-	for (unsigned i = 0; i < w->nports; i++)
-		if (!lr.ports[w->ports[i]].rx_misses_counted)
-			return true;
-	return false;
-}
-
+/* A gap in a worker's passes matters whatever the port: frames that waited in a ring for a receiver held
+ * up past settle_ms are judged lost before it reads them (and on a port that cannot count its drops they
+ * may be gone unseen); a sender's gap shows as its lanes' lag too. Any gap beyond the limit spoils. */
 static void look_at_health(uint64_t now, uint64_t meas_start, bool final, uint64_t sent[][LR_MAX_QUEUES])
 {
 	uint64_t prev = tl.last_look ? tl.last_look : meas_start;
 	uint64_t back = prev > tl.settle_tsc ? prev - tl.settle_tsc : 0;
 	for (unsigned i = 0; i < lr.nports; i++) {
 		struct lr_port *p = &lr.ports[i];
-		struct rte_eth_stats es;
-		memset(&es, 0, sizeof(es));
-		rte_eth_stats_get(p->id, &es);
-		uint64_t drops = es.imissed + es.rx_nombuf + es.ierrors, rollovers = tl.port_rollovers[i];
+		/* a VF's stats are a mailbox round trip to its PF: asked every 100 ms, and at the end */
+		if (final || now >= tl.stats_due[i]) {
+			struct rte_eth_stats es;
+			memset(&es, 0, sizeof(es));
+			rte_eth_stats_get(p->id, &es);
+			tl.port_ethdev_drops[i] = es.imissed + es.rx_nombuf;
+			tl.stats_due[i] = now + lr.tsc_hz / 10;
+		}
+		uint64_t drops = tl.port_ethdev_drops[i], rollovers = tl.port_rollovers[i];
 		if (p->af_packet && !lr.mask_rx_misses) {
 			/* reading resets the kernel's count: kept where RESULT adds its own reads (it joins us first) */
 			uint64_t kd;
@@ -163,19 +162,17 @@ static void look_at_health(uint64_t now, uint64_t meas_start, bool final, uint64
 	}
 	for (unsigned w = 0; w < lr.nworkers; w++) {
 		struct lr_worker *wk = &lr.workers[w];
-		bool matters = gap_matters(wk);
 		uint64_t ev = __atomic_load_n(&wk->gap_events, __ATOMIC_ACQUIRE);
 		if (ev != tl.worker_gaps[w]) {
 			uint64_t from = lr_peek_u64(&wk->gap_from_tsc);
-			if (matters)
-				spoil(from > tl.settle_tsc ? from - tl.settle_tsc : 0, now, LR_TL_PAUSE);
+			spoil(from > tl.settle_tsc ? from - tl.settle_tsc : 0, now, LR_TL_PAUSE);
 			tl.worker_gaps[w] = ev;
 			lr_publish_u64(&wk->gap_ack, ev);
 		}
 		/* a gap still going on: the worker will say so only when it runs again */
 		uint64_t last = lr_peek_u64(&wk->polled_tsc), until = lr_peek_u64(&wk->sleep_until);
 		uint64_t since = last > until ? last : until;
-		if (!final && matters && last && now > since + tl.gap_tsc)
+		if (!final && last && now > since + tl.gap_tsc)
 			spoil(last > tl.settle_tsc ? last - tl.settle_tsc : 0, now, LR_TL_PAUSE);
 	}
 	for (unsigned i = 0; i < tl.nstreams; i++) {
@@ -204,6 +201,19 @@ static void look_at_health(uint64_t now, uint64_t meas_start, bool final, uint64
 	}
 }
 
+/* Each window's next, read once per look (acquire: the receiver publishes it after the bits below it):
+ * the line it sits on is the receiver's, written for every frame. */
+static uint64_t next_of[LR_MAX_QUEUES][LR_MAX_QUEUES];
+
+static void read_nexts(const struct lr_tl_stream *ts)
+{
+	for (unsigned q = 0; q < ts->nq; q++)
+		for (unsigned k = 0; k < ts->lanes; k++) {
+			const struct lr_rxq *r = ts->s->rxq[q][k];
+			next_of[q][k] = r ? __atomic_load_n(&r->win.next, __ATOMIC_ACQUIRE) : 0;
+		}
+}
+
 /* Whether the frame numbered n of lane k arrived on any RX queue; *unknown when a window had already
  * reused its bit (the collector came too late to read it). */
 static bool received(const struct lr_tl_stream *ts, unsigned k, uint64_t n, bool *unknown)
@@ -212,7 +222,7 @@ static bool received(const struct lr_tl_stream *ts, unsigned k, uint64_t n, bool
 		const struct lr_rxq *r = ts->s->rxq[q][k];
 		if (r == NULL)
 			continue;
-		uint64_t next = lr_peek_u64(&r->win.next), nbits = r->win.nbits;
+		uint64_t next = next_of[q][k], nbits = r->win.nbits;
 		if (n >= next)
 			continue;
 		/* the receiver clears ahead of next (a gap): keep an eighth of the window clear of it */
@@ -238,6 +248,12 @@ static void close_bin(struct lr_tl_stream *ts, uint64_t meas_start)
 	ts->bin_end = bin_first(ts, ts->bin + 1);
 	ts->bin_sent = ts->bin_received = 0;
 	ts->bin_flags = 0;
+}
+
+/* a trial aborted early keeps the bins it never reached unclosed: only a trial that sent all it had */
+static bool final_bins_closable(const struct lr_tl_stream *ts)
+{
+	return ts->unsent == 0;
 }
 
 static void close_run(struct lr_tl_stream *ts, uint64_t meas_start, bool open)
@@ -292,6 +308,10 @@ static void judge(struct lr_tl_stream *ts, uint64_t now, uint64_t meas_start, bo
 				frontier = first_unsent;
 		}
 	}
+	if (ts->lanes == 0) /* a stream sent here has one lane at least */
+		return;
+	read_nexts(ts);
+	uint64_t first_judged = ts->scan;
 	for (uint64_t pos = ts->scan; pos < frontier; pos++) {
 		while (pos >= ts->bin_end)
 			close_bin(ts, meas_start);
@@ -320,12 +340,30 @@ static void judge(struct lr_tl_stream *ts, uint64_t now, uint64_t meas_start, bo
 				ts->run_first = pos;
 		}
 	}
+	/* a receiver that moved its window past what was just read while the collector read it (the collector
+	 * held up): those reads may be of reused bits, so the tester's */
+	if (frontier > first_judged) {
+		uint64_t lowest = first_judged / ts->lanes;
+		for (unsigned q = 0; q < ts->nq; q++)
+			for (unsigned k = 0; k < ts->lanes; k++) {
+				const struct lr_rxq *r = ts->s->rxq[q][k];
+				uint64_t now_next = r ? __atomic_load_n(&r->win.next, __ATOMIC_ACQUIRE) : 0;
+				if (r && now_next > lowest && now_next - lowest > r->win.nbits - r->win.nbits / 8) {
+					ts->bin_flags |= LR_TL_WINDOW;
+					spoil(due_tsc(ts, meas_start, first_judged), due_tsc(ts, meas_start, frontier), LR_TL_WINDOW);
+				}
+			}
+	}
 	if (frontier > ts->scan)
 		ts->scan = frontier;
 	if (!final)
 		return;
 	close_run(ts, meas_start, true);
 	if (ts->bin_sent || ts->bin_flags)
+		close_bin(ts, meas_start);
+	/* bins after the last frame (a rate below one frame a bin) are bins of the trial too */
+	uint64_t all = (uint64_t)ceil((double)lr.trial.duration_tsc / (double)tl.bin_tsc - 1e-9);
+	while (ts->bin < all && final_bins_closable(ts))
 		close_bin(ts, meas_start);
 	/* a frame judged lost that still arrived before the end is received in RESULT: the difference */
 	uint64_t unique = 0, tx = 0;
@@ -409,6 +447,11 @@ int lr_timeline_check(const struct lr_tl_params *p, const int *streams, const do
 				    "bin_ms: stream %d is not both sent and received by this engine (a split stream keeps no timeline)",
 				    s->id);
 		double lane_fps = fps[i] / lr.ports[s->tx_port].nq;
+		/* a lane numbers its frames in LR_LANE_SHIFT bits: past them its numbers would read as the next
+		 * lane's, and the rest of the trial as lost */
+		if (lane_fps * (double)p->duration_ms / 1000.0 >= (double)(1ull << LR_LANE_SHIFT))
+			return fail(o, "bad-value", "duration_ms: stream %d's lanes would number more than 2^%d frames at %.0f frames/s each: shorten the trial",
+				    s->id, LR_LANE_SHIFT, lane_fps);
 		double need = lane_fps * (double)(p->settle_ms + LR_TL_MARGIN_MS) / 1000.0;
 		if (need > (double)holds) {
 			unsigned bits = lr.window_bits;
@@ -458,7 +501,7 @@ int lr_timeline_start(const struct lr_tl_params *p, struct out *o)
 	tl.nspoil = 0;
 	tl.last_look = 0;
 	for (unsigned i = 0; i < lr.nports; i++) {
-		tl.port_drops[i] = 0;
+		tl.port_drops[i] = tl.port_ethdev_drops[i] = tl.stats_due[i] = 0;
 		tl.port_rollovers[i] = lr.ports[i].rx_kernel_rollovers_base;
 	}
 	for (unsigned w = 0; w < lr.nworkers; w++)

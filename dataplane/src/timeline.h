@@ -20,7 +20,7 @@
 enum { LR_TL_LAG = 1, LR_TL_PAUSE = 2, LR_TL_RX_DROP = 4, LR_TL_WINDOW = 8, LR_TL_UNSENT = 16 };
 
 struct lr_tl_params {
-	uint64_t bin_ms, settle_ms, outage_frames, lag_ms, gap_ms;
+	uint64_t bin_ms, settle_ms, outage_frames, lag_ms, gap_ms, duration_ms;
 };
 
 /* A worker's event for the collector (a lane's lag, a worker's gap): counted, and from when it mattered

@@ -115,19 +115,25 @@ type Outage struct {
 	Tester bool `json:"tester"`
 }
 
+// msCeil renders a duration in whole milliseconds, rounded up, at least 1: a limit below a millisecond
+// is the engine's finest, never none.
+func msCeil(d time.Duration) string {
+	return strconv.FormatInt(max(1, int64((d+time.Millisecond-1)/time.Millisecond)), 10)
+}
+
 func timelineArgs(t *TimelineConfig) []KV {
 	args := []KV{{"bin_ms", ms(t.Bin)}}
 	if t.Settle > 0 {
-		args = append(args, KV{"settle_ms", ms(t.Settle)})
+		args = append(args, KV{"settle_ms", msCeil(t.Settle)})
 	}
 	if t.OutageFrames > 0 {
 		args = append(args, KV{"outage_frames", strconv.FormatInt(t.OutageFrames, 10)})
 	}
 	if t.TesterLag > 0 {
-		args = append(args, KV{"tester_lag_ms", ms(t.TesterLag)})
+		args = append(args, KV{"tester_lag_ms", msCeil(t.TesterLag)})
 	}
 	if t.TesterGap > 0 {
-		args = append(args, KV{"tester_gap_ms", ms(t.TesterGap)})
+		args = append(args, KV{"tester_gap_ms", msCeil(t.TesterGap)})
 	}
 	return args
 }

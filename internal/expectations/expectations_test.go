@@ -354,3 +354,15 @@ func TestTimelineOutagesAgainstTheBounds(t *testing.T) {
 		t.Errorf("no timeline measured: %s %q", v, f)
 	}
 }
+
+// An outage the tester's bins hide (a failover with one spoiled bin in it) never lets a bound on outages pass.
+func TestTimelineOutagesHiddenInTheTestersBinsDecideNothing(t *testing.T) {
+	n := func(v int64) *int64 { return &v }
+	row := v1alpha1.TimelineResult{FrameSize: 128, Direction: "west->east", LossPercent: "0", Bins: 600, TesterBins: 1,
+		TesterOutages: 1, TesterLostFrames: 6000}
+	planned := []plan.Row{{Test: v1alpha1.TestTimeline, FrameSize: 128, Direction: "west->east"}}
+	v, f := Evaluate(&v1alpha1.Expectations{Timeline: &v1alpha1.TimelineExpectation{MaxOutages: n(0)}}, &v1alpha1.Results{Timeline: []v1alpha1.TimelineResult{row}}, planned)
+	if v != v1alpha1.VerdictInconclusive || !strings.Contains(strings.Join(f, ";"), "6000 frames were lost in bins the tester spoiled") {
+		t.Errorf("%s %q: want Inconclusive for the frames lost in the tester's bins", v, f)
+	}
+}

@@ -60,7 +60,7 @@ var (
 	timelineTesterBins = prometheus.NewDesc("linerate_timeline_tester_bins",
 		"Timeline test: the bins the tester spoiled (fell behind its schedule, paused, dropped on receipt): never counted against the DUT.", rowLabels, nil)
 	timelineTesterLimited = prometheus.NewDesc("linerate_timeline_tester_limited",
-		"1 for a timeline result whose bins the tester spoiled beyond timeline.maxTesterSpoiled (or whose trial was cut short): it is no statement about the DUT, and none of its outage or loss figures is exported.", rowLabels, nil)
+		"1 for a timeline result whose bins the tester spoiled beyond timeline.maxTesterSpoiled, or in which frames were lost or an outage lay (or whose trial was cut short): its outage figures are a lower bound, and none of its outage or loss figures is exported.", rowLabels, nil)
 	penalty = prometheus.NewDesc("linerate_baseline_penalty_ratio",
 		"Throughput lost against the baseline TrafficTest, as a fraction.", rowLabels, nil)
 	phase = prometheus.NewDesc("linerate_traffictest_phase",
@@ -287,9 +287,9 @@ func collectTest(ch chan<- prometheus.Metric, tt *v1alpha1.TrafficTest) {
 		// the bins are the tester's own figures, true whoever spoiled them: they say how much was judged
 		gauge(timelineBins, float64(t.Bins), l)
 		gauge(timelineTesterBins, float64(t.TesterBins), l)
-		if t.TesterLimited {
-			// fail closed: the outages of the bins the tester left are a lower bound, and "0 outages" from
-			// them would read as a clean night
+		if t.TesterLimited || t.TesterOutages > 0 || t.TesterLostFrames > 0 {
+			// fail closed: the outages of the bins the tester left are a lower bound (an outage of the
+			// DUT's may lie in the bins it spoiled), and "0 outages" from them would read as a clean night
 			gauge(timelineTesterLimited, 1, l)
 			continue
 		}

@@ -186,6 +186,9 @@ func TestTimelineExportsTheDUTsOutagesOnlyWhereItMeasuredThem(t *testing.T) {
 				LongestOutageMilliseconds: "20", TotalOutageMilliseconds: "20", SeverelyErroredSeconds: 1,
 				Bins: 600, TesterBins: 90, TesterLimited: true},
 			map[string]float64{"linerate_timeline_tester_limited": 1, "linerate_timeline_bins": 600, "linerate_timeline_tester_bins": 90}},
+		{"frames lost in one bin the tester spoiled: the outages are a lower bound",
+			v1alpha1.TimelineResult{LossPercent: "0", Bins: 600, TesterBins: 1, TesterOutages: 1, TesterLostFrames: 6000},
+			map[string]float64{"linerate_timeline_tester_limited": 1, "linerate_timeline_bins": 600, "linerate_timeline_tester_bins": 1}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			c.row.FrameSize, c.row.Direction = 128, "west->east"

@@ -82,6 +82,11 @@ func (p *Plan) resolveTimeline(s *v1alpha1.TimelineParams) error {
 	if t.PercentOfNDR > 0 && !slices.Contains(p.FrameSizes, t.FrameSize) {
 		return fmt.Errorf("spec.timeline.frameSize: %d B is not among the run's frame sizes, whose throughput percentOfNDR takes", t.FrameSize)
 	}
+	// a sender lane numbers its frames in 44 bits (dataplane: LR_LANE_SHIFT): the engine refuses a trial
+	// that would run past them, said here first, naming the field (the fastest load: one lane)
+	if fps := t.maxFPS(p.Traffic.LineRateBps); fps*t.Duration.Seconds() >= float64(uint64(1)<<44) {
+		return fmt.Errorf("spec.timeline.duration: %s at up to %.0f frames/s numbers more than 2^44 frames on one sender lane: shorten it, or lower the load", t.Duration, fps)
+	}
 	if t.PercentOfNDR > 0 && !p.Has(v1alpha1.TestThroughput) {
 		// the NDR it is a share of is measured in the same run, as latency's is
 		p.Tests = append([]v1alpha1.TestKind{v1alpha1.TestThroughput}, p.Tests...)
@@ -98,4 +103,17 @@ func (p *Plan) timelineWindowSeconds() float64 {
 	}
 	// the engine keeps an eighth of each window clear of the receiver's edge
 	return (p.Timeline.Settle + timelineMargin).Seconds() * 8 / 7
+}
+
+// maxFPS is the fastest the timeline's load can be at its frame size: as given, or the share of line rate
+// (of the NDR: at most the line rate).
+func (t *Timeline) maxFPS(lineBps int64) float64 {
+	if t.FramesPerSecond > 0 {
+		return t.FramesPerSecond
+	}
+	line := float64(lineBps) / (float64(t.FrameSize+20) * 8)
+	if t.PercentOfLineRate > 0 {
+		return line * t.PercentOfLineRate / 100
+	}
+	return line * t.PercentOfNDR / 100
 }

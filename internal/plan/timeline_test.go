@@ -36,6 +36,8 @@ func TestResolveTimeline(t *testing.T) {
 			tl: v1alpha1.TimelineParams{PercentOfNDR: "90", FramesPerSecond: 10}, err: "spec.timeline: give the load one way"},
 		{name: "a share of an NDR not measured", tests: []v1alpha1.TestKind{v1alpha1.TestTimeline},
 			tl: v1alpha1.TimelineParams{PercentOfNDR: "90", FrameSize: 100}, err: "spec.timeline.frameSize: 100 B is not among"},
+		{name: "a month at line rate outnumbers a lane", tests: []v1alpha1.TestKind{v1alpha1.TestTimeline},
+			tl: v1alpha1.TimelineParams{PercentOfLineRate: "100", Duration: d(720 * time.Hour)}, err: "spec.timeline.duration: 720h0m0s at up to 14880952 frames/s"},
 		{name: "bins of 5 ms", tests: []v1alpha1.TestKind{v1alpha1.TestTimeline},
 			tl: v1alpha1.TimelineParams{Bin: d(5 * time.Millisecond)}, err: "spec.timeline.bin"},
 	}

@@ -152,10 +152,15 @@ type Timeline struct {
 	OutagesLeftOut int64 `json:"outagesLeftOut,omitempty"`
 	// MissedBins were bins the runner could not read before the engine dropped them: the tester's.
 	MissedBins int64 `json:"missedBins,omitempty"`
+	// MarkedLeftOut counts the marked bins beyond MaxMarkedBins (in the result's counts, not listed).
+	MarkedLeftOut int64 `json:"markedLeftOut,omitempty"`
 }
 
+// MaxMarkedBins bounds a trial record's marked bins, so that the record fits a ConfigMap segment.
+const MaxMarkedBins = 20000
+
 // MaxRecordedOutages bounds a trial record's outage list.
-const MaxRecordedOutages = 10000
+const MaxRecordedOutages = 5000
 
 // Outage is one run of consecutive lost frames.
 type Outage struct {

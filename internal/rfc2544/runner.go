@@ -195,6 +195,10 @@ func (r *Runner) where() string {
 
 func (r *Runner) runTests(ctx context.Context) error {
 	p := r.plan
+	if _, ok := r.eng.(engine.Timeliner); p.Has(v1alpha1.TestTimeline) && !ok {
+		// said before any step runs, not after hours of throughput
+		return fmt.Errorf("spec.tests: timeline needs one engine to send and receive each stream; this tester's ports are on two nodes (spec.ports[].node), whose engines split each stream")
+	}
 	for _, t := range p.Tests {
 		var err error
 		switch t {

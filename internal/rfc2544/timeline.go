@@ -61,8 +61,12 @@ func (r *Runner) timeline(ctx context.Context) error {
 	lim := limitsOf(p.Validity)
 	ts.timeline = &engine.TimelineConfig{Bin: tl.Bin, Settle: tl.Settle, OutageFrames: tl.OutageMinFrames,
 		TesterLag: lim.MaxTxLag, TesterGap: lim.MaxWorkerGap}
-	offset := r.engineClockOffset(ctx)
+	offset, clocked := r.engineClockOffset(ctx)
+	if !clocked {
+		r.note("timeline: the tester's clock could not be read against this host's, so outages carry no UTC time; their frame positions and lengths stand")
+	}
 	w := newTimelineWatch(dirs, ts.dirs, tl.Bin, offset)
+	w.clocked = clocked
 	ts.watch = func(bool) error {
 		t, err := te.Timeline(ctx, w.nextBin(), w.nextOutage())
 		if err != nil {
@@ -100,40 +104,46 @@ func (r *Runner) timeline(ctx context.Context) error {
 }
 
 // engineClockOffset is what turns the engine's timestamps into UTC: the wall clock minus the engine's
-// clock, read once (to within half a control round trip); 0 for an engine whose clock cannot be read.
-func (r *Runner) engineClockOffset(ctx context.Context) int64 {
+// clock, read once (to within half a control round trip; the two clocks may drift apart over a long run);
+// false for an engine whose clock cannot be read.
+func (r *Runner) engineClockOffset(ctx context.Context) (int64, bool) {
 	c, ok := r.eng.(engine.Clock)
 	if !ok {
-		return 0
+		return 0, false
 	}
 	before := time.Now()
 	t, err := c.Time(ctx)
 	if err != nil {
-		return 0
+		return 0, false
 	}
 	mid := before.Add(time.Since(before) / 2)
-	return mid.UnixNano() - t.Ns
+	return mid.UnixNano() - t.Ns, true
 }
 
 // timelineWatch gathers one timeline trial's bins and outages as the engine gives them, per direction.
 type timelineWatch struct {
 	binMs    int64
 	offsetNs int64
+	clocked  bool
 	byStream map[int]*dirTimeline // by stream id (a direction's TX port)
 	order    []int                // the directions of the trial
 	streamOf map[int]int          // direction -> stream id
 }
 
 type dirTimeline struct {
-	rec           results.Timeline
-	nextBin       int64
-	nextOutage    int64
-	bins, tester  int64
-	sent, lost    int64
-	outages       []engine.Outage // the DUT's, all of them
-	testerOutages int64
-	flags         int
-	late          int64
+	rec          results.Timeline
+	nextBin      int64
+	nextOutage   int64
+	bins, tester int64
+	sent, lost   int64
+	testerLost   int64 // frames lost in the tester's bins: outages of the DUT's may hide there
+	// the DUT's outages: counted, and the longest kept (at most longestListed)
+	outages, outageFrames, outageNs int64
+	longest                         []engine.Outage
+	testerOutages                   int64
+	outagesMissed                   int64 // dropped by the engine before the runner read them
+	flags                           int
+	late                            int64
 	// the second being summed for severely errored seconds, and its counts
 	second, secSent, secLost int64
 	secTester                bool
@@ -196,7 +206,7 @@ func (w *timelineWatch) add(t *engine.Timeline) {
 			if o.Tester {
 				dt.testerOutages++
 			} else {
-				dt.outages = append(dt.outages, o)
+				dt.addOutage(o)
 			}
 			if len(dt.rec.Outages) < results.MaxRecordedOutages {
 				dt.rec.Outages = append(dt.rec.Outages, results.Outage{First: o.First, Frames: o.Frames,
@@ -206,6 +216,7 @@ func (w *timelineWatch) add(t *engine.Timeline) {
 			}
 		}
 		if st.FirstOutage > dt.nextOutage {
+			dt.outagesMissed += st.FirstOutage - dt.nextOutage
 			dt.rec.OutagesLeftOut += st.FirstOutage - dt.nextOutage
 			dt.nextOutage = st.FirstOutage
 		}
@@ -213,13 +224,39 @@ func (w *timelineWatch) add(t *engine.Timeline) {
 	}
 }
 
+// addOutage counts one of the DUT's outages and keeps it if it is among the longest.
+func (dt *dirTimeline) addOutage(o engine.Outage) {
+	dt.outages++
+	dt.outageFrames += o.Frames
+	dt.outageNs += o.LengthNs
+	i, _ := slices.BinarySearchFunc(dt.longest, o, func(a, b engine.Outage) int {
+		if a.Frames != b.Frames {
+			return int(b.Frames - a.Frames)
+		}
+		return int(a.First - b.First)
+	})
+	if i < longestListed {
+		dt.longest = slices.Insert(dt.longest, i, o)
+		if len(dt.longest) > longestListed {
+			dt.longest = dt.longest[:longestListed]
+		}
+	}
+}
+
 func (dt *dirTimeline) addBin(b engine.TimelineBin, binMs int64) {
 	dt.bins++
 	if b.Flags != 0 || b.Lost > 0 {
-		dt.rec.Marked = append(dt.rec.Marked, [4]int64{b.Index, b.Sent, b.Received, int64(b.Flags)})
+		if len(dt.rec.Marked) < results.MaxMarkedBins {
+			dt.rec.Marked = append(dt.rec.Marked, [4]int64{b.Index, b.Sent, b.Received, int64(b.Flags)})
+		} else {
+			dt.rec.MarkedLeftOut++
+		}
+	}
+	if binMs > 1000 || 1000%binMs != 0 {
+		dt.second = -2 // bins that do not divide a second: no severely errored seconds
 	}
 	sec := b.Index * binMs / 1000
-	if sec != dt.second {
+	if dt.second != -2 && sec != dt.second {
 		dt.closeSecond()
 		dt.second = sec
 	}
@@ -227,6 +264,7 @@ func (dt *dirTimeline) addBin(b engine.TimelineBin, binMs int64) {
 		dt.tester++
 		dt.flags |= b.Flags
 		dt.secTester = true
+		dt.testerLost += b.Lost
 		return
 	}
 	dt.sent += b.Sent
@@ -238,10 +276,12 @@ func (dt *dirTimeline) addBin(b engine.TimelineBin, binMs int64) {
 // closeSecond counts the second summed so far as severely errored (more than half its frames lost),
 // unless the tester spoiled any of it.
 func (dt *dirTimeline) closeSecond() {
-	if dt.second >= 0 && !dt.secTester && dt.secSent > 0 && 2*dt.secLost > dt.secSent {
+	if dt.second >= 0 && dt.second != -2 && !dt.secTester && dt.secSent > 0 && 2*dt.secLost > dt.secSent {
 		dt.ses++
 	}
-	dt.secSent, dt.secLost, dt.secTester = 0, 0, false
+	if dt.second != -2 {
+		dt.secSent, dt.secLost, dt.secTester = 0, 0, false
+	}
 }
 
 func (w *timelineWatch) record(d int) *results.Timeline {
@@ -269,11 +309,11 @@ func (w *timelineWatch) summary() string {
 	for _, d := range w.order {
 		dt := w.byStream[w.streamOf[d]]
 		longest := int64(0)
-		for _, o := range dt.outages {
-			longest = max(longest, o.LengthNs)
+		if len(dt.longest) > 0 {
+			longest = dt.longest[0].LengthNs
 		}
 		s += fmt.Sprintf("; %d s judged, %d outages (longest %s ms), %d frames lost", dt.bins*w.binMs/1000,
-			len(dt.outages), msString(longest), dt.lost)
+			dt.outages, msString(longest), dt.lost)
 	}
 	return strings.TrimPrefix(s, "; ")
 }
@@ -283,10 +323,10 @@ func (w *timelineWatch) row(d int, maxSpoiledPercent float64) v1alpha1.TimelineR
 	dt := w.byStream[w.streamOf[d]]
 	dt.closeSecond()
 	row := v1alpha1.TimelineResult{BinMilliseconds: int32(w.binMs), Bins: dt.bins, TesterBins: dt.tester,
-		LostFrames: dt.lost, Outages: int64(len(dt.outages)), TesterOutages: dt.testerOutages,
-		SeverelyErroredSeconds: dt.ses, LateAfterSettle: dt.late,
+		LostFrames: dt.lost, Outages: dt.outages, OutageFrames: dt.outageFrames, TesterOutages: dt.testerOutages,
+		TesterLostFrames: dt.testerLost, SeverelyErroredSeconds: dt.ses, LateAfterSettle: dt.late,
 		Seconds: strconv.FormatFloat(float64(dt.bins*w.binMs)/1000, 'f', -1, 64)}
-	if dt.rec.StartNs > 0 {
+	if dt.rec.StartNs > 0 && w.clocked {
 		t := metav1.NewTime(time.Unix(0, dt.rec.StartNs).UTC())
 		row.StartTime = &t
 	}
@@ -295,32 +335,22 @@ func (w *timelineWatch) row(d int, maxSpoiledPercent float64) v1alpha1.TimelineR
 	} else {
 		row.LossPercent = "0"
 	}
-	var total int64
-	out := slices.Clone(dt.outages)
-	for _, o := range out {
-		row.OutageFrames += o.Frames
-		total += o.LengthNs
+	row.ScatteredFrames = max(0, dt.lost-dt.outageFrames)
+	if len(dt.longest) > 0 {
+		row.LongestOutageMilliseconds = msString(dt.longest[0].LengthNs)
+		row.TotalOutageMilliseconds = msString(dt.outageNs)
 	}
-	row.ScatteredFrames = dt.lost - row.OutageFrames
-	if row.ScatteredFrames < 0 {
-		row.ScatteredFrames = 0
-	}
-	slices.SortStableFunc(out, func(a, b engine.Outage) int {
-		if a.Frames != b.Frames {
-			return int(b.Frames - a.Frames)
+	for _, o := range dt.longest {
+		start := ""
+		if w.clocked {
+			start = time.Unix(0, o.StartNs+w.offsetNs).UTC().Format(time.RFC3339Nano)
 		}
-		return int(a.First - b.First)
-	})
-	if len(out) > 0 {
-		row.LongestOutageMilliseconds = msString(out[0].LengthNs)
-		row.TotalOutageMilliseconds = msString(total)
+		row.Longest = append(row.Longest, v1alpha1.OutageRecord{Start: start, Frames: o.Frames,
+			Milliseconds: msString(o.LengthNs), FirstFrame: o.First, Open: o.Open})
 	}
-	for _, o := range out[:min(len(out), longestListed)] {
-		row.Longest = append(row.Longest, v1alpha1.OutageRecord{
-			Start:  time.Unix(0, o.StartNs+w.offsetNs).UTC().Format(time.RFC3339Nano),
-			Frames: o.Frames, Milliseconds: msString(o.LengthNs), FirstFrame: o.First, Open: o.Open})
-	}
-	row.TesterLimited = dt.bins == 0 || float64(dt.tester)*100 > maxSpoiledPercent*float64(dt.bins)
+	// outages the engine dropped before they were read are nobody's count: the row decides nothing
+	row.TesterLimited = dt.bins == 0 || dt.outagesMissed > 0 ||
+		float64(dt.tester)*100 > maxSpoiledPercent*float64(dt.bins)
 	return row
 }
 

@@ -81,7 +81,9 @@ func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, 
 		cfg.Drain = max(p.Durations.Drain, p.Durations.BackToBackTrial)
 	}
 	if ts.timeline != nil {
+		// the last frames get their settle time to arrive, as every other frame did
 		cfg.Timeline, cfg.Stall = ts.timeline, 0
+		cfg.Drain = max(cfg.Drain, ts.timeline.Settle+100*time.Millisecond)
 	}
 	var names []string
 	for i, d := range ts.dirs {

@@ -136,14 +136,15 @@ func lastRuleHandle(t *testing.T, ns string) string {
 	return h
 }
 
-// rekeyTimes are the moments (today, UTC) gw-a's charon log says a CHILD_SA was established.
-func rekeyTimes(t *testing.T, log string) []time.Time {
+// rekeyTimes are the moments gw-a's charon log says a CHILD_SA was established (UTC; the log has times
+// of day only: each is put on the day that brings it nearest to around, across midnight too).
+func rekeyTimes(t *testing.T, log string, around time.Time) []time.Time {
 	t.Helper()
 	b, err := os.ReadFile(log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	y, m, d := time.Now().UTC().Date()
+	y, m, d := around.UTC().Date()
 	var out []time.Time
 	for _, l := range strings.Split(string(b), "\n") {
 		if !strings.Contains(l, "CHILD_SA net{") || !strings.Contains(l, "established") {
@@ -153,7 +154,13 @@ func rekeyTimes(t *testing.T, log string) []time.Time {
 		if err != nil {
 			t.Fatalf("charon log line %q: %v (the gateways log milliseconds: time_add_ms)", l, err)
 		}
-		out = append(out, time.Date(y, m, d, hms.Hour(), hms.Minute(), hms.Second(), hms.Nanosecond(), time.UTC))
+		at := time.Date(y, m, d, hms.Hour(), hms.Minute(), hms.Second(), hms.Nanosecond(), time.UTC)
+		if at.Sub(around) > 12*time.Hour {
+			at = at.AddDate(0, 0, -1)
+		} else if around.Sub(at) > 12*time.Hour {
+			at = at.AddDate(0, 0, 1)
+		}
+		out = append(out, at)
 	}
 	return out
 }
@@ -197,7 +204,10 @@ func TestTimelineLinesOutagesUpWithRealRekeys(t *testing.T) {
 	if row.TesterLimited || row.TesterOutages > 0 {
 		testenv.SkipForLoad(t, "the tester spoiled %d of %d bins (%d outages in them)", row.TesterBins, row.Bins, row.TesterOutages)
 	}
-	rekeys := rekeyTimes(t, "/var/tmp/linerate-dut/"+name+"/gw-a/charon.log")
+	if row.StartTime == nil {
+		t.Fatalf("no start time: %+v", o.Results.Notes)
+	}
+	rekeys := rekeyTimes(t, "/var/tmp/linerate-dut/"+name+"/gw-a/charon.log", row.StartTime.Time)
 	start, end := row.StartTime.Time, row.StartTime.Add(16*time.Second)
 	in := 0
 	for _, r := range rekeys {
