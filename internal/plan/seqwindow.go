@@ -2,6 +2,7 @@ package plan
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"linerate.dev/linerate/api/v1alpha1"
@@ -18,7 +19,8 @@ func (p *Plan) SeqWindow() (bits int, frames int64) {
 	}
 	d := p.Durations
 	var longest time.Duration
-	if p.Has(v1alpha1.TestThroughput) || p.Has(v1alpha1.TestFrameLoss) || p.Has(v1alpha1.TestImixThroughput) {
+	// a run of timeline trials alone runs no search (the others all run throughput or its trials)
+	if !slices.Equal(p.Tests, []v1alpha1.TestKind{v1alpha1.TestTimeline}) {
 		longest = max(d.SearchTrial, d.ValidationTrial)
 	}
 	if p.Has(v1alpha1.TestLatency) {
