@@ -137,13 +137,14 @@ static void look_at_health(uint64_t now, uint64_t meas_start, bool final, uint64
 	uint64_t back = prev > tl.settle_tsc ? prev - tl.settle_tsc : 0;
 	for (unsigned i = 0; i < lr.nports; i++) {
 		struct lr_port *p = &lr.ports[i];
-		/* a VF's stats are a mailbox round trip to its PF: asked every 100 ms, and at the end */
+		/* read at every look: a drop must be seen before the bins it spoils close (a VF's read is a
+		 * mailbox round trip to its PF, a hundred a second) */
 		if (final || now >= tl.stats_due[i]) {
 			struct rte_eth_stats es;
 			memset(&es, 0, sizeof(es));
 			rte_eth_stats_get(p->id, &es);
 			tl.port_ethdev_drops[i] = es.imissed + es.rx_nombuf;
-			tl.stats_due[i] = now + lr.tsc_hz / 10;
+			tl.stats_due[i] = now;
 		}
 		uint64_t drops = tl.port_ethdev_drops[i], rollovers = tl.port_rollovers[i];
 		if (p->af_packet && !lr.mask_rx_misses) {
@@ -311,7 +312,7 @@ static void judge(struct lr_tl_stream *ts, uint64_t now, uint64_t meas_start, bo
 	if (ts->lanes == 0) /* a stream sent here has one lane at least */
 		return;
 	read_nexts(ts);
-	uint64_t first_judged = ts->scan;
+	uint64_t first_judged = ts->scan, bin_at_start = ts->bin, outages_at_start = ts->outages_found;
 	for (uint64_t pos = ts->scan; pos < frontier; pos++) {
 		while (pos >= ts->bin_end)
 			close_bin(ts, meas_start);
@@ -349,8 +350,15 @@ static void judge(struct lr_tl_stream *ts, uint64_t now, uint64_t meas_start, bo
 				const struct lr_rxq *r = ts->s->rxq[q][k];
 				uint64_t now_next = r ? __atomic_load_n(&r->win.next, __ATOMIC_ACQUIRE) : 0;
 				if (r && now_next > lowest && now_next - lowest > r->win.nbits - r->win.nbits / 8) {
+					/* the bins and outages this look closed too, not only the open bin */
 					ts->bin_flags |= LR_TL_WINDOW;
 					spoil(due_tsc(ts, meas_start, first_judged), due_tsc(ts, meas_start, frontier), LR_TL_WINDOW);
+					for (uint64_t b = bin_at_start; b < ts->bin; b++)
+						if (ts->bin - b <= LR_TL_BINS)
+							ts->bins[b % LR_TL_BINS].flags |= LR_TL_WINDOW;
+					for (uint64_t o = outages_at_start; o < ts->outages_found; o++)
+						if (ts->outages_found - o <= LR_TL_OUTAGES)
+							ts->outages[o % LR_TL_OUTAGES].tester = true;
 				}
 			}
 	}
@@ -362,7 +370,7 @@ static void judge(struct lr_tl_stream *ts, uint64_t now, uint64_t meas_start, bo
 	if (ts->bin_sent || ts->bin_flags)
 		close_bin(ts, meas_start);
 	/* bins after the last frame (a rate below one frame a bin) are bins of the trial too */
-	uint64_t all = (uint64_t)ceil((double)lr.trial.duration_tsc / (double)tl.bin_tsc - 1e-9);
+	uint64_t all = (tl.p.duration_ms + tl.p.bin_ms - 1) / tl.p.bin_ms;
 	while (ts->bin < all && final_bins_closable(ts))
 		close_bin(ts, meas_start);
 	/* a frame judged lost that still arrived before the end is received in RESULT: the difference */

@@ -473,7 +473,7 @@ func checkTimeline(e *v1alpha1.TimelineExpectation, res *v1alpha1.Results) (fail
 		case t.TesterLimited:
 			undecided = append(undecided, "timeline: "+row+": within the bounds where it was judged, but the tester spoiled "+
 				strconv.FormatInt(t.TesterBins, 10)+" of its "+strconv.FormatInt(t.Bins, 10)+" bins: the DUT may have lost frames there")
-		case (e.MaxOutages != nil || e.MaxOutage != nil) && (t.TesterOutages > 0 || t.TesterLostFrames > 0):
+		case (e.MaxOutages != nil || e.MaxOutage != nil || e.MaxLoss != "") && (t.TesterOutages > 0 || t.TesterLostFrames > 0):
 			undecided = append(undecided, "timeline: "+row+": within the bounds where it was judged, but "+
 				strconv.FormatInt(t.TesterLostFrames, 10)+" frames were lost in bins the tester spoiled ("+
 				strconv.FormatInt(t.TesterOutages, 10)+" outages there): an outage of the DUT's may lie in them")
