@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -172,7 +173,12 @@ func TestTimelineLinesOutagesUpWithRealRekeys(t *testing.T) {
 	eng := need(t)
 	name := fmt.Sprintf("lrk%d", os.Getpid()%100000)
 	up := exec.Command("bash", "../../hack/dut/ipsec-gateway-up.sh", name)
+	// the charons keep to CPU 0, as in the demo: a rekey's key exchange then does not take the CPU the
+	// tester's worker runs on (lcore 1) exactly when the outage it causes is to be measured
 	up.Env = append(os.Environ(), "DUT_REKEY_TIME=5s")
+	if runtime.NumCPU() >= 2 {
+		up.Env = append(up.Env, "DUT_CPUS=0")
+	}
 	tns := name + "t"
 	t.Cleanup(func() {
 		_ = exec.Command("ip", "netns", "del", tns).Run()
@@ -189,8 +195,10 @@ func TestTimelineLinesOutagesUpWithRealRekeys(t *testing.T) {
 	}
 	const fps = 2000
 	tt := routedTest("rekey", []v1alpha1.TestKind{v1alpha1.TestTimeline}, []int32{128}, "1", "1", func(tt *v1alpha1.TrafficTest) {
+		// what is judged is where the outages lie, so the tester may spoil a tenth of the bins (its sender
+		// falls behind when the gateways' userspace ESP takes the CPUs) as long as no lost frame is in them
 		tt.Spec.Timeline = v1alpha1.TimelineParams{Duration: dur(16 * time.Second), FramesPerSecond: fps,
-			Bin: dur(100 * time.Millisecond), Settle: dur(300 * time.Millisecond)}
+			Bin: dur(100 * time.Millisecond), Settle: dur(300 * time.Millisecond), MaxTesterSpoiled: "10"}
 		tt.Spec.Traffic.Flows = 4
 		tt.Spec.Traffic.Vary = []v1alpha1.FlowField{"srcPort"}
 		tt.Spec.Tester.Validity = v1alpha1.TrialValidity{MaxTxLag: dur(20 * time.Millisecond), MaxWorkerGap: dur(20 * time.Millisecond)}
@@ -201,8 +209,9 @@ func TestTimelineLinesOutagesUpWithRealRekeys(t *testing.T) {
 		t.Fatalf("run: %q timeline %+v", o.Error, o.Results.Timeline)
 	}
 	row := o.Results.Timeline[0]
-	if row.TesterLimited || row.TesterOutages > 0 {
-		testenv.SkipForLoad(t, "the tester spoiled %d of %d bins (%d outages in them)", row.TesterBins, row.Bins, row.TesterOutages)
+	if row.TesterLimited || row.TesterOutages > 0 || row.TesterLostFrames > 0 {
+		testenv.SkipForLoad(t, "the tester spoiled %d of %d bins (%d outages, %d frames lost in them)", row.TesterBins, row.Bins,
+			row.TesterOutages, row.TesterLostFrames)
 	}
 	if row.StartTime == nil {
 		t.Fatalf("no start time: %+v", o.Results.Notes)
