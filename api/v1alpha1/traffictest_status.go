@@ -258,6 +258,51 @@ type Progress struct {
 	// updateTime is when the tester last reported.
 	// +optional
 	UpdateTime *metav1.Time `json:"updateTime,omitempty"`
+	// timeline is what a timeline test running now has judged so far, a row per direction (Prometheus
+	// exports it while the run lasts).
+	// +optional
+	// +listType=atomic
+	Timeline []TimelineProgress `json:"timeline,omitempty"`
+}
+
+// TimelineProgress is one direction of a timeline test as far as it has been judged (settle behind the
+// load): the DUT's figures come from the bins the tester did not spoil.
+type TimelineProgress struct {
+	// frameSize is the Ethernet frame size in bytes, FCS included.
+	// +required
+	FrameSize int32 `json:"frameSize"`
+	// direction is "<from port>-><to port>".
+	// +required
+	Direction string `json:"direction"`
+	// offeredFramesPerSecond is the load held.
+	// +required
+	OfferedFramesPerSecond int64 `json:"offeredFramesPerSecond"`
+	// receivedFramesPerSecond is what arrived of the frames due in the last whole second judged, when the
+	// tester spoiled none of its bins (absent otherwise, and where bins do not divide a second).
+	// +optional
+	ReceivedFramesPerSecond *int64 `json:"receivedFramesPerSecond,omitempty"`
+	// seconds judged so far.
+	// +required
+	Seconds string `json:"seconds"`
+	// lostFrames so far in the DUT's bins.
+	// +required
+	LostFrames int64 `json:"lostFrames"`
+	// outages of the DUT's so far.
+	// +required
+	Outages int64 `json:"outages"`
+	// lastOutageMilliseconds is the length of the DUT's latest outage so far.
+	// +optional
+	LastOutageMilliseconds string `json:"lastOutageMilliseconds,omitempty"`
+	// bins judged so far, and those the tester spoiled.
+	// +required
+	Bins int64 `json:"bins"`
+	// testerBins are the bins the tester spoiled so far.
+	// +optional
+	TesterBins int64 `json:"testerBins,omitempty"`
+	// testerLostFrames were lost so far in the tester's bins: while there are any, the DUT's outages so
+	// far are a lower bound.
+	// +optional
+	TesterLostFrames int64 `json:"testerLostFrames,omitempty"`
 }
 
 // Results are the RFC 2544 result tables. The tester writes them (results.json in the results ConfigMap)
@@ -648,6 +693,19 @@ type TimelineResult struct {
 	// frames (ITU-T Y.1563's severely errored second, by frames due).
 	// +optional
 	SeverelyErroredSeconds int64 `json:"severelyErroredSeconds,omitempty"`
+	// unavailableSeconds are the seconds of unavailable time in the ITU-T Y.1564 sense: it begins with ten
+	// consecutive severely errored seconds (included) and ends with ten consecutive seconds that are not
+	// (excluded). Counted from the DUT's seconds only; only where bins divide a second.
+	// +optional
+	UnavailableSeconds int64 `json:"unavailableSeconds,omitempty"`
+	// availabilityPercent is the share of the seconds that were not unavailable.
+	// +optional
+	AvailabilityPercent string `json:"availabilityPercent,omitempty"`
+	// unavailableSecondsAtMost is set when the seconds the tester spoiled could hide unavailable time: the
+	// unavailable seconds if every frame lost in its bins had been the DUT's (or, with bins the runner read
+	// too late, every second). An expectation on availability between the two is undecided.
+	// +optional
+	UnavailableSecondsAtMost int64 `json:"unavailableSecondsAtMost,omitempty"`
 	// bins is the number of bins.
 	// +required
 	Bins int64 `json:"bins"`

@@ -441,8 +441,9 @@ type BackToBackParams struct {
 // TimelineParams tune the timeline test: one load held for duration, every frame judged received or lost
 // settle after it was due, counted in bins of bin by when it was due, and every run of at least
 // outageMinFrames consecutive losses reported as an outage. The load is one of percentOfLineRate,
-// framesPerSecond or percentOfNDR (of the throughput measured at the same frame size in the same run).
-// +kubebuilder:validation:XValidation:rule="(has(self.percentOfLineRate) ? 1 : 0) + (has(self.framesPerSecond) ? 1 : 0) + (has(self.percentOfNDR) ? 1 : 0) <= 1",message="timeline: give the load one way: percentOfLineRate, framesPerSecond or percentOfNDR"
+// framesPerSecond, l2BitsPerSecond, l1BitsPerSecond or percentOfNDR (of the throughput measured at the
+// same frame size in the same run).
+// +kubebuilder:validation:XValidation:rule="(has(self.percentOfLineRate) ? 1 : 0) + (has(self.framesPerSecond) ? 1 : 0) + (has(self.l2BitsPerSecond) ? 1 : 0) + (has(self.l1BitsPerSecond) ? 1 : 0) + (has(self.percentOfNDR) ? 1 : 0) <= 1",message="timeline: give the load one way: percentOfLineRate, framesPerSecond, l2BitsPerSecond, l1BitsPerSecond or percentOfNDR"
 // +kubebuilder:validation:XValidation:rule="!has(self.bin) || (duration(self.bin) >= duration('10ms') && duration(self.bin) <= duration('10s'))",message="timeline.bin must be from 10ms to 10s",fieldPath=".bin"
 // +kubebuilder:validation:XValidation:rule="!has(self.settle) || (duration(self.settle) >= duration('10ms') && duration(self.settle) <= duration('60s'))",message="timeline.settle must be from 10ms to 60s",fieldPath=".settle"
 // +kubebuilder:validation:XValidation:rule="!has(self.duration) || (duration(self.duration) >= duration('1s') && duration(self.duration) <= duration('720h'))",message="timeline.duration must be from 1s to 720h (30 days)",fieldPath=".duration"
@@ -458,6 +459,14 @@ type TimelineParams struct {
 	// +kubebuilder:validation:Minimum=1
 	// +optional
 	FramesPerSecond int64 `json:"framesPerSecond,omitempty"`
+	// l2BitsPerSecond is the load in bits per second counting the frames' bytes (FCS included), per
+	// direction, e.g. 2G.
+	// +optional
+	L2BitsPerSecond *resource.Quantity `json:"l2BitsPerSecond,omitempty"`
+	// l1BitsPerSecond is the load in bits per second counting 20 B of preamble and gap more per frame, as
+	// the line rate does, per direction.
+	// +optional
+	L1BitsPerSecond *resource.Quantity `json:"l1BitsPerSecond,omitempty"`
 	// percentOfNDR is the load in percent of the throughput (NDR) the same run measures at the same frame
 	// size and direction (throughput is then run for it).
 	// +optional
@@ -797,7 +806,7 @@ type Expectations struct {
 }
 
 // TimelineExpectation bounds the DUT's outages in a timeline test (the tester's own bins never count).
-// +kubebuilder:validation:XValidation:rule="has(self.maxOutages) || has(self.maxOutage) || has(self.maxLoss)",message="expectations.timeline: give maxOutages, maxOutage or maxLoss"
+// +kubebuilder:validation:XValidation:rule="has(self.maxOutages) || has(self.maxOutage) || has(self.maxLoss) || has(self.minAvailability)",message="expectations.timeline: give maxOutages, maxOutage, maxLoss or minAvailability"
 type TimelineExpectation struct {
 	// maxOutages is the most outages the DUT may have in a direction (0: none at all).
 	// +kubebuilder:validation:Minimum=0
@@ -809,6 +818,11 @@ type TimelineExpectation struct {
 	// maxLoss is the most frames the DUT may lose, in percent of those it was sent.
 	// +optional
 	MaxLoss Percent `json:"maxLoss,omitempty"`
+	// minAvailability is the least share of seconds, in percent, that may not be unavailable time in the
+	// ITU-T Y.1564 sense (ten severely errored seconds in a row begin it), e.g. "99.9". Needs a bin that
+	// divides a second.
+	// +optional
+	MinAvailability Percent `json:"minAvailability,omitempty"`
 }
 
 // ThroughputExpectation is a lower bound on the throughput at a frame size.

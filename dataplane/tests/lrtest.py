@@ -95,9 +95,10 @@ class EngineError(Exception):
 
 class Engine:
     """linerate-engine in a namespace, on af_packet ports over the given interfaces; lcores as EAL's -l
-    takes them, or with @ as --lcores does (lcore@cpu: more lcores than this machine's 2 CPUs)."""
+    takes them, or with @ as --lcores does (lcore@cpu: more lcores than this machine's 2 CPUs); vdevs: other
+    virtual devices, as EAL's --vdev takes them, after the af_packet ports (e.g. a net_ring looped on itself)."""
 
-    def __init__(self, ns, ifaces, tag="e", lcores="0,1", extra=(), qpairs=1):
+    def __init__(self, ns, ifaces, tag="e", lcores="0,1", extra=(), qpairs=1, vdevs=()):
         self.dir = tempfile.mkdtemp(prefix="lrt-engine-")
         self.sock_path = os.path.join(self.dir, "ctl.sock")
         args = ["ip", "netns", "exec", ns, ENGINE, "--no-pci", "--no-huge", "-m", "256", "--no-shconf",
@@ -109,6 +110,8 @@ class Engine:
             n = qpairs[i] if isinstance(qpairs, (list, tuple)) else qpairs
             args += ["--vdev", "net_af_packet%d,iface=%s,qpairs=%d,blocksz=4096,framesz=2048,framecnt=512" %
                      (i, ifname, n)]
+        for v in vdevs:
+            args += ["--vdev", v]
         args += ["--", "--control", self.sock_path, "--mbufs", "8191"] + list(extra)
         self.log = open(os.path.join(self.dir, "engine.log"), "w+")
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)

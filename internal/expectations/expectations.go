@@ -3,6 +3,7 @@ package expectations
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -467,6 +468,8 @@ func checkTimeline(e *v1alpha1.TimelineExpectation, res *v1alpha1.Results) (fail
 				over = append(over, fmt.Sprintf("%s%% lost, more than %s%%", t.LossPercent, e.MaxLoss))
 			}
 		}
+		availability, undecidedAvailability := checkAvailability(e, t)
+		over = append(over, availability...)
 		switch {
 		case len(over) > 0:
 			failures = append(failures, "timeline: "+row+": "+strings.Join(over, "; "))
@@ -477,7 +480,35 @@ func checkTimeline(e *v1alpha1.TimelineExpectation, res *v1alpha1.Results) (fail
 			undecided = append(undecided, "timeline: "+row+": within the bounds where it was judged, but "+
 				strconv.FormatInt(t.TesterLostFrames, 10)+" frames were lost in bins the tester spoiled ("+
 				strconv.FormatInt(t.TesterOutages, 10)+" outages there): an outage of the DUT's may lie in them")
+		case undecidedAvailability != "":
+			undecided = append(undecided, "timeline: "+row+": "+undecidedAvailability)
 		}
 	}
 	return failures, undecided
+}
+
+// checkAvailability judges a row against minAvailability: what the DUT's seconds prove fails it; where
+// the seconds the tester spoiled could bring it below the bound, it is undecided.
+func checkAvailability(e *v1alpha1.TimelineExpectation, t v1alpha1.TimelineResult) (over []string, undecided string) {
+	if e.MinAvailability == "" {
+		return nil, ""
+	}
+	if t.AvailabilityPercent == "" {
+		return nil, fmt.Sprintf("no availability: its %d ms bins do not divide a second", t.BinMilliseconds)
+	}
+	limit, _ := strconv.ParseFloat(string(e.MinAvailability), 64)
+	if v, _ := strconv.ParseFloat(t.AvailabilityPercent, 64); v < limit {
+		return []string{fmt.Sprintf("available %s%% of the time (%d s unavailable), less than %s%%",
+			t.AvailabilityPercent, t.UnavailableSeconds, e.MinAvailability)}, ""
+	}
+	seconds, _ := strconv.ParseFloat(t.Seconds, 64)
+	if all := int64(math.Ceil(seconds)); t.UnavailableSecondsAtMost > 0 && all > 0 {
+		worst, _ := strconv.ParseFloat(plan.AvailabilityPercent(all-t.UnavailableSecondsAtMost, all), 64)
+		if worst < limit {
+			return nil, fmt.Sprintf("available %s%% of the time where it was judged, but with the seconds the tester "+
+				"spoiled up to %d s could be unavailable (%v%%, less than %s%%)", t.AvailabilityPercent,
+				t.UnavailableSecondsAtMost, worst, e.MinAvailability)
+		}
+	}
+	return nil, ""
 }

@@ -366,3 +366,34 @@ func TestTimelineOutagesHiddenInTheTestersBinsDecideNothing(t *testing.T) {
 		t.Errorf("%s %q: want Inconclusive for the frames lost in the tester's bins", v, f)
 	}
 }
+
+// minAvailability fails on the unavailable time the DUT's own seconds prove, is undecided where the
+// seconds the tester spoiled could bring it under the bound, and decides nothing without whole seconds.
+func TestTimelineAvailabilityAgainstItsBound(t *testing.T) {
+	planned := []plan.Row{{Test: v1alpha1.TestTimeline, FrameSize: 128, Direction: "west->east"}}
+	row := func(avail string, unavailable, atMost int64, binMs int32) v1alpha1.TimelineResult {
+		return v1alpha1.TimelineResult{FrameSize: 128, Direction: "west->east", LossPercent: "0.1", Bins: 1000, Seconds: "1000",
+			BinMilliseconds: binMs, AvailabilityPercent: avail, UnavailableSeconds: unavailable, UnavailableSecondsAtMost: atMost}
+	}
+	for _, c := range []struct {
+		name string
+		min  v1alpha1.Percent
+		row  v1alpha1.TimelineResult
+		want v1alpha1.Verdict
+		says string
+	}{
+		{"available enough", "98", row("98.8", 12, 0, 100), v1alpha1.VerdictPassed, ""},
+		{"unavailable too long", "99", row("98.8", 12, 0, 100), v1alpha1.VerdictFailed, "available 98.8% of the time (12 s unavailable), less than 99%"},
+		{"the tester's seconds could hide it", "98.5", row("98.8", 12, 22, 100), v1alpha1.VerdictInconclusive, "up to 22 s could be unavailable (97.8%"},
+		{"the tester's seconds could not bring it under", "97", row("98.8", 12, 22, 100), v1alpha1.VerdictPassed, ""},
+		{"no whole seconds", "99", row("", 0, 0, 300), v1alpha1.VerdictInconclusive, "its 300 ms bins do not divide a second"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v, f := Evaluate(&v1alpha1.Expectations{Timeline: &v1alpha1.TimelineExpectation{MinAvailability: c.min}},
+				&v1alpha1.Results{Timeline: []v1alpha1.TimelineResult{c.row}}, planned)
+			if v != c.want || !strings.Contains(strings.Join(f, ";"), c.says) {
+				t.Errorf("%s %q, want %s saying %q", v, f, c.want, c.says)
+			}
+		})
+	}
+}

@@ -55,6 +55,22 @@ var (
 		"Timeline test: all the DUT's outages together, their frames lost over the rate. Only rows the tester did not limit.", rowLabels, nil)
 	timelineSES = prometheus.NewDesc("linerate_timeline_severely_errored_seconds",
 		"Timeline test: whole seconds without a tester's bin that lost more than half their frames (ITU-T Y.1563). Only rows the tester did not limit.", rowLabels, nil)
+	timelineAvailability = prometheus.NewDesc("linerate_timeline_availability_ratio",
+		"Timeline test: the share of seconds that were not unavailable time in the ITU-T Y.1564 sense (ten severely errored seconds in a row begin it, ten others end it). Only rows the tester did not limit and whose bins divide a second.", rowLabels, nil)
+	timelineLiveOffered = prometheus.NewDesc("linerate_timeline_live_offered_frames_per_second",
+		"Timeline test running now: the load held.", rowLabels, nil)
+	timelineLiveReceived = prometheus.NewDesc("linerate_timeline_live_received_frames_per_second",
+		"Timeline test running now: what arrived of the frames due in the last whole second judged (not exported when the tester spoiled it).", rowLabels, nil)
+	timelineLiveSeconds = prometheus.NewDesc("linerate_timeline_live_judged_seconds",
+		"Timeline test running now: the seconds of load judged so far (settle behind the load).", rowLabels, nil)
+	timelineLiveOutages = prometheus.NewDesc("linerate_timeline_live_outages",
+		"Timeline test running now: the DUT's outages so far. Not exported while frames lost in the tester's bins could hide one.", rowLabels, nil)
+	timelineLiveLost = prometheus.NewDesc("linerate_timeline_live_lost_frames",
+		"Timeline test running now: the frames the DUT lost so far. Not exported while frames lost in the tester's bins could be the DUT's.", rowLabels, nil)
+	timelineLiveLastOutage = prometheus.NewDesc("linerate_timeline_live_last_outage_seconds",
+		"Timeline test running now: the length of the DUT's latest outage. Not exported while frames lost in the tester's bins could hide a later one.", rowLabels, nil)
+	timelineLiveTesterBins = prometheus.NewDesc("linerate_timeline_live_tester_bins",
+		"Timeline test running now: the bins the tester spoiled so far.", rowLabels, nil)
 	timelineBins = prometheus.NewDesc("linerate_timeline_bins",
 		"Timeline test: the counting bins of the load held (timeline.bin each).", rowLabels, nil)
 	timelineTesterBins = prometheus.NewDesc("linerate_timeline_tester_bins",
@@ -107,7 +123,8 @@ type ResultsCollector struct {
 func (c *ResultsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{throughputL1, throughputL2, throughputFPS, throughputRatio, throughputTesterLimited, throughputUndetermined, latency, frameLoss,
 		backToBack, imixL2, timelineOutages, timelineOutageFrames, timelineLostFrames, timelineLoss, timelineLongestOutage, timelineOutageTime,
-		timelineSES, timelineBins, timelineTesterBins, timelineTesterLimited, penalty, phase, verdict, trials, completion, ndrChange, latencyChange,
+		timelineSES, timelineAvailability, timelineLiveOffered, timelineLiveReceived, timelineLiveSeconds, timelineLiveOutages,
+		timelineLiveLost, timelineLiveLastOutage, timelineLiveTesterBins, timelineBins, timelineTesterBins, timelineTesterLimited, penalty, phase, verdict, trials, completion, ndrChange, latencyChange,
 		scheduleNDR, scheduleNDRChange, scheduleLatencyChange, scheduleLastPassed, scheduleLastRun, scheduleStalled} {
 		ch <- d
 	}
@@ -203,6 +220,26 @@ func boolValue(b bool) float64 {
 	return 0
 }
 
+// collectLiveTimeline exports a running timeline's figures so far. Fail closed as at the end: while frames
+// lost in the tester's bins could be the DUT's, its outages and loss so far are a lower bound, and are
+// not exported as the count.
+func collectLiveTimeline(gauge func(*prometheus.Desc, float64, []string), l []string, t v1alpha1.TimelineProgress) {
+	gauge(timelineLiveOffered, float64(t.OfferedFramesPerSecond), l)
+	gauge(timelineLiveSeconds, number(t.Seconds), l)
+	gauge(timelineLiveTesterBins, float64(t.TesterBins), l)
+	if t.ReceivedFramesPerSecond != nil {
+		gauge(timelineLiveReceived, float64(*t.ReceivedFramesPerSecond), l)
+	}
+	if t.TesterLostFrames > 0 {
+		return
+	}
+	gauge(timelineLiveOutages, float64(t.Outages), l)
+	gauge(timelineLiveLost, float64(t.LostFrames), l)
+	if t.LastOutageMilliseconds != "" {
+		gauge(timelineLiveLastOutage, millisecondsToSeconds(t.LastOutageMilliseconds), l)
+	}
+}
+
 func collectTest(ch chan<- prometheus.Metric, tt *v1alpha1.TrafficTest) {
 	st := &tt.Status
 	base := []string{tt.Namespace, tt.Name, tt.Spec.DUT.Name}
@@ -227,11 +264,17 @@ func collectTest(ch chan<- prometheus.Metric, tt *v1alpha1.TrafficTest) {
 	if st.CompletionTime != nil {
 		gauge(completion, float64(st.CompletionTime.Unix()), base)
 	}
+	calibration := tt.Spec.Tester.Calibration != nil && tt.Spec.Tester.Calibration.Measure
+	if st.Progress != nil && !finishedPhase(st.Phase) && !calibration {
+		for _, t := range st.Progress.Timeline {
+			collectLiveTimeline(gauge, row(t.FrameSize, t.Direction), t)
+		}
+	}
 	r := st.Results
 	if r == nil {
 		return
 	}
-	if tc := tt.Spec.Tester.Calibration; tc != nil && tc.Measure {
+	if calibration {
 		return // a calibration run's rows are the tester's own ceiling and floor, never a DUT's figures
 	}
 	for _, t := range r.Throughput {
@@ -300,6 +343,9 @@ func collectTest(ch chan<- prometheus.Metric, tt *v1alpha1.TrafficTest) {
 		gauge(timelineLongestOutage, millisecondsToSeconds(t.LongestOutageMilliseconds), l)
 		gauge(timelineOutageTime, millisecondsToSeconds(t.TotalOutageMilliseconds), l)
 		gauge(timelineSES, float64(t.SeverelyErroredSeconds), l)
+		if t.AvailabilityPercent != "" && t.UnavailableSecondsAtMost == 0 {
+			gauge(timelineAvailability, percentToRatio(t.AvailabilityPercent), l)
+		}
 	}
 	for _, p := range r.Penalty {
 		if p.Bound != "" && p.Bound != v1alpha1.PenaltyAtLeast {

@@ -158,7 +158,7 @@ func TestTimelineExportsTheDUTsOutagesOnlyWhereItMeasuredThem(t *testing.T) {
 	timeline := []string{"linerate_timeline_outages", "linerate_timeline_outage_frames", "linerate_timeline_lost_frames",
 		"linerate_timeline_loss_ratio", "linerate_timeline_longest_outage_seconds", "linerate_timeline_outage_seconds",
 		"linerate_timeline_severely_errored_seconds", "linerate_timeline_bins", "linerate_timeline_tester_bins",
-		"linerate_timeline_tester_limited"}
+		"linerate_timeline_tester_limited", "linerate_timeline_availability_ratio"}
 	for _, c := range []struct {
 		name string
 		row  v1alpha1.TimelineResult
@@ -167,11 +167,18 @@ func TestTimelineExportsTheDUTsOutagesOnlyWhereItMeasuredThem(t *testing.T) {
 		{"outages",
 			v1alpha1.TimelineResult{Outages: 3, OutageFrames: 1200, LostFrames: 1207, LossPercent: "0.0025",
 				LongestOutageMilliseconds: "412.5", TotalOutageMilliseconds: "600", SeverelyErroredSeconds: 1,
-				Bins: 864000, TesterBins: 4},
+				Bins: 864000, TesterBins: 4, AvailabilityPercent: "99.5", UnavailableSeconds: 432},
 			map[string]float64{"linerate_timeline_outages": 3, "linerate_timeline_outage_frames": 1200,
 				"linerate_timeline_lost_frames": 1207, "linerate_timeline_loss_ratio": 0.000025,
 				"linerate_timeline_longest_outage_seconds": 0.4125, "linerate_timeline_outage_seconds": 0.6,
-				"linerate_timeline_severely_errored_seconds": 1, "linerate_timeline_bins": 864000, "linerate_timeline_tester_bins": 4}},
+				"linerate_timeline_severely_errored_seconds": 1, "linerate_timeline_bins": 864000, "linerate_timeline_tester_bins": 4,
+				"linerate_timeline_availability_ratio": 0.995}},
+		{"an availability the tester's seconds could lower is not exported",
+			v1alpha1.TimelineResult{LossPercent: "0", Bins: 600, AvailabilityPercent: "100", UnavailableSecondsAtMost: 20},
+			map[string]float64{"linerate_timeline_outages": 0, "linerate_timeline_outage_frames": 0,
+				"linerate_timeline_lost_frames": 0, "linerate_timeline_loss_ratio": 0,
+				"linerate_timeline_longest_outage_seconds": 0, "linerate_timeline_outage_seconds": 0,
+				"linerate_timeline_severely_errored_seconds": 0, "linerate_timeline_bins": 600, "linerate_timeline_tester_bins": 0}},
 		{"clean",
 			v1alpha1.TimelineResult{LossPercent: "0", Bins: 600},
 			map[string]float64{"linerate_timeline_outages": 0, "linerate_timeline_outage_frames": 0,
@@ -214,12 +221,67 @@ func TestTimelineExportsTheDUTsOutagesOnlyWhereItMeasuredThem(t *testing.T) {
 	}
 }
 
+// A timeline running now is in Prometheus as it goes: the load, what arrived in the last second judged,
+// the seconds judged and the tester's bins always; the DUT's outages and loss so far only while no frame
+// lost in the tester's bins could be the DUT's; nothing once the run has finished (the results say it).
+func TestALiveTimelineIsExportedWhileItRuns(t *testing.T) {
+	live := []string{"linerate_timeline_live_offered_frames_per_second", "linerate_timeline_live_received_frames_per_second",
+		"linerate_timeline_live_judged_seconds", "linerate_timeline_live_outages", "linerate_timeline_live_lost_frames",
+		"linerate_timeline_live_last_outage_seconds", "linerate_timeline_live_tester_bins"}
+	rx := int64(1998)
+	for _, c := range []struct {
+		name  string
+		phase v1alpha1.Phase
+		row   v1alpha1.TimelineProgress
+		want  map[string]float64
+	}{
+		{"clean so far", v1alpha1.PhaseRunning,
+			v1alpha1.TimelineProgress{OfferedFramesPerSecond: 2000, ReceivedFramesPerSecond: &rx, Seconds: "3600.5", Outages: 4,
+				LostFrames: 61, LastOutageMilliseconds: "7.5", Bins: 36005},
+			map[string]float64{"linerate_timeline_live_offered_frames_per_second": 2000, "linerate_timeline_live_received_frames_per_second": 1998,
+				"linerate_timeline_live_judged_seconds": 3600.5, "linerate_timeline_live_outages": 4, "linerate_timeline_live_lost_frames": 61,
+				"linerate_timeline_live_last_outage_seconds": 0.0075, "linerate_timeline_live_tester_bins": 0}},
+		{"frames lost in the tester's bins", v1alpha1.PhaseRunning,
+			v1alpha1.TimelineProgress{OfferedFramesPerSecond: 2000, Seconds: "60", Outages: 1, LostFrames: 9, LastOutageMilliseconds: "4.5",
+				Bins: 600, TesterBins: 3, TesterLostFrames: 80},
+			map[string]float64{"linerate_timeline_live_offered_frames_per_second": 2000, "linerate_timeline_live_judged_seconds": 60,
+				"linerate_timeline_live_tester_bins": 3}},
+		{"finished", v1alpha1.PhaseSucceeded,
+			v1alpha1.TimelineProgress{OfferedFramesPerSecond: 2000, Seconds: "60", Bins: 600},
+			map[string]float64{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.row.FrameSize, c.row.Direction = 128, "west->east"
+			tt := &v1alpha1.TrafficTest{ObjectMeta: metav1.ObjectMeta{Namespace: "lab", Name: "soak"}}
+			tt.Status.Phase = c.phase
+			tt.Status.Progress = &v1alpha1.Progress{Test: v1alpha1.TestTimeline, Timeline: []v1alpha1.TimelineProgress{c.row}}
+			all := gather(t, tt)
+			got := map[string]float64{}
+			for _, name := range live {
+				for _, m := range all[name] {
+					got[name] = m.value
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(c.want) {
+				t.Errorf("live series %v,\nwant %v", got, c.want)
+			}
+		})
+	}
+}
+
 // A calibration run's timeline is the tester's own: nothing of it is exported as a DUT's.
 func TestCalibrationRunsExportNoTimeline(t *testing.T) {
 	tt := &v1alpha1.TrafficTest{ObjectMeta: metav1.ObjectMeta{Namespace: "lab", Name: "calibrate"}}
 	tt.Spec.Tester.Calibration = &v1alpha1.TesterCalibration{ConfigMapName: "tester-ceiling", Measure: true}
 	tt.Status.Phase = v1alpha1.PhaseSucceeded
 	tt.Status.Results = &v1alpha1.Results{Timeline: []v1alpha1.TimelineResult{{FrameSize: 64, Direction: "west->east", LossPercent: "0", Bins: 10}}}
+	for name := range gather(t, tt) {
+		if strings.HasPrefix(name, "linerate_timeline_") {
+			t.Errorf("a calibration run exports %s", name)
+		}
+	}
+	tt.Status.Phase = v1alpha1.PhaseRunning
+	tt.Status.Progress = &v1alpha1.Progress{Timeline: []v1alpha1.TimelineProgress{{FrameSize: 64, Direction: "west->east", Seconds: "5", Bins: 50}}}
 	for name := range gather(t, tt) {
 		if strings.HasPrefix(name, "linerate_timeline_") {
 			t.Errorf("a calibration run exports %s", name)

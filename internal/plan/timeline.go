@@ -2,8 +2,12 @@ package plan
 
 import (
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"linerate.dev/linerate/api/v1alpha1"
 )
@@ -45,20 +49,21 @@ func (p *Plan) resolveTimeline(s *v1alpha1.TimelineParams) error {
 		return err
 	}
 	def := 50.0
-	if s.PercentOfNDR != "" || s.FramesPerSecond > 0 {
+	if s.PercentOfNDR != "" || s.FramesPerSecond > 0 || s.L2BitsPerSecond != nil || s.L1BitsPerSecond != nil {
 		def = 0
 	}
 	if t.PercentOfLineRate, err = Percent("spec.timeline.percentOfLineRate", s.PercentOfLineRate, def); err != nil {
 		return err
 	}
 	given := 0
-	for _, v := range []float64{t.PercentOfLineRate, t.FramesPerSecond, t.PercentOfNDR} {
-		if v > 0 {
+	for _, v := range []bool{t.PercentOfLineRate > 0, t.FramesPerSecond > 0, t.PercentOfNDR > 0,
+		s.L2BitsPerSecond != nil, s.L1BitsPerSecond != nil} {
+		if v {
 			given++
 		}
 	}
 	if given != 1 {
-		return fmt.Errorf("spec.timeline: give the load one way, above 0: percentOfLineRate, framesPerSecond or percentOfNDR")
+		return fmt.Errorf("spec.timeline: give the load one way, above 0: percentOfLineRate, framesPerSecond, l2BitsPerSecond, l1BitsPerSecond or percentOfNDR")
 	}
 	if t.MaxTesterSpoiledPercent, err = Percent("spec.timeline.maxTesterSpoiled", s.MaxTesterSpoiled, 1); err != nil {
 		return err
@@ -79,6 +84,9 @@ func (p *Plan) resolveTimeline(s *v1alpha1.TimelineParams) error {
 		}
 		t.FrameSize = p.FrameSizes[0]
 	}
+	if err := t.bitsToFrames(s, p.Traffic.LineRateBps); err != nil {
+		return err
+	}
 	if t.PercentOfNDR > 0 && !slices.Contains(p.FrameSizes, t.FrameSize) {
 		return fmt.Errorf("spec.timeline.frameSize: %d B is not among the run's frame sizes, whose throughput percentOfNDR takes", t.FrameSize)
 	}
@@ -92,6 +100,32 @@ func (p *Plan) resolveTimeline(s *v1alpha1.TimelineParams) error {
 		p.Tests = append([]v1alpha1.TestKind{v1alpha1.TestThroughput}, p.Tests...)
 	}
 	p.Timeline = &t
+	return nil
+}
+
+// bitsToFrames turns a load in bits per second into frames per second at the timeline's frame size; a
+// load given in frames or bits must fit the line rate (a share of line rate or NDR does by its bounds).
+func (t *Timeline) bitsToFrames(s *v1alpha1.TimelineParams, lineBps int64) error {
+	field := "spec.timeline.framesPerSecond"
+	for _, b := range []struct {
+		name     string
+		q        *resource.Quantity
+		overhead int
+	}{{"spec.timeline.l2BitsPerSecond", s.L2BitsPerSecond, 0}, {"spec.timeline.l1BitsPerSecond", s.L1BitsPerSecond, 20}} {
+		if b.q == nil {
+			continue
+		}
+		field = b.name
+		bps := b.q.AsApproximateFloat64()
+		if bps <= 0 {
+			return fmt.Errorf("%s: %s is no load: give one above 0", b.name, b.q.String())
+		}
+		t.FramesPerSecond = bps / (float64(t.FrameSize+b.overhead) * 8)
+	}
+	if line := float64(lineBps) / (float64(t.FrameSize+20) * 8); t.FramesPerSecond > 0 && lineBps > 0 && t.FramesPerSecond > line*(1+1e-9) {
+		return fmt.Errorf("%s: %.0f frames/s of %d B is more than the line rate (%.0f frames/s at %s)", field,
+			t.FramesPerSecond, t.FrameSize, line, strconv.FormatInt(lineBps, 10)+" bit/s")
+	}
 	return nil
 }
 
@@ -116,4 +150,10 @@ func (t *Timeline) maxFPS(lineBps int64) float64 {
 		return line * t.PercentOfLineRate / 100
 	}
 	return line * t.PercentOfNDR / 100
+}
+
+// AvailabilityPercent renders available over all seconds in percent, rounded down to a thousandth: a
+// day with one unavailable second is 99.998 %, never 100.
+func AvailabilityPercent(available, seconds int64) string {
+	return strconv.FormatFloat(math.Floor(float64(available)*100000/float64(seconds))/1000, 'f', -1, 64)
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"linerate.dev/linerate/api/v1alpha1"
@@ -13,6 +14,7 @@ import (
 
 func TestResolveTimeline(t *testing.T) {
 	d := func(x time.Duration) metav1.Duration { return metav1.Duration{Duration: x} }
+	q := func(s string) *resource.Quantity { v := resource.MustParse(s); return &v }
 	cases := []struct {
 		name   string
 		tests  []v1alpha1.TestKind
@@ -38,6 +40,22 @@ func TestResolveTimeline(t *testing.T) {
 			tl: v1alpha1.TimelineParams{PercentOfNDR: "90", FrameSize: 100}, err: "spec.timeline.frameSize: 100 B is not among"},
 		{name: "a month at line rate outnumbers a lane", tests: []v1alpha1.TestKind{v1alpha1.TestTimeline},
 			tl: v1alpha1.TimelineParams{PercentOfLineRate: "100", Duration: d(720 * time.Hour)}, err: "spec.timeline.duration: 720h0m0s at up to 14880952 frames/s"},
+		{name: "bits per second of the frames' bytes", tests: []v1alpha1.TestKind{v1alpha1.TestTimeline},
+			tl:     v1alpha1.TimelineParams{L2BitsPerSecond: q("2G"), FrameSize: 512},
+			want:   Timeline{Duration: time.Minute, FramesPerSecond: 2e9 / (512 * 8), FrameSize: 512, Bin: 100 * time.Millisecond, Settle: 200 * time.Millisecond, OutageMinFrames: 2, MaxTesterSpoiledPercent: 1},
+			tests2: []v1alpha1.TestKind{v1alpha1.TestTimeline}},
+		{name: "bits per second on the line", tests: []v1alpha1.TestKind{v1alpha1.TestTimeline},
+			tl:     v1alpha1.TimelineParams{L1BitsPerSecond: q("10G")},
+			want:   Timeline{Duration: time.Minute, FramesPerSecond: 1e10 / (84 * 8), FrameSize: 64, Bin: 100 * time.Millisecond, Settle: 200 * time.Millisecond, OutageMinFrames: 2, MaxTesterSpoiledPercent: 1},
+			tests2: []v1alpha1.TestKind{v1alpha1.TestTimeline}},
+		{name: "more bits than the line carries", tests: []v1alpha1.TestKind{v1alpha1.TestTimeline},
+			tl: v1alpha1.TimelineParams{L2BitsPerSecond: q("9G"), FrameSize: 64}, err: "spec.timeline.l2BitsPerSecond: 17578125 frames/s of 64 B is more than the line rate (14880952 frames/s"},
+		{name: "more frames than the line carries", tests: []v1alpha1.TestKind{v1alpha1.TestTimeline},
+			tl: v1alpha1.TimelineParams{FramesPerSecond: 900000, FrameSize: 1418}, err: "spec.timeline.framesPerSecond: 900000 frames/s of 1418 B is more than the line rate"},
+		{name: "no bits", tests: []v1alpha1.TestKind{v1alpha1.TestTimeline},
+			tl: v1alpha1.TimelineParams{L1BitsPerSecond: q("0")}, err: "spec.timeline.l1BitsPerSecond: 0 is no load"},
+		{name: "bits and frames", tests: []v1alpha1.TestKind{v1alpha1.TestTimeline},
+			tl: v1alpha1.TimelineParams{L1BitsPerSecond: q("1G"), FramesPerSecond: 10}, err: "spec.timeline: give the load one way"},
 		{name: "bins of 5 ms", tests: []v1alpha1.TestKind{v1alpha1.TestTimeline},
 			tl: v1alpha1.TimelineParams{Bin: d(5 * time.Millisecond)}, err: "spec.timeline.bin"},
 	}
@@ -74,7 +92,8 @@ func TestSeqWindowOfATimelineDoesNotGrowWithItsDuration(t *testing.T) {
 		b, _ := p.SeqWindow()
 		return b
 	}
-	if m, day := bits(time.Minute), bits(24*time.Hour); m != day || day > 26 {
-		t.Errorf("window bits %d for a minute, %d for a day: want the same, and at most 2^26 bits (8 MiB)", m, day)
+	// the README's figure: 2^25 bits, 4 MiB a receive queue, for a day of 64 B frames at 10 GbE
+	if m, day := bits(time.Minute), bits(24*time.Hour); m != day || day != 25 {
+		t.Errorf("window bits %d for a minute, %d for a day: want 25 for both (4 MiB, as README.md says)", m, day)
 	}
 }

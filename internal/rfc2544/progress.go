@@ -50,6 +50,9 @@ func (r *Runner) emitProgress(ts trialSpec, pr *engine.Progress) {
 	if ts.live != nil {
 		pg.Summary += "; " + ts.live()
 	}
+	if ts.liveRows != nil {
+		pg.Timeline = ts.liveRows()
+	}
 	r.sink.OnProgress(pg)
 }
 

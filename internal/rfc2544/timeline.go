@@ -76,6 +76,11 @@ func (r *Runner) timeline(ctx context.Context) error {
 		return nil
 	}
 	ts.live = w.summary
+	names, fps := make([]string, len(ts.dirs)), make([]float64, len(ts.dirs))
+	for i, d := range ts.dirs {
+		names[i], fps[i] = dirs[d].Name, ts.rates[i]*r.lineFPS(float64(size))/100
+	}
+	ts.liveRows = func() []v1alpha1.TimelineProgress { return w.progress(size, names, fps) }
 	ts.attach = func(d int, rec *results.Trial) { rec.Timeline = w.record(d) }
 	r.progress.OfferedRate = FormatPct(ts.rates[0])
 	drs, aborted, err := r.trial(ctx, ts)
@@ -147,7 +152,15 @@ type dirTimeline struct {
 	// the second being summed for severely errored seconds, and its counts
 	second, secSent, secLost int64
 	secTester                bool
+	secTesterLost            int64
 	ses                      int64
+	// what arrived of the frames due in the last whole second closed (-1: the tester spoiled it, or none)
+	lastSecondReceived int64
+	lastOutageNs       int64 // the DUT's latest outage's length
+	// Y.1564 availability over the seconds: what the DUT's seconds prove (a second the tester spoiled is
+	// no severely errored second), and what it would be if each spoiled second that lost more than half
+	// its frames were one
+	proven, worst availability
 }
 
 func newTimelineWatch(dirs []plan.Direction, used []int, bin time.Duration, offsetNs int64) *timelineWatch {
@@ -155,7 +168,7 @@ func newTimelineWatch(dirs []plan.Direction, used []int, bin time.Duration, offs
 		order: used, streamOf: map[int]int{}}
 	for _, d := range used {
 		w.streamOf[d] = dirs[d].TX
-		w.byStream[dirs[d].TX] = &dirTimeline{second: -1}
+		w.byStream[dirs[d].TX] = &dirTimeline{second: -1, lastSecondReceived: -1}
 	}
 	return w
 }
@@ -229,6 +242,7 @@ func (dt *dirTimeline) addOutage(o engine.Outage) {
 	dt.outages++
 	dt.outageFrames += o.Frames
 	dt.outageNs += o.LengthNs
+	dt.lastOutageNs = o.LengthNs // the engine numbers outages in order: the last read is the latest
 	i, _ := slices.BinarySearchFunc(dt.longest, o, func(a, b engine.Outage) int {
 		if a.Frames != b.Frames {
 			return int(b.Frames - a.Frames)
@@ -260,28 +274,77 @@ func (dt *dirTimeline) addBin(b engine.TimelineBin, binMs int64) {
 		dt.closeSecond()
 		dt.second = sec
 	}
+	dt.secSent += b.Sent
 	if b.Flags != 0 {
 		dt.tester++
 		dt.flags |= b.Flags
 		dt.secTester = true
 		dt.testerLost += b.Lost
+		dt.secTesterLost += b.Lost
 		return
 	}
 	dt.sent += b.Sent
 	dt.lost += b.Lost
-	dt.secSent += b.Sent
 	dt.secLost += b.Lost
 }
 
 // closeSecond counts the second summed so far as severely errored (more than half its frames lost),
-// unless the tester spoiled any of it.
+// unless the tester spoiled any of it; then it is one only in the worst case, if what was lost in the
+// tester's bins was the DUT's.
 func (dt *dirTimeline) closeSecond() {
-	if dt.second >= 0 && dt.second != -2 && !dt.secTester && dt.secSent > 0 && 2*dt.secLost > dt.secSent {
-		dt.ses++
+	if dt.second >= 0 && dt.second != -2 {
+		proven := !dt.secTester && dt.secSent > 0 && 2*dt.secLost > dt.secSent
+		if proven {
+			dt.ses++
+		}
+		dt.proven.second(proven)
+		dt.worst.second(dt.secSent > 0 && 2*(dt.secLost+dt.secTesterLost) > dt.secSent)
+		dt.lastSecondReceived = -1
+		if !dt.secTester {
+			dt.lastSecondReceived = dt.secSent - dt.secLost
+		}
 	}
 	if dt.second != -2 {
-		dt.secSent, dt.secLost, dt.secTester = 0, 0, false
+		dt.secSent, dt.secLost, dt.secTester, dt.secTesterLost = 0, 0, false, 0
 	}
+}
+
+// availability is ITU-T Y.1564's (as Y.1563's): unavailable time begins with ten consecutive severely
+// errored seconds, which are part of it, and ends with ten consecutive seconds that are not, which are not.
+type availability struct {
+	seconds, unavailable int64
+	down                 bool  // in unavailable time
+	run                  int64 // consecutive seconds that would change the state
+}
+
+const availabilityRun = 10
+
+func (a *availability) second(severe bool) {
+	a.seconds++
+	switch {
+	case !a.down && severe:
+		if a.run++; a.run == availabilityRun {
+			a.down, a.unavailable, a.run = true, a.unavailable+availabilityRun, 0
+		}
+	case !a.down:
+		a.run = 0
+	case severe: // unavailable, and so were the clear seconds since the last severe one
+		a.unavailable += 1 + a.run
+		a.run = 0
+	default:
+		if a.run++; a.run == availabilityRun {
+			a.down, a.run = false, 0
+		}
+	}
+}
+
+// unavailableSeconds counts the seconds so far: in unavailable time, fewer than ten clear seconds do not
+// end it.
+func (a availability) unavailableSeconds() int64 {
+	if a.down {
+		return a.unavailable + a.run
+	}
+	return a.unavailable
 }
 
 func (w *timelineWatch) record(d int) *results.Timeline {
@@ -318,6 +381,27 @@ func (w *timelineWatch) summary() string {
 	return strings.TrimPrefix(s, "; ")
 }
 
+// progress is each direction's figures so far (fps: the load of each, in the order of the directions
+// watched), for the status and Prometheus while the trial runs.
+func (w *timelineWatch) progress(size int, names []string, fps []float64) []v1alpha1.TimelineProgress {
+	var out []v1alpha1.TimelineProgress
+	for i, d := range w.order {
+		dt := w.byStream[w.streamOf[d]]
+		p := v1alpha1.TimelineProgress{FrameSize: int32(size), Direction: names[i], OfferedFramesPerSecond: int64(math.Round(fps[i])),
+			Seconds: strconv.FormatFloat(float64(dt.bins*w.binMs)/1000, 'f', -1, 64), LostFrames: dt.lost, Outages: dt.outages,
+			Bins: dt.bins, TesterBins: dt.tester, TesterLostFrames: dt.testerLost}
+		if dt.lastSecondReceived >= 0 {
+			received := dt.lastSecondReceived
+			p.ReceivedFramesPerSecond = &received
+		}
+		if dt.outages > 0 {
+			p.LastOutageMilliseconds = msString(dt.lastOutageNs)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
 // row is a direction's result (frame size, direction, rate and frames sent are the caller's).
 func (w *timelineWatch) row(d int, maxSpoiledPercent float64) v1alpha1.TimelineResult {
 	dt := w.byStream[w.streamOf[d]]
@@ -336,6 +420,17 @@ func (w *timelineWatch) row(d int, maxSpoiledPercent float64) v1alpha1.TimelineR
 		row.LossPercent = "0"
 	}
 	row.ScatteredFrames = max(0, dt.lost-dt.outageFrames)
+	if dt.proven.seconds > 0 {
+		row.UnavailableSeconds = dt.proven.unavailableSeconds()
+		row.AvailabilityPercent = plan.AvailabilityPercent(dt.proven.seconds-row.UnavailableSeconds, dt.proven.seconds)
+		worst := dt.worst.unavailableSeconds()
+		if dt.rec.MissedBins > 0 { // seconds nobody judged: any of them could be
+			worst = max(worst, dt.bins*w.binMs/1000)
+		}
+		if worst > row.UnavailableSeconds {
+			row.UnavailableSecondsAtMost = worst
+		}
+	}
 	if len(dt.longest) > 0 {
 		row.LongestOutageMilliseconds = msString(dt.longest[0].LengthNs)
 		row.TotalOutageMilliseconds = msString(dt.outageNs)

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/engine"
 	"linerate.dev/linerate/internal/plan"
 )
@@ -65,5 +66,96 @@ func TestTimelineWatchAccounting(t *testing.T) {
 	rec := w.record(0)
 	if rec.MissedBins != 5 || len(rec.Outages) != 4 || len(rec.Marked) != 8 {
 		t.Errorf("record: missed %d, outages %d, marked %d: want 5, 4 (the tester's too), 8 (6 lossy, 1 lag, 1 lossy)", rec.MissedBins, len(rec.Outages), len(rec.Marked))
+	}
+}
+
+// Y.1564's availability, second by second: ten severely errored seconds in a row begin unavailable time
+// (and are part of it), ten clear seconds in a row end it (and are not); fewer change nothing, and an
+// unavailable period still open at the end keeps the clear seconds that have not ended it.
+func TestAvailabilityCountsTenSecondsInARow(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		seconds     string // S severely errored, . clear
+		unavailable int64
+	}{
+		{"all clear", "....................", 0},
+		{"nine severe are not enough", ".SSSSSSSSS.SSSSSSSSS.", 0},
+		{"ten severe begin it", "..SSSSSSSSSS..........", 10},
+		{"clear seconds between severe ones stay unavailable", "SSSSSSSSSS.....S..........", 16},
+		{"nine clear do not end it", "SSSSSSSSSS.........S", 20},
+		{"open at the end: the clear seconds since are still unavailable", "SSSSSSSSSS....", 14},
+		{"ten clear end it, the next severe ones start over", "SSSSSSSSSS..........SSSSS.", 10},
+		{"two periods", "SSSSSSSSSS..........SSSSSSSSSSSS", 22},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var a availability
+			for _, s := range c.seconds {
+				a.second(s == 'S')
+			}
+			if got := a.unavailableSeconds(); got != c.unavailable || a.seconds != int64(len(c.seconds)) {
+				t.Errorf("%s: %d unavailable of %d seconds, want %d of %d", c.seconds, got, a.seconds, c.unavailable, len(c.seconds))
+			}
+		})
+	}
+}
+
+// A second the tester spoiled is no severely errored second of the DUT's; if it lost more than half its
+// frames in the tester's bins, it might have been one, and the availability says how bad it could be.
+func TestAvailabilityOfTheTestersSecondsIsABoundNotACount(t *testing.T) {
+	dirs := []plan.Direction{{Name: "west->east", TX: 0, RX: 1}}
+	w := newTimelineWatch(dirs, []int{0}, 500*time.Millisecond, 0)
+	var bins []engine.TimelineBin
+	// 30 s of 500 ms bins: seconds 5..16 lose everything, second 9 in a bin the tester spoiled
+	for i := int64(0); i < 60; i++ {
+		b := engine.TimelineBin{Index: i, Sent: 500, Received: 500}
+		if s := i / 2; s >= 5 && s <= 16 {
+			b.Received, b.Lost = 0, 500
+			if s == 9 {
+				b.Flags = engine.BinPause
+			}
+		}
+		bins = append(bins, b)
+	}
+	w.add(&engine.Timeline{BinMs: 500, Streams: []engine.TimelineStream{{ID: 0, RateFPS: 1000, Bins: bins}}})
+	row := w.row(0, 100)
+	// proven: seconds 5..8 (four) and 10..16 (seven): no ten in a row. Worst: 5..16, twelve.
+	if row.SeverelyErroredSeconds != 11 || row.UnavailableSeconds != 0 || row.AvailabilityPercent != "100" ||
+		row.UnavailableSecondsAtMost != 12 {
+		t.Errorf("SES %d, unavailable %d (at most %d), availability %s: want 11, 0 (at most 12), 100",
+			row.SeverelyErroredSeconds, row.UnavailableSeconds, row.UnavailableSecondsAtMost, row.AvailabilityPercent)
+	}
+}
+
+// The live rows: the DUT's figures so far, the latest outage's length, and what arrived in the last whole
+// second judged, which a second the tester spoiled leaves unsaid.
+func TestTimelineProgressSaysWhatWasJudgedSoFar(t *testing.T) {
+	dirs := []plan.Direction{{Name: "west->east", TX: 0, RX: 1}}
+	w := newTimelineWatch(dirs, []int{0}, 500*time.Millisecond, 0)
+	read := func(bins []engine.TimelineBin, outages []engine.Outage) {
+		w.add(&engine.Timeline{BinMs: 500, Streams: []engine.TimelineStream{{ID: 0, RateFPS: 1000,
+			FirstBin: w.nextBin(), Bins: bins, FirstOutage: w.nextOutage(), Outages: outages}}})
+	}
+	live := func() v1alpha1.TimelineProgress { return w.progress(128, []string{"west->east"}, []float64{1000})[0] }
+	// second 0 clean, second 1 loses 30 frames in an outage; bin 4 opens second 2
+	read([]engine.TimelineBin{{Index: 0, Sent: 500, Received: 500}, {Index: 1, Sent: 500, Received: 500},
+		{Index: 2, Sent: 500, Received: 470, Lost: 30}, {Index: 3, Sent: 500, Received: 500}, {Index: 4, Sent: 500, Received: 500}},
+		[]engine.Outage{{N: 0, First: 1100, Frames: 30, LengthNs: 30e6}})
+	p := live()
+	if p.Seconds != "2.5" || p.Outages != 1 || p.LostFrames != 30 || p.LastOutageMilliseconds != "30" || p.OfferedFramesPerSecond != 1000 ||
+		p.ReceivedFramesPerSecond == nil || *p.ReceivedFramesPerSecond != 970 {
+		t.Errorf("after 2.5 s: %+v (received %v), want 1 outage of 30 ms, 30 lost, 970 received in second 1", p, p.ReceivedFramesPerSecond)
+	}
+	// second 2 ends in a bin the tester spoiled, then a shorter outage in second 3
+	read([]engine.TimelineBin{{Index: 5, Sent: 500, Received: 400, Lost: 100, Flags: engine.BinLag},
+		{Index: 6, Sent: 500, Received: 495, Lost: 5}, {Index: 7, Sent: 500, Received: 500}, {Index: 8, Sent: 500, Received: 500}},
+		[]engine.Outage{{N: 1, First: 2600, Frames: 100, LengthNs: 100e6, Tester: true}, {N: 2, First: 3100, Frames: 5, LengthNs: 5e6}})
+	p = live()
+	if p.Outages != 2 || p.LastOutageMilliseconds != "5" || p.TesterBins != 1 || p.TesterLostFrames != 100 || p.ReceivedFramesPerSecond == nil ||
+		*p.ReceivedFramesPerSecond != 995 {
+		t.Errorf("after 4.5 s: %+v, want 2 outages of the DUT's (the latest 5 ms), 1 tester bin, 995 received in second 3", p)
+	}
+	read([]engine.TimelineBin{{Index: 9, Sent: 500, Received: 500, Flags: engine.BinPause}, {Index: 10, Sent: 500, Received: 500}}, nil)
+	if p = live(); p.ReceivedFramesPerSecond != nil {
+		t.Errorf("second 4 holds a tester bin: received %d, want it unsaid", *p.ReceivedFramesPerSecond)
 	}
 }

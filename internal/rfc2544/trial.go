@@ -29,8 +29,10 @@ type trialSpec struct {
 	timeline *engine.TimelineConfig
 	watch    func(final bool) error
 	attach   func(dir int, rec *results.Trial)
-	// live, when set, says what the trial found so far, in the progress summary
-	live func() string
+	// live, when set, says what the trial found so far, in the progress summary; liveRows the same as
+	// figures (the timeline's, for Prometheus)
+	live     func() string
+	liveRows func() []v1alpha1.TimelineProgress
 }
 
 // validTrial runs a trial and repeats it while the tester spoiled it (in any direction), at most the plan's

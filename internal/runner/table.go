@@ -128,7 +128,7 @@ func PrintTable(w io.Writer, r *v1alpha1.Results, lossTolerance string) {
 	}
 	if len(r.Timeline) > 0 {
 		fmt.Fprintln(tw, "\nTimeline (every outage, to the frame)")
-		fmt.Fprintln(tw, "frame\tdirection\tframes/s\tseconds\tlost\tloss %\toutages\tlongest ms\ttotal ms\tscattered\tSES\ttester bins\t")
+		fmt.Fprintln(tw, "frame\tdirection\tframes/s\tseconds\tlost\tloss %\toutages\tlongest ms\ttotal ms\tscattered\tSES\tavailable %\ttester bins\t")
 		for _, t := range r.Timeline {
 			mark := ""
 			if t.TesterLimited {
@@ -138,9 +138,16 @@ func PrintTable(w io.Writer, r *v1alpha1.Results, lossTolerance string) {
 			if longest == "" {
 				longest, total = "-", "-"
 			}
-			fmt.Fprintf(tw, "%d B\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%d\t%d of %d%s\t\n", t.FrameSize, t.Direction,
+			available := t.AvailabilityPercent
+			switch {
+			case available == "":
+				available = "-"
+			case t.UnavailableSecondsAtMost > 0:
+				available += " (or less)"
+			}
+			fmt.Fprintf(tw, "%d B\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%d\t%s\t%d of %d%s\t\n", t.FrameSize, t.Direction,
 				fmtInt(t.Rate.FramesPerSecond), t.Seconds, fmtInt(t.LostFrames), t.LossPercent, t.Outages, longest, total,
-				fmtInt(t.ScatteredFrames), t.SeverelyErroredSeconds, t.TesterBins, t.Bins, mark)
+				fmtInt(t.ScatteredFrames), t.SeverelyErroredSeconds, available, t.TesterBins, t.Bins, mark)
 		}
 		for _, t := range r.Timeline {
 			for _, o := range t.Longest {
