@@ -303,6 +303,10 @@ type TimelineProgress struct {
 	// far are a lower bound.
 	// +optional
 	TesterLostFrames int64 `json:"testerLostFrames,omitempty"`
+	// testerLimited is true when the tester has spoiled more than timeline.maxTesterSpoiled of the bins so
+	// far, or outages or bins were dropped before they were read: the DUT's figures so far are no count.
+	// +optional
+	TesterLimited bool `json:"testerLimited,omitempty"`
 }
 
 // Results are the RFC 2544 result tables. The tester writes them (results.json in the results ConfigMap)
@@ -690,20 +694,27 @@ type TimelineResult struct {
 	// +optional
 	ScatteredFrames int64 `json:"scatteredFrames,omitempty"`
 	// severelyErroredSeconds counts the whole seconds of the DUT's bins that lost more than half their
-	// frames (ITU-T Y.1563's severely errored second, by frames due).
+	// frames (ITU-T Y.1563's severely errored second, by frames due), in unavailable time too.
 	// +optional
 	SeverelyErroredSeconds int64 `json:"severelyErroredSeconds,omitempty"`
 	// unavailableSeconds are the seconds of unavailable time in the ITU-T Y.1564 sense: it begins with ten
 	// consecutive severely errored seconds (included) and ends with ten consecutive seconds that are not
-	// (excluded). Counted from the DUT's seconds only; only where bins divide a second.
+	// (excluded). The least the DUT's own seconds prove: a second the tester spoiled is not severely
+	// errored here, nor is the run still open at the end (fewer than ten seconds, which may or may not
+	// have changed the state). Only where bins divide a second.
 	// +optional
 	UnavailableSeconds int64 `json:"unavailableSeconds,omitempty"`
-	// availabilityPercent is the share of the seconds that were not unavailable.
+	// availabilityPercent is the share of availabilitySeconds that were not unavailableSeconds, rounded
+	// down to a thousandth: the most available the DUT can have been (unavailableSecondsAtMost gives the
+	// least).
 	// +optional
 	AvailabilityPercent string `json:"availabilityPercent,omitempty"`
-	// unavailableSecondsAtMost is set when the seconds the tester spoiled could hide unavailable time: the
-	// unavailable seconds if every frame lost in its bins had been the DUT's (or, with bins the runner read
-	// too late, every second). An expectation on availability between the two is undecided.
+	// availabilitySeconds are the seconds availability was judged over (a last part second included).
+	// +optional
+	AvailabilitySeconds int64 `json:"availabilitySeconds,omitempty"`
+	// unavailableSecondsAtMost is set when there could be more unavailable time than unavailableSeconds:
+	// if every frame lost in the tester's bins (every frame, in bins nobody read) had been the DUT's, and
+	// the run open at the end had gone on. An expectation on availability between the two is undecided.
 	// +optional
 	UnavailableSecondsAtMost int64 `json:"unavailableSecondsAtMost,omitempty"`
 	// bins is the number of bins.

@@ -3,7 +3,7 @@ package expectations
 
 import (
 	"fmt"
-	"math"
+	"math/big"
 	"strconv"
 	"strings"
 
@@ -487,28 +487,42 @@ func checkTimeline(e *v1alpha1.TimelineExpectation, res *v1alpha1.Results) (fail
 	return failures, undecided
 }
 
-// checkAvailability judges a row against minAvailability: what the DUT's seconds prove fails it; where
-// the seconds the tester spoiled could bring it below the bound, it is undecided.
+// checkAvailability judges a row against minAvailability, exactly (in seconds, not on the rounded
+// percentage): what the DUT's seconds prove fails it, unless the row is the tester's (cut short, or too
+// many bins spoiled: its seconds are not the run's); where the tester's seconds or the run open at the
+// end could bring it under the bound, it is undecided.
 func checkAvailability(e *v1alpha1.TimelineExpectation, t v1alpha1.TimelineResult) (over []string, undecided string) {
 	if e.MinAvailability == "" {
 		return nil, ""
 	}
-	if t.AvailabilityPercent == "" {
-		return nil, fmt.Sprintf("no availability: its %d ms bins do not divide a second", t.BinMilliseconds)
-	}
-	limit, _ := strconv.ParseFloat(string(e.MinAvailability), 64)
-	if v, _ := strconv.ParseFloat(t.AvailabilityPercent, 64); v < limit {
-		return []string{fmt.Sprintf("available %s%% of the time (%d s unavailable), less than %s%%",
-			t.AvailabilityPercent, t.UnavailableSeconds, e.MinAvailability)}, ""
-	}
-	seconds, _ := strconv.ParseFloat(t.Seconds, 64)
-	if all := int64(math.Ceil(seconds)); t.UnavailableSecondsAtMost > 0 && all > 0 {
-		worst, _ := strconv.ParseFloat(plan.AvailabilityPercent(all-t.UnavailableSecondsAtMost, all), 64)
-		if worst < limit {
-			return nil, fmt.Sprintf("available %s%% of the time where it was judged, but with the seconds the tester "+
-				"spoiled up to %d s could be unavailable (%v%%, less than %s%%)", t.AvailabilityPercent,
-				t.UnavailableSecondsAtMost, worst, e.MinAvailability)
+	if t.AvailabilityPercent == "" || t.AvailabilitySeconds <= 0 {
+		if t.BinMilliseconds > 1000 || (t.BinMilliseconds > 0 && 1000%t.BinMilliseconds != 0) {
+			return nil, fmt.Sprintf("no availability: its %d ms bins do not divide a second", t.BinMilliseconds)
 		}
+		return nil, "no availability: no second was judged"
+	}
+	limit, ok := new(big.Rat).SetString(string(e.MinAvailability))
+	if !ok {
+		return nil, fmt.Sprintf("minAvailability %q is not a number", e.MinAvailability)
+	}
+	// available / seconds < limit / 100, in integers and the limit's exact decimal
+	below := func(unavailable int64) bool {
+		avail := new(big.Rat).SetInt64(100 * (t.AvailabilitySeconds - unavailable))
+		return avail.Cmp(new(big.Rat).Mul(limit, new(big.Rat).SetInt64(t.AvailabilitySeconds))) < 0
+	}
+	switch {
+	case below(t.UnavailableSeconds) && !t.TesterLimited:
+		return []string{fmt.Sprintf("available %s%% of the time (%d of %d s unavailable), less than %s%%",
+			t.AvailabilityPercent, t.UnavailableSeconds, t.AvailabilitySeconds, e.MinAvailability)}, ""
+	case below(t.UnavailableSeconds):
+		return nil, fmt.Sprintf("available %s%% of the %d s judged, less than %s%%, but the tester cut the row short or spoiled "+
+			"%d of its %d bins: the seconds it did not judge could bring it over", t.AvailabilityPercent, t.AvailabilitySeconds,
+			e.MinAvailability, t.TesterBins, t.Bins)
+	case t.UnavailableSecondsAtMost > 0 && below(t.UnavailableSecondsAtMost):
+		return nil, fmt.Sprintf("available %s%% of the time where it was judged, but the seconds the tester spoiled and the run "+
+			"open at the end could make up to %d of %d s unavailable (%s%%, less than %s%%)", t.AvailabilityPercent,
+			t.UnavailableSecondsAtMost, t.AvailabilitySeconds,
+			plan.AvailabilityPercent(t.AvailabilitySeconds-t.UnavailableSecondsAtMost, t.AvailabilitySeconds), e.MinAvailability)
 	}
 	return nil, ""
 }

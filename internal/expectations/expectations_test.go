@@ -372,9 +372,17 @@ func TestTimelineOutagesHiddenInTheTestersBinsDecideNothing(t *testing.T) {
 func TestTimelineAvailabilityAgainstItsBound(t *testing.T) {
 	planned := []plan.Row{{Test: v1alpha1.TestTimeline, FrameSize: 128, Direction: "west->east"}}
 	row := func(avail string, unavailable, atMost int64, binMs int32) v1alpha1.TimelineResult {
-		return v1alpha1.TimelineResult{FrameSize: 128, Direction: "west->east", LossPercent: "0.1", Bins: 1000, Seconds: "1000",
+		r := v1alpha1.TimelineResult{FrameSize: 128, Direction: "west->east", LossPercent: "0.1", Bins: 1000, Seconds: "1000",
 			BinMilliseconds: binMs, AvailabilityPercent: avail, UnavailableSeconds: unavailable, UnavailableSecondsAtMost: atMost}
+		if avail != "" {
+			r.AvailabilitySeconds = 1000
+		}
+		return r
 	}
+	month := v1alpha1.TimelineResult{FrameSize: 128, Direction: "west->east", LossPercent: "0", Bins: 2592000, Seconds: "2592000",
+		BinMilliseconds: 1000, AvailabilityPercent: "99.999", AvailabilitySeconds: 2592000, UnavailableSeconds: 2}
+	cut := row("98.8", 12, 0, 100)
+	cut.TesterLimited, cut.TesterBins = true, 300
 	for _, c := range []struct {
 		name string
 		min  v1alpha1.Percent
@@ -383,8 +391,12 @@ func TestTimelineAvailabilityAgainstItsBound(t *testing.T) {
 		says string
 	}{
 		{"available enough", "98", row("98.8", 12, 0, 100), v1alpha1.VerdictPassed, ""},
-		{"unavailable too long", "99", row("98.8", 12, 0, 100), v1alpha1.VerdictFailed, "available 98.8% of the time (12 s unavailable), less than 99%"},
-		{"the tester's seconds could hide it", "98.5", row("98.8", 12, 22, 100), v1alpha1.VerdictInconclusive, "up to 22 s could be unavailable (97.8%"},
+		{"unavailable too long", "99", row("98.8", 12, 0, 100), v1alpha1.VerdictFailed, "available 98.8% of the time (12 of 1000 s unavailable), less than 99%"},
+		{"the tester's seconds could hide it", "98.5", row("98.8", 12, 22, 100), v1alpha1.VerdictInconclusive, "up to 22 of 1000 s unavailable (97.8%"},
+		{"judged exactly, not on the rounded figure", "99.9999", month, v1alpha1.VerdictPassed, ""},
+		{"three seconds more are too many", "99.9998", func() v1alpha1.TimelineResult { m := month; m.UnavailableSeconds = 6; return m }(),
+			v1alpha1.VerdictFailed, "(6 of 2592000 s unavailable), less than 99.9998%"},
+		{"a row the tester cut short decides nothing", "99", cut, v1alpha1.VerdictInconclusive, "the tester spoiled 300 of its 1000 bins"},
 		{"the tester's seconds could not bring it under", "97", row("98.8", 12, 22, 100), v1alpha1.VerdictPassed, ""},
 		{"no whole seconds", "99", row("", 0, 0, 300), v1alpha1.VerdictInconclusive, "its 300 ms bins do not divide a second"},
 	} {

@@ -221,8 +221,8 @@ func boolValue(b bool) float64 {
 }
 
 // collectLiveTimeline exports a running timeline's figures so far. Fail closed as at the end: while frames
-// lost in the tester's bins could be the DUT's, its outages and loss so far are a lower bound, and are
-// not exported as the count.
+// lost in the tester's bins could be the DUT's, or the tester has spoiled more than it may, its outages
+// and loss so far are a lower bound, and are not exported as the count.
 func collectLiveTimeline(gauge func(*prometheus.Desc, float64, []string), l []string, t v1alpha1.TimelineProgress) {
 	gauge(timelineLiveOffered, float64(t.OfferedFramesPerSecond), l)
 	gauge(timelineLiveSeconds, number(t.Seconds), l)
@@ -230,7 +230,7 @@ func collectLiveTimeline(gauge func(*prometheus.Desc, float64, []string), l []st
 	if t.ReceivedFramesPerSecond != nil {
 		gauge(timelineLiveReceived, float64(*t.ReceivedFramesPerSecond), l)
 	}
-	if t.TesterLostFrames > 0 {
+	if t.TesterLostFrames > 0 || t.TesterLimited {
 		return
 	}
 	gauge(timelineLiveOutages, float64(t.Outages), l)
@@ -265,7 +265,7 @@ func collectTest(ch chan<- prometheus.Metric, tt *v1alpha1.TrafficTest) {
 		gauge(completion, float64(st.CompletionTime.Unix()), base)
 	}
 	calibration := tt.Spec.Tester.Calibration != nil && tt.Spec.Tester.Calibration.Measure
-	if st.Progress != nil && !finishedPhase(st.Phase) && !calibration {
+	if st.Progress != nil && st.Phase == v1alpha1.PhaseRunning && !calibration {
 		for _, t := range st.Progress.Timeline {
 			collectLiveTimeline(gauge, row(t.FrameSize, t.Direction), t)
 		}

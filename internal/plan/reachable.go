@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/units"
@@ -15,7 +16,16 @@ import (
 // included) take S + 20 bytes of the line (preamble, start delimiter, inter-frame gap). The slack (a
 // millionth and one unit) lets through a figure copied from a line-rate result, whose rates are rounded.
 func (p *Plan) UnreachableExpectation() error {
-	if p.Expectations == nil || p.Traffic.LineRateBps <= 0 {
+	if p.Expectations == nil {
+		return nil
+	}
+	if e := p.Expectations.Timeline; e != nil && e.MinAvailability != "" && p.Timeline != nil {
+		// availability is counted in whole seconds of bins
+		if bin := p.Timeline.Bin; bin > time.Second || time.Second%bin != 0 {
+			return fmt.Errorf("spec.expectations.timeline.minAvailability: availability is judged by the second, and spec.timeline.bin %s does not divide one: give a bin such as 100ms or 1s", bin)
+		}
+	}
+	if p.Traffic.LineRateBps <= 0 {
 		return nil
 	}
 	line := float64(p.Traffic.LineRateBps)

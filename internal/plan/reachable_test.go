@@ -3,8 +3,10 @@ package plan
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"linerate.dev/linerate/api/v1alpha1"
 )
@@ -72,6 +74,32 @@ func TestPrecisionIsTheResolutionOrTheWidthOfTheRate(t *testing.T) {
 		}
 		if got := tp.PrecisionPercent(c.rate); got < c.want-1e-12 || got > c.want+1e-12 {
 			t.Errorf("width %g at %g%%: %g, want %g", c.width, c.rate, got, c.want)
+		}
+	}
+}
+
+// Availability is judged by the second: a minAvailability on bins that do not divide one is refused before
+// any trial, naming both fields; on bins that do, it is planned.
+func TestAnAvailabilityBoundNeedsBinsThatDivideASecond(t *testing.T) {
+	for _, c := range []struct {
+		bin  time.Duration
+		want string
+	}{
+		{100 * time.Millisecond, ""},
+		{time.Second, ""},
+		{300 * time.Millisecond, "spec.expectations.timeline.minAvailability: availability is judged by the second, and spec.timeline.bin 300ms does not divide one"},
+		{2 * time.Second, "spec.timeline.bin 2s does not divide one"},
+	} {
+		spec := v1alpha1.TrafficTestSpec{Tests: []v1alpha1.TestKind{v1alpha1.TestTimeline}, FrameSizes: []int32{128},
+			Timeline:     v1alpha1.TimelineParams{Bin: metav1.Duration{Duration: c.bin}},
+			Expectations: &v1alpha1.Expectations{Timeline: &v1alpha1.TimelineExpectation{MinAvailability: "99.9"}}}
+		p, err := Resolve(testWith(spec), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = p.UnreachableExpectation()
+		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("bin %s: %v, want %q", c.bin, err, c.want)
 		}
 	}
 }

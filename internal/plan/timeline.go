@@ -121,8 +121,12 @@ func (t *Timeline) bitsToFrames(s *v1alpha1.TimelineParams, lineBps int64) error
 			return fmt.Errorf("%s: %s is no load: give one above 0", b.name, b.q.String())
 		}
 		t.FramesPerSecond = bps / (float64(t.FrameSize+b.overhead) * 8)
+		if t.FramesPerSecond < 1 {
+			return fmt.Errorf("%s: %s is less than a frame of %d B a second", b.name, b.q.String(), t.FrameSize)
+		}
 	}
-	if line := float64(lineBps) / (float64(t.FrameSize+20) * 8); t.FramesPerSecond > 0 && lineBps > 0 && t.FramesPerSecond > line*(1+1e-9) {
+	// the slack (a millionth and one frame) lets through a rate copied from a line-rate result, rounded
+	if line := float64(lineBps) / (float64(t.FrameSize+20) * 8); t.FramesPerSecond > 0 && lineBps > 0 && t.FramesPerSecond > line*(1+1e-6)+1 {
 		return fmt.Errorf("%s: %.0f frames/s of %d B is more than the line rate (%.0f frames/s at %s)", field,
 			t.FramesPerSecond, t.FrameSize, line, strconv.FormatInt(lineBps, 10)+" bit/s")
 	}

@@ -80,7 +80,7 @@ func (r *Runner) timeline(ctx context.Context) error {
 	for i, d := range ts.dirs {
 		names[i], fps[i] = dirs[d].Name, ts.rates[i]*r.lineFPS(float64(size))/100
 	}
-	ts.liveRows = func() []v1alpha1.TimelineProgress { return w.progress(size, names, fps) }
+	ts.liveRows = func() []v1alpha1.TimelineProgress { return w.progress(size, names, fps, tl.MaxTesterSpoiledPercent) }
 	ts.attach = func(d int, rec *results.Trial) { rec.Timeline = w.record(d) }
 	r.progress.OfferedRate = FormatPct(ts.rates[0])
 	drs, aborted, err := r.trial(ctx, ts)
@@ -198,11 +198,13 @@ func (w *timelineWatch) add(t *engine.Timeline) {
 		}
 		dt.rec.StartNs, dt.rec.BinMs, dt.rec.RateFPS = t.StartNs+w.offsetNs, t.BinMs, st.RateFPS
 		if st.FirstBin > dt.nextBin {
-			// the engine dropped bins before they were read: they are nobody's, so the tester's
+			// the engine dropped bins before they were read: they are nobody's, so the tester's, and
+			// their seconds could have lost every frame
 			dt.rec.MissedBins += st.FirstBin - dt.nextBin
-			dt.bins += st.FirstBin - dt.nextBin
-			dt.tester += st.FirstBin - dt.nextBin
-			dt.nextBin = st.FirstBin
+			perBin := int64(math.Ceil(st.RateFPS * float64(w.binMs) / 1000))
+			for ; dt.nextBin < st.FirstBin; dt.nextBin++ {
+				dt.addMissedBin(dt.nextBin, perBin, w.binMs)
+			}
 		}
 		for _, b := range st.Bins {
 			if b.Index != dt.nextBin {
@@ -257,6 +259,28 @@ func (dt *dirTimeline) addOutage(o engine.Outage) {
 	}
 }
 
+// addMissedBin counts a bin nobody judged: the tester's, its frames (about perBin) unknown, so lost in
+// the worst case of its second.
+func (dt *dirTimeline) addMissedBin(index, perBin, binMs int64) {
+	dt.bins++
+	dt.tester++
+	dt.toSecond(index, binMs)
+	dt.secSent += perBin
+	dt.secTester = true
+	dt.secTesterLost += perBin
+}
+
+// toSecond closes the second summed so far when bin index lies in another.
+func (dt *dirTimeline) toSecond(index, binMs int64) {
+	if binMs > 1000 || 1000%binMs != 0 {
+		dt.second = -2 // bins that do not divide a second: no severely errored seconds
+	}
+	if sec := index * binMs / 1000; dt.second != -2 && sec != dt.second {
+		dt.closeSecond()
+		dt.second = sec
+	}
+}
+
 func (dt *dirTimeline) addBin(b engine.TimelineBin, binMs int64) {
 	dt.bins++
 	if b.Flags != 0 || b.Lost > 0 {
@@ -266,14 +290,7 @@ func (dt *dirTimeline) addBin(b engine.TimelineBin, binMs int64) {
 			dt.rec.MarkedLeftOut++
 		}
 	}
-	if binMs > 1000 || 1000%binMs != 0 {
-		dt.second = -2 // bins that do not divide a second: no severely errored seconds
-	}
-	sec := b.Index * binMs / 1000
-	if dt.second != -2 && sec != dt.second {
-		dt.closeSecond()
-		dt.second = sec
-	}
+	dt.toSecond(b.Index, binMs)
 	dt.secSent += b.Sent
 	if b.Flags != 0 {
 		dt.tester++
@@ -338,10 +355,11 @@ func (a *availability) second(severe bool) {
 	}
 }
 
-// unavailableSeconds counts the seconds so far: in unavailable time, fewer than ten clear seconds do not
-// end it.
-func (a availability) unavailableSeconds() int64 {
-	if a.down {
+// unavailableSeconds counts the seconds so far whose state is settled. The run still open at the end is
+// not: fewer than ten clear seconds in unavailable time may or may not end it, fewer than ten severe
+// seconds may or may not begin it. atMost counts them as unavailable, the least does not.
+func (a availability) unavailableSeconds(atMost bool) int64 {
+	if atMost {
 		return a.unavailable + a.run
 	}
 	return a.unavailable
@@ -383,13 +401,16 @@ func (w *timelineWatch) summary() string {
 
 // progress is each direction's figures so far (fps: the load of each, in the order of the directions
 // watched), for the status and Prometheus while the trial runs.
-func (w *timelineWatch) progress(size int, names []string, fps []float64) []v1alpha1.TimelineProgress {
+func (w *timelineWatch) progress(size int, names []string, fps []float64, maxSpoiledPercent float64) []v1alpha1.TimelineProgress {
 	var out []v1alpha1.TimelineProgress
 	for i, d := range w.order {
 		dt := w.byStream[w.streamOf[d]]
 		p := v1alpha1.TimelineProgress{FrameSize: int32(size), Direction: names[i], OfferedFramesPerSecond: int64(math.Round(fps[i])),
 			Seconds: strconv.FormatFloat(float64(dt.bins*w.binMs)/1000, 'f', -1, 64), LostFrames: dt.lost, Outages: dt.outages,
-			Bins: dt.bins, TesterBins: dt.tester, TesterLostFrames: dt.testerLost}
+			Bins: dt.bins, TesterBins: dt.tester, TesterLostFrames: dt.testerLost,
+			// as the row will say at the end: outages or bins the engine dropped unread, or more bins the
+			// tester's than allowed, and the DUT's figures so far are no count
+			TesterLimited: dt.outagesMissed > 0 || dt.rec.MissedBins > 0 || float64(dt.tester)*100 > maxSpoiledPercent*float64(dt.bins)}
 		if dt.lastSecondReceived >= 0 {
 			received := dt.lastSecondReceived
 			p.ReceivedFramesPerSecond = &received
@@ -406,6 +427,9 @@ func (w *timelineWatch) progress(size int, names []string, fps []float64) []v1al
 func (w *timelineWatch) row(d int, maxSpoiledPercent float64) v1alpha1.TimelineResult {
 	dt := w.byStream[w.streamOf[d]]
 	dt.closeSecond()
+	if dt.second >= 0 {
+		dt.second = -1 // closed: a second call adds no second
+	}
 	row := v1alpha1.TimelineResult{BinMilliseconds: int32(w.binMs), Bins: dt.bins, TesterBins: dt.tester,
 		LostFrames: dt.lost, Outages: dt.outages, OutageFrames: dt.outageFrames, TesterOutages: dt.testerOutages,
 		TesterLostFrames: dt.testerLost, SeverelyErroredSeconds: dt.ses, LateAfterSettle: dt.late,
@@ -421,13 +445,10 @@ func (w *timelineWatch) row(d int, maxSpoiledPercent float64) v1alpha1.TimelineR
 	}
 	row.ScatteredFrames = max(0, dt.lost-dt.outageFrames)
 	if dt.proven.seconds > 0 {
-		row.UnavailableSeconds = dt.proven.unavailableSeconds()
+		row.UnavailableSeconds = dt.proven.unavailableSeconds(false)
 		row.AvailabilityPercent = plan.AvailabilityPercent(dt.proven.seconds-row.UnavailableSeconds, dt.proven.seconds)
-		worst := dt.worst.unavailableSeconds()
-		if dt.rec.MissedBins > 0 { // seconds nobody judged: any of them could be
-			worst = max(worst, dt.bins*w.binMs/1000)
-		}
-		if worst > row.UnavailableSeconds {
+		row.AvailabilitySeconds = dt.proven.seconds
+		if worst := dt.worst.unavailableSeconds(true); worst > row.UnavailableSeconds {
 			row.UnavailableSecondsAtMost = worst
 		}
 	}

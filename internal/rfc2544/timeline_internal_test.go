@@ -70,30 +70,34 @@ func TestTimelineWatchAccounting(t *testing.T) {
 }
 
 // Y.1564's availability, second by second: ten severely errored seconds in a row begin unavailable time
-// (and are part of it), ten clear seconds in a row end it (and are not); fewer change nothing, and an
-// unavailable period still open at the end keeps the clear seconds that have not ended it.
+// (and are part of it), ten clear seconds in a row end it (and are not); fewer change nothing. The run
+// still open at the end is unsettled: the least counts it as not changing the state, the most as
+// unavailable.
 func TestAvailabilityCountsTenSecondsInARow(t *testing.T) {
 	for _, c := range []struct {
-		name        string
-		seconds     string // S severely errored, . clear
-		unavailable int64
+		name          string
+		seconds       string // S severely errored, . clear
+		least, atMost int64
 	}{
-		{"all clear", "....................", 0},
-		{"nine severe are not enough", ".SSSSSSSSS.SSSSSSSSS.", 0},
-		{"ten severe begin it", "..SSSSSSSSSS..........", 10},
-		{"clear seconds between severe ones stay unavailable", "SSSSSSSSSS.....S..........", 16},
-		{"nine clear do not end it", "SSSSSSSSSS.........S", 20},
-		{"open at the end: the clear seconds since are still unavailable", "SSSSSSSSSS....", 14},
-		{"ten clear end it, the next severe ones start over", "SSSSSSSSSS..........SSSSS.", 10},
-		{"two periods", "SSSSSSSSSS..........SSSSSSSSSSSS", 22},
+		{"all clear", "....................", 0, 0},
+		{"nine severe are not enough", ".SSSSSSSSS.SSSSSSSSS.", 0, 0},
+		{"ten severe begin it", "..SSSSSSSSSS..........", 10, 10},
+		{"clear seconds between severe ones stay unavailable", "SSSSSSSSSS.....S..........", 16, 16},
+		{"nine clear do not end it", "SSSSSSSSSS.........S..........", 20, 20},
+		{"open at the end: the clear seconds since are unsettled", "SSSSSSSSSS....", 10, 14},
+		{"ten clear end it, the next severe ones start over", "SSSSSSSSSS..........SSSSS.", 10, 10},
+		{"severe seconds at the end may begin it", "..........SSSSSSS", 0, 7},
+		{"two periods", "SSSSSSSSSS..........SSSSSSSSSSSS", 22, 22},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var a availability
 			for _, s := range c.seconds {
 				a.second(s == 'S')
 			}
-			if got := a.unavailableSeconds(); got != c.unavailable || a.seconds != int64(len(c.seconds)) {
-				t.Errorf("%s: %d unavailable of %d seconds, want %d of %d", c.seconds, got, a.seconds, c.unavailable, len(c.seconds))
+			if least, most := a.unavailableSeconds(false), a.unavailableSeconds(true); least != c.least || most != c.atMost ||
+				a.seconds != int64(len(c.seconds)) {
+				t.Errorf("%s: %d to %d unavailable of %d seconds, want %d to %d of %d", c.seconds, least, most, a.seconds, c.least,
+					c.atMost, len(c.seconds))
 			}
 		})
 	}
@@ -135,7 +139,9 @@ func TestTimelineProgressSaysWhatWasJudgedSoFar(t *testing.T) {
 		w.add(&engine.Timeline{BinMs: 500, Streams: []engine.TimelineStream{{ID: 0, RateFPS: 1000,
 			FirstBin: w.nextBin(), Bins: bins, FirstOutage: w.nextOutage(), Outages: outages}}})
 	}
-	live := func() v1alpha1.TimelineProgress { return w.progress(128, []string{"west->east"}, []float64{1000})[0] }
+	live := func() v1alpha1.TimelineProgress {
+		return w.progress(128, []string{"west->east"}, []float64{1000}, 25)[0]
+	}
 	// second 0 clean, second 1 loses 30 frames in an outage; bin 4 opens second 2
 	read([]engine.TimelineBin{{Index: 0, Sent: 500, Received: 500}, {Index: 1, Sent: 500, Received: 500},
 		{Index: 2, Sent: 500, Received: 470, Lost: 30}, {Index: 3, Sent: 500, Received: 500}, {Index: 4, Sent: 500, Received: 500}},
@@ -155,7 +161,42 @@ func TestTimelineProgressSaysWhatWasJudgedSoFar(t *testing.T) {
 		t.Errorf("after 4.5 s: %+v, want 2 outages of the DUT's (the latest 5 ms), 1 tester bin, 995 received in second 3", p)
 	}
 	read([]engine.TimelineBin{{Index: 9, Sent: 500, Received: 500, Flags: engine.BinPause}, {Index: 10, Sent: 500, Received: 500}}, nil)
-	if p = live(); p.ReceivedFramesPerSecond != nil {
-		t.Errorf("second 4 holds a tester bin: received %d, want it unsaid", *p.ReceivedFramesPerSecond)
+	if p = live(); p.ReceivedFramesPerSecond != nil || p.TesterLimited {
+		t.Errorf("second 4 holds a tester bin: received %v, limited %v; want it unsaid, and 2 of 11 bins within 25 %%", p.ReceivedFramesPerSecond, p.TesterLimited)
+	}
+	// the engine dropped bins 11..14 unread: nobody's count, so the figures so far are no count
+	w.add(&engine.Timeline{BinMs: 500, Streams: []engine.TimelineStream{{ID: 0, RateFPS: 1000, FirstBin: 15,
+		Bins: []engine.TimelineBin{{Index: 15, Sent: 500, Received: 500}}, FirstOutage: w.nextOutage()}}})
+	if p = live(); !p.TesterLimited || p.TesterBins != 6 {
+		t.Errorf("after 4 bins dropped unread: limited %v, tester bins %d; want limited, 6", p.TesterLimited, p.TesterBins)
+	}
+}
+
+// Bins the engine dropped before they were read are seconds nobody judged: they break no run of the DUT's
+// severely errored seconds in the least it proves, and in the most they may all have been severe.
+func TestAvailabilityAcrossBinsNobodyRead(t *testing.T) {
+	dirs := []plan.Direction{{Name: "west->east", TX: 0, RX: 1}}
+	w := newTimelineWatch(dirs, []int{0}, time.Second, 0)
+	lost := func(from, to int64) (bins []engine.TimelineBin) {
+		for i := from; i < to; i++ {
+			bins = append(bins, engine.TimelineBin{Index: i, Sent: 1000, Lost: 1000})
+		}
+		return bins
+	}
+	// 6 severe seconds, 30 the engine dropped unread, 4 severe, 20 clear
+	w.add(&engine.Timeline{BinMs: 1000, Streams: []engine.TimelineStream{{ID: 0, RateFPS: 1000, Bins: lost(0, 6)}}})
+	tail := append(lost(36, 40), make([]engine.TimelineBin, 20)...)
+	for i := range tail[4:] {
+		tail[4+i] = engine.TimelineBin{Index: int64(40 + i), Sent: 1000, Received: 1000}
+	}
+	w.add(&engine.Timeline{BinMs: 1000, Streams: []engine.TimelineStream{{ID: 0, RateFPS: 1000, FirstBin: 36, Bins: tail}}})
+	row := w.row(0, 100)
+	if row.Bins != 60 || row.AvailabilitySeconds != 60 || row.UnavailableSeconds != 0 || row.UnavailableSecondsAtMost != 40 ||
+		row.SeverelyErroredSeconds != 10 {
+		t.Errorf("bins %d, seconds %d, unavailable %d to %d, SES %d: want 60, 60, 0 to 40, 10", row.Bins, row.AvailabilitySeconds,
+			row.UnavailableSeconds, row.UnavailableSecondsAtMost, row.SeverelyErroredSeconds)
+	}
+	if again := w.row(0, 100); again.AvailabilitySeconds != 60 {
+		t.Errorf("a second row() counts %d seconds, want 60 again", again.AvailabilitySeconds)
 	}
 }
