@@ -733,10 +733,14 @@ type TimelineResult struct {
 	// lateAfterSettle frames arrived later than timeline.settle after they were due: lost in their bins.
 	// +optional
 	LateAfterSettle int64 `json:"lateAfterSettle,omitempty"`
-	// testerLimited is true when the tester spoiled more than timeline.maxTesterSpoiled of the bins: the
-	// result is then no statement about the DUT.
+	// testerLimited is true when the tester spoiled more than timeline.maxTesterSpoiled of the bins, when
+	// outages or bins were dropped before they were read, or when the trial was cut short: the result is
+	// then no statement about the DUT (what its own bins show against a bound still fails it).
 	// +optional
 	TesterLimited bool `json:"testerLimited,omitempty"`
+	// cutShort is true when the trial ended before its duration (aborted): its seconds are not the run's.
+	// +optional
+	CutShort bool `json:"cutShort,omitempty"`
 }
 
 // OutageRecord is one outage: consecutive frames lost.

@@ -82,7 +82,7 @@ func (b *TimelineBin) UnmarshalJSON(data []byte) error {
 // The tester's flags of a bin (PROTOCOL.md): a bin with any is the tester's, its loss never the DUT's.
 const (
 	BinLag    = 1  // a sending lane fell behind its schedule
-	BinPause  = 2  // a worker went too long between passes on a port whose drops go uncounted
+	BinPause  = 2  // a worker went too long between passes, and the bin lost a frame
 	BinRxDrop = 4  // a port counted drops the tester made
 	BinWindow = 8  // the collector read a position its window had already reused
 	BinUnsent = 16 // positions the trial ended before sending

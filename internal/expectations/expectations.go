@@ -473,6 +473,8 @@ func checkTimeline(e *v1alpha1.TimelineExpectation, res *v1alpha1.Results) (fail
 		switch {
 		case len(over) > 0:
 			failures = append(failures, "timeline: "+row+": "+strings.Join(over, "; "))
+		case undecidedAvailability != "":
+			undecided = append(undecided, "timeline: "+row+": "+undecidedAvailability)
 		case t.TesterLimited:
 			undecided = append(undecided, "timeline: "+row+": within the bounds where it was judged, but the tester spoiled "+
 				strconv.FormatInt(t.TesterBins, 10)+" of its "+strconv.FormatInt(t.Bins, 10)+" bins: the DUT may have lost frames there")
@@ -480,17 +482,15 @@ func checkTimeline(e *v1alpha1.TimelineExpectation, res *v1alpha1.Results) (fail
 			undecided = append(undecided, "timeline: "+row+": within the bounds where it was judged, but "+
 				strconv.FormatInt(t.TesterLostFrames, 10)+" frames were lost in bins the tester spoiled ("+
 				strconv.FormatInt(t.TesterOutages, 10)+" outages there): an outage of the DUT's may lie in them")
-		case undecidedAvailability != "":
-			undecided = append(undecided, "timeline: "+row+": "+undecidedAvailability)
 		}
 	}
 	return failures, undecided
 }
 
 // checkAvailability judges a row against minAvailability, exactly (in seconds, not on the rounded
-// percentage): what the DUT's seconds prove fails it, unless the row is the tester's (cut short, or too
-// many bins spoiled: its seconds are not the run's); where the tester's seconds or the run open at the
-// end could bring it under the bound, it is undecided.
+// percentage): what the DUT's seconds prove fails it (the tester's seconds can only add unavailable
+// time), unless the trial was cut short (the seconds it did not run could bring it over); where the
+// tester's seconds or the run open at the end could bring it under the bound, it is undecided.
 func checkAvailability(e *v1alpha1.TimelineExpectation, t v1alpha1.TimelineResult) (over []string, undecided string) {
 	if e.MinAvailability == "" {
 		return nil, ""
@@ -511,13 +511,12 @@ func checkAvailability(e *v1alpha1.TimelineExpectation, t v1alpha1.TimelineResul
 		return avail.Cmp(new(big.Rat).Mul(limit, new(big.Rat).SetInt64(t.AvailabilitySeconds))) < 0
 	}
 	switch {
-	case below(t.UnavailableSeconds) && !t.TesterLimited:
+	case below(t.UnavailableSeconds) && !t.CutShort:
 		return []string{fmt.Sprintf("available %s%% of the time (%d of %d s unavailable), less than %s%%",
 			t.AvailabilityPercent, t.UnavailableSeconds, t.AvailabilitySeconds, e.MinAvailability)}, ""
 	case below(t.UnavailableSeconds):
-		return nil, fmt.Sprintf("available %s%% of the %d s judged, less than %s%%, but the tester cut the row short or spoiled "+
-			"%d of its %d bins: the seconds it did not judge could bring it over", t.AvailabilityPercent, t.AvailabilitySeconds,
-			e.MinAvailability, t.TesterBins, t.Bins)
+		return nil, fmt.Sprintf("available %s%% of the %d s judged, less than %s%%, but the trial was cut short: the seconds "+
+			"it did not run could bring it over", t.AvailabilityPercent, t.AvailabilitySeconds, e.MinAvailability)
 	case t.UnavailableSecondsAtMost > 0 && below(t.UnavailableSecondsAtMost):
 		return nil, fmt.Sprintf("available %s%% of the time where it was judged, but the seconds the tester spoiled and the run "+
 			"open at the end could make up to %d of %d s unavailable (%s%%, less than %s%%)", t.AvailabilityPercent,

@@ -382,7 +382,9 @@ func TestTimelineAvailabilityAgainstItsBound(t *testing.T) {
 	month := v1alpha1.TimelineResult{FrameSize: 128, Direction: "west->east", LossPercent: "0", Bins: 2592000, Seconds: "2592000",
 		BinMilliseconds: 1000, AvailabilityPercent: "99.999", AvailabilitySeconds: 2592000, UnavailableSeconds: 2}
 	cut := row("98.8", 12, 0, 100)
-	cut.TesterLimited, cut.TesterBins = true, 300
+	cut.TesterLimited, cut.CutShort, cut.TesterBins = true, true, 300
+	spoiled := row("98.8", 12, 0, 100)
+	spoiled.TesterLimited, spoiled.TesterBins = true, 300
 	for _, c := range []struct {
 		name string
 		min  v1alpha1.Percent
@@ -396,7 +398,8 @@ func TestTimelineAvailabilityAgainstItsBound(t *testing.T) {
 		{"judged exactly, not on the rounded figure", "99.9999", month, v1alpha1.VerdictPassed, ""},
 		{"three seconds more are too many", "99.9998", func() v1alpha1.TimelineResult { m := month; m.UnavailableSeconds = 6; return m }(),
 			v1alpha1.VerdictFailed, "(6 of 2592000 s unavailable), less than 99.9998%"},
-		{"a row the tester cut short decides nothing", "99", cut, v1alpha1.VerdictInconclusive, "the tester spoiled 300 of its 1000 bins"},
+		{"a row cut short decides nothing", "99", cut, v1alpha1.VerdictInconclusive, "available 98.8% of the 1000 s judged, less than 99%, but the trial was cut short"},
+		{"a row the tester spoiled still fails on what its own seconds prove", "99", spoiled, v1alpha1.VerdictFailed, "(12 of 1000 s unavailable), less than 99%"},
 		{"the tester's seconds could not bring it under", "97", row("98.8", 12, 22, 100), v1alpha1.VerdictPassed, ""},
 		{"no whole seconds", "99", row("", 0, 0, 300), v1alpha1.VerdictInconclusive, "its 300 ms bins do not divide a second"},
 	} {

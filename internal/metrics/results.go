@@ -56,7 +56,7 @@ var (
 	timelineSES = prometheus.NewDesc("linerate_timeline_severely_errored_seconds",
 		"Timeline test: whole seconds without a tester's bin that lost more than half their frames (ITU-T Y.1563). Only rows the tester did not limit.", rowLabels, nil)
 	timelineAvailability = prometheus.NewDesc("linerate_timeline_availability_ratio",
-		"Timeline test: the share of seconds that were not unavailable time in the ITU-T Y.1564 sense (ten severely errored seconds in a row begin it, ten others end it). Only rows the tester did not limit and whose bins divide a second.", rowLabels, nil)
+		"Timeline test: the share of seconds that were not unavailable time in the ITU-T Y.1564 sense (ten severely errored seconds in a row begin it, ten others end it). Only rows the tester did not limit, whose bins divide a second, and where no bound is open (unavailableSecondsAtMost).", rowLabels, nil)
 	timelineLiveOffered = prometheus.NewDesc("linerate_timeline_live_offered_frames_per_second",
 		"Timeline test running now: the load held.", rowLabels, nil)
 	timelineLiveReceived = prometheus.NewDesc("linerate_timeline_live_received_frames_per_second",
@@ -64,11 +64,11 @@ var (
 	timelineLiveSeconds = prometheus.NewDesc("linerate_timeline_live_judged_seconds",
 		"Timeline test running now: the seconds of load judged so far (settle behind the load).", rowLabels, nil)
 	timelineLiveOutages = prometheus.NewDesc("linerate_timeline_live_outages",
-		"Timeline test running now: the DUT's outages so far. Not exported while frames lost in the tester's bins could hide one.", rowLabels, nil)
+		"Timeline test running now: the DUT's outages so far. Not exported while frames lost in the tester's bins could hide one, or the tester is limited (status.progress.timeline testerLimited).", rowLabels, nil)
 	timelineLiveLost = prometheus.NewDesc("linerate_timeline_live_lost_frames",
-		"Timeline test running now: the frames the DUT lost so far. Not exported while frames lost in the tester's bins could be the DUT's.", rowLabels, nil)
+		"Timeline test running now: the frames the DUT lost so far. Not exported while frames lost in the tester's bins could be the DUT's, or the tester is limited.", rowLabels, nil)
 	timelineLiveLastOutage = prometheus.NewDesc("linerate_timeline_live_last_outage_seconds",
-		"Timeline test running now: the length of the DUT's latest outage. Not exported while frames lost in the tester's bins could hide a later one.", rowLabels, nil)
+		"Timeline test running now: the length of the DUT's latest outage. Not exported while frames lost in the tester's bins could hide a later one, or the tester is limited.", rowLabels, nil)
 	timelineLiveTesterBins = prometheus.NewDesc("linerate_timeline_live_tester_bins",
 		"Timeline test running now: the bins the tester spoiled so far.", rowLabels, nil)
 	timelineBins = prometheus.NewDesc("linerate_timeline_bins",
@@ -343,8 +343,9 @@ func collectTest(ch chan<- prometheus.Metric, tt *v1alpha1.TrafficTest) {
 		gauge(timelineLongestOutage, millisecondsToSeconds(t.LongestOutageMilliseconds), l)
 		gauge(timelineOutageTime, millisecondsToSeconds(t.TotalOutageMilliseconds), l)
 		gauge(timelineSES, float64(t.SeverelyErroredSeconds), l)
-		if t.AvailabilityPercent != "" && t.UnavailableSecondsAtMost == 0 {
-			gauge(timelineAvailability, percentToRatio(t.AvailabilityPercent), l)
+		if t.AvailabilitySeconds > 0 && t.UnavailableSecondsAtMost == 0 {
+			// from the seconds, not the percentage rounded down for people: an alert compares it exactly
+			gauge(timelineAvailability, float64(t.AvailabilitySeconds-t.UnavailableSeconds)/float64(t.AvailabilitySeconds), l)
 		}
 	}
 	for _, p := range r.Penalty {

@@ -167,7 +167,7 @@ func TestTimelineExportsTheDUTsOutagesOnlyWhereItMeasuredThem(t *testing.T) {
 		{"outages",
 			v1alpha1.TimelineResult{Outages: 3, OutageFrames: 1200, LostFrames: 1207, LossPercent: "0.0025",
 				LongestOutageMilliseconds: "412.5", TotalOutageMilliseconds: "600", SeverelyErroredSeconds: 1,
-				Bins: 864000, TesterBins: 4, AvailabilityPercent: "99.5", UnavailableSeconds: 432},
+				Bins: 864000, TesterBins: 4, AvailabilityPercent: "99.5", AvailabilitySeconds: 86400, UnavailableSeconds: 432},
 			map[string]float64{"linerate_timeline_outages": 3, "linerate_timeline_outage_frames": 1200,
 				"linerate_timeline_lost_frames": 1207, "linerate_timeline_loss_ratio": 0.000025,
 				"linerate_timeline_longest_outage_seconds": 0.4125, "linerate_timeline_outage_seconds": 0.6,

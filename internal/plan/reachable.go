@@ -15,6 +15,8 @@ import (
 // way or finished (expectations may change then, and the verdict judges them). Frames of S bytes (FCS
 // included) take S + 20 bytes of the line (preamble, start delimiter, inter-frame gap). The slack (a
 // millionth and one unit) lets through a figure copied from a line-rate result, whose rates are rounded.
+// It also refuses a timeline's minAvailability on bins that do not divide a second (availability is
+// counted in whole seconds): the run could never judge it.
 func (p *Plan) UnreachableExpectation() error {
 	if p.Expectations == nil {
 		return nil

@@ -545,7 +545,7 @@ th{background:#f4f4f4}td.l,th.l{text-align:left}.failed{border-left:4px solid #d
 <tr><th class="l">outages</th><td class="l">{{count .Outages}}{{if .Outages}}: {{plural .OutageFrames "frame"}}, the longest {{.LongestOutageMilliseconds}} ms, {{.TotalOutageMilliseconds}} ms together{{end}}</td></tr>
 <tr><th class="l">scattered loss</th><td class="l">{{plural .ScatteredFrames "frame"}}, lost alone or in runs too short to be an outage</td></tr>
 <tr><th class="l">severely errored seconds</th><td class="l">{{count .SeverelyErroredSeconds}}</td></tr>
-{{if .AvailabilityPercent}}<tr><th class="l">availability (Y.1564)</th><td class="l">{{.AvailabilityPercent}} %, {{plural .UnavailableSeconds "second"}} unavailable{{if .UnavailableSecondsAtMost}} (up to {{count .UnavailableSecondsAtMost}} if the tester's seconds hid the DUT's){{end}}</td></tr>{{end}}
+{{if .AvailabilityPercent}}<tr><th class="l">availability (Y.1564)</th><td class="l">{{.AvailabilityPercent}} %, {{plural .UnavailableSeconds "second"}} unavailable{{if .UnavailableSecondsAtMost}} (up to {{count .UnavailableSecondsAtMost}} if the tester's seconds hid the DUT's, or the seconds still open at the end had gone on){{end}}</td></tr>{{end}}
 <tr><th class="l">tester's bins</th><td class="l">{{count .TesterBins}} of {{count .Bins}}{{if .TesterOutages}}, in which {{plural .TesterOutages "outage"}} (the tester's, not the DUT's){{end}}</td></tr>
 {{if .LateAfterSettle}}<tr><th class="l">late after settle</th><td class="l">{{plural .LateAfterSettle "frame"}}, lost in their bins</td></tr>{{end}}</table>
 {{with .Longest}}<table><tr><th colspan="3">The longest outages, longest first</th></tr><tr><th>start (UTC)</th><th>frames</th><th>ms</th></tr>

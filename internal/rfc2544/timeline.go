@@ -93,7 +93,7 @@ func (r *Runner) timeline(ctx context.Context) error {
 		row.Rate = r.rate(ts.rates[i], float64(size))
 		row.TxFrames = dr.rec.TxFrames
 		if aborted != "" {
-			row.TesterLimited = true
+			row.TesterLimited, row.CutShort = true, true
 			r.note(fmt.Sprintf("timeline %d B %s: the trial was cut short (%s): what it found is kept, the row is no statement about the DUT", size, row.Direction, aborted))
 		}
 		if row.TesterLimited && aborted == "" {
@@ -464,8 +464,9 @@ func (w *timelineWatch) row(d int, maxSpoiledPercent float64) v1alpha1.TimelineR
 		row.Longest = append(row.Longest, v1alpha1.OutageRecord{Start: start, Frames: o.Frames,
 			Milliseconds: msString(o.LengthNs), FirstFrame: o.First, Open: o.Open})
 	}
-	// outages the engine dropped before they were read are nobody's count: the row decides nothing
-	row.TesterLimited = dt.bins == 0 || dt.outagesMissed > 0 ||
+	// outages or bins the engine dropped before they were read are nobody's count (what those bins lost
+	// is unknown): the row decides nothing, as its live figures said (progress)
+	row.TesterLimited = dt.bins == 0 || dt.outagesMissed > 0 || dt.rec.MissedBins > 0 ||
 		float64(dt.tester)*100 > maxSpoiledPercent*float64(dt.bins)
 	return row
 }

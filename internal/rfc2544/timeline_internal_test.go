@@ -196,6 +196,9 @@ func TestAvailabilityAcrossBinsNobodyRead(t *testing.T) {
 		t.Errorf("bins %d, seconds %d, unavailable %d to %d, SES %d: want 60, 60, 0 to 40, 10", row.Bins, row.AvailabilitySeconds,
 			row.UnavailableSeconds, row.UnavailableSecondsAtMost, row.SeverelyErroredSeconds)
 	}
+	if !row.TesterLimited {
+		t.Errorf("bins nobody read: what they lost is unknown, want testerLimited whatever maxTesterSpoiled")
+	}
 	if again := w.row(0, 100); again.AvailabilitySeconds != 60 {
 		t.Errorf("a second row() counts %d seconds, want 60 again", again.AvailabilitySeconds)
 	}
