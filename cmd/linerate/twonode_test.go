@@ -202,7 +202,8 @@ func TestTwoNodeRunnerAndEngine(t *testing.T) {
 	}
 	validated, spoiled := false, 0
 	for _, tr := range trials {
-		if tr.Purpose == "validation" && math.Abs(tr.OfferedPercent-ndr) < 1e-6 && tr.TxFrames > 0 && tr.RxFrames == tr.TxFrames {
+		// the status prints the NDR to three decimals (0.656), the record keeps the rate tried (0.65625)
+		if tr.Purpose == "validation" && math.Abs(tr.OfferedPercent-ndr) <= 5e-4+1e-9 && tr.TxFrames > 0 && tr.RxFrames == tr.TxFrames {
 			validated = true
 		}
 		if tr.Test == v1alpha1.TestThroughput && tr.TesterLimited && len(tr.TesterFaults) > 0 {
