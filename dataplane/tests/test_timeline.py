@@ -73,6 +73,15 @@ def rss_kib(pid):
     raise AssertionError("no VmRSS for PID %d" % pid)
 
 
+def rss_while_running(e, pid, t0):
+    """(seconds since t0, VmRSS KiB) every second while the engine's trial runs or drains."""
+    samples = []
+    while e.cmd("POLL")["state"] in ("running", "draining"):
+        samples.append((time.monotonic() - t0, rss_kib(pid)))
+        time.sleep(1)
+    return samples
+
+
 class Hold:
     """One outage the test made: the engine's clock just before the command that started it (t1), just after
     it (t2), just before the command that ended it (t3), and just after that (t4). The DUT dropped from some
@@ -507,10 +516,7 @@ class Memory(TimelineBase):
         pid = engine_pid(e.proc)
         rate, duration_ms = 50000, 40000
         t0 = self.start(e, rate, duration_ms)
-        samples = []  # (seconds into the trial, VmRSS KiB)
-        while e.cmd("POLL")["state"] in ("running", "draining"):
-            samples.append((time.monotonic() - t0, rss_kib(pid)))
-            time.sleep(1)
+        samples = rss_while_running(e, pid, t0)
         r, tl, bins, outages = self.finish(e)
         s, st = r["streams"][0], tl["streams"][0]
         if s["saturated"]:
@@ -549,10 +555,7 @@ class Memory(TimelineBase):
         pid = engine_pid(e.proc)
         duration_ms = 30000
         t0 = self.start(e, rate, duration_ms)
-        samples = []  # (seconds into the trial, VmRSS KiB)
-        while e.cmd("POLL")["state"] in ("running", "draining"):
-            samples.append((time.monotonic() - t0, rss_kib(pid)))
-            time.sleep(1)
+        samples = rss_while_running(e, pid, t0)
         r, tl, bins, outages = self.finish(e)
         s = r["streams"][0]
         if s["saturated"]:

@@ -18,14 +18,7 @@ import (
 func TestTimelineAvailabilityBeginsWithTenSeverelyErroredSecondsInARow(t *testing.T) {
 	eng := need(t)
 	tns, rns := router(t, "av")
-	nft(t, rns, `table inet lrt {
-  counter passed {}
-  counter longhold {}
-  counter shorthold {}
-  chain lrfwd { type filter hook forward priority 0; policy accept;
-    ip daddr 198.19.1.0/24 counter name "passed"
-  }
-}`)
+	holdTable(t, rns, "longhold", "shorthold")
 	const fps = 1000
 	const seconds = 40
 	tt := routedTest("availability", []v1alpha1.TestKind{v1alpha1.TestTimeline}, []int32{128}, "1", "1", func(tt *v1alpha1.TrafficTest) {
@@ -35,10 +28,7 @@ func TestTimelineAvailabilityBeginsWithTenSeverelyErroredSecondsInARow(t *testin
 	})
 	done := make(chan cliOut, 1)
 	go func() { done <- runCLI(t, eng, tns, tt) }()
-	deadline := time.Now().Add(60 * time.Second)
-	for nftCounter(t, rns, "passed") < fps && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitForwarded(t, rns, fps)
 	hold := func(counter string, d time.Duration) {
 		nft(t, rns, fmt.Sprintf("add rule inet lrt lrfwd ip daddr 198.19.1.0/24 counter name %q drop\n", counter))
 		time.Sleep(d)

@@ -45,13 +45,7 @@ func nftCounter(t *testing.T, ns, name string) int64 {
 func TestTimelineFindsAnOutageToTheFrame(t *testing.T) {
 	eng := need(t)
 	tns, rns := router(t, "tl")
-	nft(t, rns, `table inet lrt {
-  counter passed {}
-  counter held {}
-  chain lrfwd { type filter hook forward priority 0; policy accept;
-    ip daddr 198.19.1.0/24 counter name "passed"
-  }
-}`)
+	holdTable(t, rns, "held")
 	const fps, hold = 1500, 300 * time.Millisecond
 	tt := routedTest("timeline", []v1alpha1.TestKind{v1alpha1.TestTimeline}, []int32{128}, "1", "1", func(tt *v1alpha1.TrafficTest) {
 		tt.Spec.Timeline = v1alpha1.TimelineParams{Duration: dur(6 * time.Second), FramesPerSecond: fps, Bin: dur(100 * time.Millisecond)}
@@ -61,11 +55,7 @@ func TestTimelineFindsAnOutageToTheFrame(t *testing.T) {
 	})
 	done := make(chan cliOut, 1)
 	go func() { done <- runCLI(t, eng, tns, tt) }()
-	// the load is running once the router has forwarded a second of it (warm-up frames are few)
-	deadline := time.Now().Add(60 * time.Second)
-	for nftCounter(t, rns, "passed") < fps && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitForwarded(t, rns, fps)
 	time.Sleep(time.Second)
 	outerStart := time.Now()
 	nft(t, rns, "add rule inet lrt lrfwd ip daddr 198.19.1.0/24 counter name \"held\" drop\n")
@@ -115,6 +105,30 @@ func TestTimelineFindsAnOutageToTheFrame(t *testing.T) {
 	}
 	if rec != 1 {
 		t.Errorf("the trial records hold the outage %d times, want once", rec)
+	}
+}
+
+// holdTable gives the router namespace rns table inet lrt: a counter "passed" of what it forwards toward
+// the receiver, chain lrfwd for the holds a test adds, and a named counter for each of them.
+func holdTable(t *testing.T, rns string, holds ...string) {
+	t.Helper()
+	counters := ""
+	for _, h := range holds {
+		counters += "  counter " + h + " {}\n"
+	}
+	nft(t, rns, "table inet lrt {\n  counter passed {}\n"+counters+`  chain lrfwd { type filter hook forward priority 0; policy accept;
+    ip daddr 198.19.1.0/24 counter name "passed"
+  }
+}`)
+}
+
+// waitForwarded returns once the router has forwarded frames toward the receiver (the load is running:
+// warm-up frames are few), or after a minute.
+func waitForwarded(t *testing.T, rns string, frames int64) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for nftCounter(t, rns, "passed") < frames && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
