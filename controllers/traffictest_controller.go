@@ -173,10 +173,10 @@ func (r *TrafficTestReconciler) reconcile(ctx context.Context, tt *v1alpha1.Traf
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	if len(pods) == 0 {
-		if st.StartTime != nil && len(st.TesterPods) > 0 && st.Phase == v1alpha1.PhaseRunning {
-			// The pods were there and are gone (deleted, evicted, node lost): fail, keep what was measured.
-			return r.finish(ctx, tt, v1alpha1.PhaseFailed, v1alpha1.ReasonTesterPodLost,
-				fmt.Sprintf("tester pod(s) %s disappeared while the test was running", strings.Join(st.TesterPods, ", ")))
+		if st.StartTime != nil && len(st.TesterPods) > 0 {
+			if res, ended, err := r.podsGone(ctx, tt); ended || err != nil {
+				return res, err
+			}
 		}
 		statePlannedCost(tt, p)
 		q, err := r.queueFor(ctx, tt, r.Client)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -41,17 +42,15 @@ func (r *TrafficTestReconciler) follow(ctx context.Context, tt *v1alpha1.Traffic
 		}
 	}
 	if main != nil && main.Status.Phase == corev1.PodSucceeded {
-		if state != nil && state.State == results.StateSucceeded && measuresCalibration(tt) {
-			return r.finishCalibration(ctx, tt)
-		}
-		if state != nil && state.State == results.StateSucceeded {
-			return r.finish(ctx, tt, v1alpha1.PhaseSucceeded, v1alpha1.ReasonAllTestsDone, "every test ran to the end")
+		if res, ended, err := r.endAsTheRunnerSaid(ctx, tt, state); ended || err != nil {
+			return res, err
 		}
 		return r.finish(ctx, tt, v1alpha1.PhaseFailed, failureReason(state, v1alpha1.ReasonResultsIncomplete),
 			failureMessage(state, "the tester exited without reporting that every test finished"))
 	}
 	if state != nil && state.State == results.StateFailed {
-		return r.finish(ctx, tt, v1alpha1.PhaseFailed, failureReason(state, v1alpha1.ReasonTesterFailed), failureMessage(state, "the tester failed"))
+		res, _, err := r.endAsTheRunnerSaid(ctx, tt, state)
+		return res, err
 	}
 	if len(pending) > 0 {
 		tt.Status.Phase = v1alpha1.PhasePending
@@ -65,6 +64,47 @@ func (r *TrafficTestReconciler) follow(ctx context.Context, tt *v1alpha1.Traffic
 	tt.Status.Phase = v1alpha1.PhaseRunning
 	r.setCondition(tt, v1alpha1.ConditionTesterReady, metav1.ConditionTrue, v1alpha1.ReasonPodsRunning, "tester pod(s) running")
 	return ctrl.Result{RequeueAfter: runningRequeue}, nil
+}
+
+// endAsTheRunnerSaid ends the run as the runner's state.json says it ended, when it says so (ended).
+func (r *TrafficTestReconciler) endAsTheRunnerSaid(ctx context.Context, tt *v1alpha1.TrafficTest, state *results.State) (res ctrl.Result, ended bool, err error) {
+	switch {
+	case state == nil:
+		return ctrl.Result{}, false, nil
+	case state.State == results.StateSucceeded && measuresCalibration(tt):
+		res, err = r.finishCalibration(ctx, tt)
+	case state.State == results.StateSucceeded:
+		res, err = r.finish(ctx, tt, v1alpha1.PhaseSucceeded, v1alpha1.ReasonAllTestsDone, "every test ran to the end")
+	case state.State == results.StateFailed:
+		res, err = r.finish(ctx, tt, v1alpha1.PhaseFailed, failureReason(state, v1alpha1.ReasonTesterFailed), failureMessage(state, "the tester failed"))
+	default:
+		return ctrl.Result{}, false, nil
+	}
+	return res, true, err
+}
+
+// podsGone handles a started run whose pods are gone. Its runner's own end comes first: the pass that read
+// it deleted the pods still running, and when the API server refused that pass's status write, this one
+// finds the phase of before (Pending or Running) and no pods. Without such an end, a Running run lost its
+// pods (deleted, evicted, node lost) and fails with what it measured; a Pending one is started again
+// (ended false). The cache may not yet hold pods made a moment ago: the API server is asked first.
+func (r *TrafficTestReconciler) podsGone(ctx context.Context, tt *v1alpha1.TrafficTest) (res ctrl.Result, ended bool, err error) {
+	if live, err := r.livePods(ctx, tt); err != nil || live {
+		return ctrl.Result{RequeueAfter: time.Second}, true, err
+	}
+	state, err := r.harvest(ctx, tt)
+	if err != nil {
+		return ctrl.Result{}, true, err
+	}
+	if res, ended, err := r.endAsTheRunnerSaid(ctx, tt, state); ended || err != nil {
+		return res, true, err
+	}
+	if tt.Status.Phase != v1alpha1.PhaseRunning {
+		return ctrl.Result{}, false, nil
+	}
+	res, err = r.finish(ctx, tt, v1alpha1.PhaseFailed, v1alpha1.ReasonTesterPodLost,
+		fmt.Sprintf("tester pod(s) %s disappeared while the test was running", strings.Join(tt.Status.TesterPods, ", ")))
+	return res, true, err
 }
 
 // recoverStart fills in what the pass that made the pods would have written had its status write not

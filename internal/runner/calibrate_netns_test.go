@@ -119,6 +119,15 @@ func TestCalibrationIsTheTestersCeilingAndAWireIsNotADUT(t *testing.T) {
 		t.Fatalf("run: %v %q\n%s", err, o.Error, stderr)
 	}
 	row := o.Results.Throughput[0]
+	if row.NDR.FramesPerSecond == 0 && row.TesterLimited {
+		// the host was so loaded that the tester spoiled the run's trials down to nothing: no NDR, so no
+		// margin to it; the row still must not be the DUT's, with the spoiled trials to show for it
+		_ = lowerBounds(t, o)
+		if !t.Failed() {
+			testenv.SkipForLoad(t, "the tester spoiled every trial of the run through the wire on this loaded host (ceiling %d frames/s): row %+v", ceiling.FramesPerSecond, row)
+		}
+		return
+	}
 	margin, err := strconv.ParseFloat(row.CeilingMarginPercent, 64)
 	if err != nil {
 		t.Fatalf("row %+v has no margin to the ceiling of %d frames/s", row, ceiling.FramesPerSecond)
@@ -138,6 +147,11 @@ func TestCalibrationLeavesADUTSlowerThanTheTesterItsOwn(t *testing.T) {
 	sizes := []int32{64}
 	c, file := calibrate(t, eng, ns, asYAML(t, routedTest("cal", throughput, sizes, "0.5", "100")))
 	skipIfTheTesterSpoiledItsCalibration(t, c)
+	// the truth needs a ceiling well above the bucket's 20.8 kframes/s; on this af_packet tester a quiet
+	// host calibrates some 20 times that, so a ceiling below twice the bucket is the host's load
+	if cl := c.Ceilings[0]; !cl.AtLineRate && cl.FramesPerSecond < 2*20833 {
+		testenv.SkipForLoad(t, "the tester calibrated a ceiling of %d frames/s on this loaded host, not clearly above the 20.8 kframes/s token bucket: %+v; notes %q", cl.FramesPerSecond, cl, c.Notes)
+	}
 	tns, rns := router(t, "cs")
 	// 10 Mbit/s at 64 B: tbf counts 60 B per frame, 20.8 kframes/s, 1.4 % of line rate (through a kernel
 	// router the tester's own sending costs more than through a wire: the bucket stays well below that)
