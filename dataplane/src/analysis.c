@@ -97,7 +97,7 @@ void lr_analyse_next(struct lr_run *r, struct lr_port *p, unsigned q, const stru
 			return;
 		}
 	}
-	lr_run_add(r, f->frame_size, f->ts_ns, now_ns32, true);
+	lr_run_add(r, f->frame_size, f->ts_ns, now_ns32, true, false);
 }
 
 void lr_analyse_burst(struct lr_port *p, unsigned q, const struct lr_rx_frame *f, unsigned n, int st,

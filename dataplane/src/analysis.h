@@ -74,6 +74,16 @@ static inline void lr_add_latency(struct lr_rxq *q, uint32_t ts, uint32_t v, uin
 	q->lat_ts = ts;
 }
 
+/* Whether the run's stream has one flow and one frame size, the common case: the flow of every frame is 0
+ * and its size class is counted when the run ends, so the loop that extends the run (lr_run_extend, given
+ * this as a constant the compiler folds, as per_frame_arrival) keeps neither the flow nor the position in
+ * the size cycle. With them the run did not fit the registers: its byte count was an add to memory per
+ * frame. */
+static inline bool lr_run_plain(const struct lr_run *r)
+{
+	return r->flows == 1 && r->cycle_len == 1;
+}
+
 /* The frame that continues the run (its sequence number, stream, flags and flow checked). The fewer
  * fields it updates, the more of the run stays in registers: the frame count is next - first, the frames of
  * one latency next - lat_from, and the window's bits first .. next - 1 are set a word at a time when the
@@ -82,17 +92,19 @@ static inline void lr_add_latency(struct lr_rxq *q, uint32_t ts, uint32_t v, uin
  * time; when a burst's frames share one arrival time (per_frame_arrival false, a constant the compiler
  * folds), one latency means one TX stamp and the stamp need not be compared. */
 static inline void lr_run_add(struct lr_run *r, uint32_t frame_size, uint32_t ts_ns, uint32_t now_ns32,
-			      bool per_frame_arrival)
+			      bool per_frame_arrival, bool plain)
 {
 	struct lr_stream *s = r->s;
 	uint64_t seq = r->next++;
-	if (++r->flow == r->flows)
-		r->flow = 0;
 	r->bytes += frame_size;
-	if (r->cycle_len > 1) {
-		r->q->class_rx[s->cycle_class[r->pos]]++;
-		if (++r->pos == r->cycle_len)
-			r->pos = 0;
+	if (!plain) {
+		if (++r->flow == r->flows)
+			r->flow = 0;
+		if (r->cycle_len > 1) {
+			r->q->class_rx[s->cycle_class[r->pos]]++;
+			if (++r->pos == r->cycle_len)
+				r->pos = 0;
+		}
 	}
 	uint32_t v = now_ns32 - ts_ns;
 	if (v != r->lat || (per_frame_arrival && ts_ns != r->lat_tx)) {
@@ -107,14 +119,15 @@ static inline void lr_run_add(struct lr_run *r, uint32_t frame_size, uint32_t ts
  * test frame that continues the open run. True: counted (as lr_parse_tag, then lr_analyse_next, would
  * count it). False: nothing done, the frame takes the general path. Checking the frame against the tag the
  * run expects (lr_is_next) instead of decoding it, and counting it in the same pass, is what lets one core
- * analyse every frame at nearly the rate another only frees them. len: bytes in the first segment. */
+ * analyse every frame at nearly the rate another only frees them. len: bytes in the first segment; plain:
+ * lr_run_plain(r), which the caller tests once for a stretch of frames. */
 static inline bool lr_run_extend(struct lr_run *r, const uint8_t *p, uint32_t len, uint32_t frame_size,
-				 uint32_t now_ns32, bool per_frame_arrival)
+				 uint32_t now_ns32, bool per_frame_arrival, bool plain)
 {
 	uint32_t ts_ns;
-	if (r->s == NULL || !lr_is_next(p, len, r->tag_head, r->next, (uint16_t)r->flow, &ts_ns))
+	if (r->s == NULL || !lr_is_next(p, len, r->tag_head, r->next, plain ? 0 : (uint16_t)r->flow, &ts_ns))
 		return false;
-	lr_run_add(r, frame_size, ts_ns, now_ns32, per_frame_arrival);
+	lr_run_add(r, frame_size, ts_ns, now_ns32, per_frame_arrival, plain);
 	return true;
 }
 

@@ -176,22 +176,32 @@ static inline void prefetch_ahead(struct rte_mbuf **pkts, uint16_t i, uint16_t n
 /* Frames from i on that continue the open run (analysis.h), counted and released in one pass; returns the
  * first that does not. The run is copied into a local whose address never escapes, so its counters stay
  * in registers for the whole stretch. */
-static inline __attribute__((always_inline)) uint16_t rx_run(struct lr_run *run, struct rte_mbuf **pkts, uint16_t i,
-								 uint16_t n, const uint32_t *arr, uint32_t now_ns32,
-								 void **done, unsigned *ndone)
+static inline __attribute__((always_inline)) uint16_t rx_run_as(struct lr_run *run, struct rte_mbuf **pkts, uint16_t i,
+								    uint16_t n, const uint32_t *arr, uint32_t now_ns32,
+								    void **done, unsigned *ndone, bool plain)
 {
 	struct lr_run r = *run;
 	for (; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		if (((m->ol_flags & RX_CKSUM_BAD_BITS) && rx_cksum_bad(m)) ||
 		    !lr_run_extend(&r, rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, m->pkt_len + LR_FCS_LEN,
-				   ARRIVAL(arr, i, now_ns32), arr != NULL))
+				   ARRIVAL(arr, i, now_ns32), arr != NULL, plain))
 			break; /* the general path takes it, and fetches ahead for it */
 		prefetch_ahead(pkts, i, n);
 		release(m, done, ndone);
 	}
 	*run = r;
 	return i;
+}
+
+/* rx_run_as, its loop compiled for the run's kind of stream (lr_run_plain). */
+static inline __attribute__((always_inline)) uint16_t rx_run(struct lr_run *run, struct rte_mbuf **pkts, uint16_t i,
+								 uint16_t n, const uint32_t *arr, uint32_t now_ns32,
+								 void **done, unsigned *ndone)
+{
+	if (lr_run_plain(run))
+		return rx_run_as(run, pkts, i, n, arr, now_ns32, done, ndone, true);
+	return rx_run_as(run, pkts, i, n, arr, now_ns32, done, ndone, false);
 }
 
 /* One received burst, parsed and analysed in the order it arrived: the common frame (the next of the run

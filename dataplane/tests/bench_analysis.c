@@ -65,17 +65,26 @@ static void pass_parse(uint16_t tag_off, uint64_t *seq)
 
 /* frames from i on that continue the run, as rx_run in worker.c: the run copied into a local whose
  * address never escapes, so that it stays in registers */
-static inline unsigned extend(struct lr_run *run, unsigned i, unsigned end, uint16_t tag_off, uint64_t *seq,
-			      uint32_t now_ns32)
+static inline __attribute__((always_inline)) unsigned extend_as(struct lr_run *run, unsigned i, unsigned end,
+								  uint16_t tag_off, uint64_t *seq, uint32_t now_ns32,
+								  bool plain)
 {
 	struct lr_run r = *run;
 	for (; i < end; i++) {
 		stamp(i, tag_off, seq);
-		if (!lr_run_extend(&r, frames[i], 60, 64, now_ns32, false))
+		if (!lr_run_extend(&r, frames[i], 60, 64, now_ns32, false, plain))
 			break;
 	}
 	*run = r;
 	return i;
+}
+
+static inline unsigned extend(struct lr_run *run, unsigned i, unsigned end, uint16_t tag_off, uint64_t *seq,
+			      uint32_t now_ns32)
+{
+	if (lr_run_plain(run))
+		return extend_as(run, i, end, tag_off, seq, now_ns32, true);
+	return extend_as(run, i, end, tag_off, seq, now_ns32, false);
 }
 
 static void pass_one(struct lr_port *p, uint16_t tag_off, uint64_t *seq)

@@ -267,7 +267,7 @@ static int test_burst_analysis(void)
 		for (unsigned i = 0; i < n; i++) {
 			struct lr_tag tag;
 			struct lr_parsed ps;
-			if (lr_run_extend(&run, bytes[i], len[i], len[i] + LR_FCS_LEN, now_ns32, false)) {
+			if (lr_run_extend(&run, bytes[i], len[i], len[i] + LR_FCS_LEN, now_ns32, false, lr_run_plain(&run))) {
 				fast++;
 				continue;
 			}
@@ -493,7 +493,7 @@ static int test_lanes(void)
 			struct lr_tag tag;
 			struct lr_parsed ps;
 			frames++;
-			if (lr_run_extend(&run, bytes[i], len, len + LR_FCS_LEN, 2000, false))
+			if (lr_run_extend(&run, bytes[i], len, len + LR_FCS_LEN, 2000, false, lr_run_plain(&run)))
 				continue;
 			if (!lr_parse_tag(bytes[i], len, &tag)) {
 				if (lr_parse(bytes[i], len, &ps) != LR_KIND_TAGGED)

@@ -59,6 +59,9 @@ func Resolve(tt *v1alpha1.TrafficTest, profile *v1alpha1.ImixProfile) (*Plan, er
 	if err := p.resolveTester(&s.Tester); err != nil {
 		return nil, err
 	}
+	if err := p.checkTimelineSettle(); err != nil {
+		return nil, err
+	}
 	if err := p.resolvePorts(s.Ports); err != nil {
 		return nil, err
 	}

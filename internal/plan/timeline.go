@@ -103,6 +103,19 @@ func (p *Plan) resolveTimeline(s *v1alpha1.TimelineParams) error {
 	return nil
 }
 
+// checkTimelineSettle refuses a settle time no longer than the worker gap the tester is allowed. The
+// engine judges a frame settle after it was due and sees a receiver's pause that is still going on only
+// once it is longer than that gap (dataplane/PROTOCOL.md, the timeline): with settle no longer, the frames
+// waiting in a paused receiver's ring would be judged lost, and booked against the DUT, before the pause
+// is seen.
+func (p *Plan) checkTimelineSettle() error {
+	if t := p.Timeline; t != nil && t.Settle <= p.Validity.MaxWorkerGap {
+		return fmt.Errorf("spec.timeline.settle: %s is not longer than spec.tester.validity.maxWorkerGap (%s): the engine sees a pause of its receiver only past that gap, and would judge the frames waiting for it lost, the DUT's; give a settle longer than the gap and the DUT's latency together",
+			t.Settle, p.Validity.MaxWorkerGap)
+	}
+	return nil
+}
+
 // bitsToFrames turns a load in bits per second into frames per second at the timeline's frame size; a
 // load given in frames or bits must fit the line rate (a share of line rate or NDR does by its bounds).
 func (t *Timeline) bitsToFrames(s *v1alpha1.TimelineParams, lineBps int64) error {

@@ -103,3 +103,24 @@ func TestSeqWindowOfATimelineDoesNotGrowWithItsDuration(t *testing.T) {
 		t.Errorf("window bits %d for a minute, %d for a day: want 25 for both (4 MiB, as README.md says)", m, day)
 	}
 }
+
+// A settle time the receiver's allowed pause outlasts is refused, naming both fields; one longer is not.
+func TestTimelineSettleMustOutlastTheWorkerGap(t *testing.T) {
+	for _, c := range []struct {
+		settle, gap time.Duration
+		err         string
+	}{
+		{settle: 20 * time.Millisecond, gap: 20 * time.Millisecond, err: "spec.timeline.settle: 20ms is not longer than spec.tester.validity.maxWorkerGap (20ms)"},
+		{settle: 20 * time.Millisecond, gap: 50 * time.Millisecond, err: "spec.timeline.settle: 20ms is not longer than spec.tester.validity.maxWorkerGap (50ms)"},
+		{settle: 20 * time.Millisecond, gap: 19 * time.Millisecond},
+		{settle: 200 * time.Millisecond, gap: time.Millisecond},
+	} {
+		tt := testWith(v1alpha1.TrafficTestSpec{Tests: []v1alpha1.TestKind{v1alpha1.TestTimeline}, FrameSizes: []int32{64},
+			Timeline: v1alpha1.TimelineParams{Settle: metav1.Duration{Duration: c.settle}}})
+		tt.Spec.Tester.Validity.MaxWorkerGap = metav1.Duration{Duration: c.gap}
+		_, err := Resolve(tt, nil)
+		if (c.err == "" && err != nil) || (c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err))) {
+			t.Errorf("settle %s, gap %s: error %v, want %q", c.settle, c.gap, err, c.err)
+		}
+	}
+}
