@@ -237,7 +237,9 @@ func TestDeletedPodFailsTheRunWithReason(t *testing.T) {
 	pod := waitPod(t, ns, "lost-tester")
 	kubelet(t, pod, corev1.PodRunning, 0, "")
 	waitTest(t, ns, "lost", "Running", phaseIs(v1alpha1.PhaseRunning))
-	writeResults(t, ns, "lost", testerWrites{results: sampleResults(64)})
+	// a runner stopped by its pod's deletion (SIGTERM) says so as its last word: not an end of its own
+	writeResults(t, ns, "lost", testerWrites{results: sampleResults(64), state: &results.State{State: results.StateFailed,
+		Reason: v1alpha1.ReasonCancelled, Message: "context canceled"}})
 	if err := k8sClient.Delete(context.Background(), pod, client.GracePeriodSeconds(0)); err != nil {
 		t.Fatal(err)
 	}

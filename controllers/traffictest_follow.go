@@ -85,9 +85,11 @@ func (r *TrafficTestReconciler) endAsTheRunnerSaid(ctx context.Context, tt *v1al
 
 // podsGone handles a started run whose pods are gone. Its runner's own end comes first: the pass that read
 // it deleted the pods still running, and when the API server refused that pass's status write, this one
-// finds the phase of before (Pending or Running) and no pods. Without such an end, a Running run lost its
-// pods (deleted, evicted, node lost) and fails with what it measured; a Pending one is started again
-// (ended false). The cache may not yet hold pods made a moment ago: the API server is asked first.
+// finds the phase of before (Pending or Running) and no pods. A Cancelled is not such an end: a runner
+// stopped from outside (its pod deleted or evicted, a suspend) writes it as it goes. Without an end of its
+// own, a Running run lost its pods (deleted, evicted, node lost) and fails with what it measured; a
+// Pending one is started again (ended false). The cache may not yet hold pods made a moment ago: the API
+// server is asked first.
 func (r *TrafficTestReconciler) podsGone(ctx context.Context, tt *v1alpha1.TrafficTest) (res ctrl.Result, ended bool, err error) {
 	if live, err := r.livePods(ctx, tt); err != nil || live {
 		return ctrl.Result{RequeueAfter: time.Second}, true, err
@@ -95,6 +97,11 @@ func (r *TrafficTestReconciler) podsGone(ctx context.Context, tt *v1alpha1.Traff
 	state, err := r.harvest(ctx, tt)
 	if err != nil {
 		return ctrl.Result{}, true, err
+	}
+	// a runner stopped from outside (its pod deleted or evicted, a suspend) says Cancelled as it goes:
+	// that is not an end of its own
+	if state != nil && state.Reason == v1alpha1.ReasonCancelled {
+		state = nil
 	}
 	if res, ended, err := r.endAsTheRunnerSaid(ctx, tt, state); ended || err != nil {
 		return res, true, err

@@ -482,8 +482,10 @@ type TimelineParams struct {
 	// +optional
 	Bin metav1.Duration `json:"bin,omitzero"`
 	// settle is how long after it was due a frame is judged: one arriving later is lost in its bin (and
-	// counted as late after settle). It must be longer than tester.validity.maxWorkerGap: the engine sees
-	// a pause of its receiver only past that gap, and the frames waiting for it must not be judged first.
+	// counted as late after settle). It must be longer than tester.validity.maxWorkerGap (the run is
+	// refused otherwise), and should be longer than that gap and the DUT's latency together: the engine
+	// sees a pause of its receiver only past that gap, and the frames waiting for it must not be judged
+	// first.
 	// +kubebuilder:default="200ms"
 	// +optional
 	Settle metav1.Duration `json:"settle,omitzero"`

@@ -108,9 +108,11 @@ func (p *Plan) resolveTimeline(s *v1alpha1.TimelineParams) error {
 // once it is longer than that gap (dataplane/PROTOCOL.md, the timeline): with settle no longer, the frames
 // waiting in a paused receiver's ring would be judged lost, and booked against the DUT, before the pause
 // is seen.
+// Both are compared as the engine gets them: whole milliseconds, rounded up.
 func (p *Plan) checkTimelineSettle() error {
-	if t := p.Timeline; t != nil && t.Settle <= p.Validity.MaxWorkerGap {
-		return fmt.Errorf("spec.timeline.settle: %s is not longer than spec.tester.validity.maxWorkerGap (%s): the engine sees a pause of its receiver only past that gap, and would judge the frames waiting for it lost, the DUT's; give a settle longer than the gap and the DUT's latency together",
+	ceilMs := func(d time.Duration) time.Duration { return (d + time.Millisecond - 1).Truncate(time.Millisecond) }
+	if t := p.Timeline; t != nil && p.Validity.MaxWorkerGap > 0 && ceilMs(t.Settle) <= ceilMs(p.Validity.MaxWorkerGap) {
+		return fmt.Errorf("spec.timeline.settle: %s is not longer than spec.tester.validity.maxWorkerGap (%s) in the engine's whole milliseconds: the engine sees a pause of its receiver only past that gap, and would judge the frames waiting for it lost, the DUT's; give a settle longer than the gap and the DUT's latency together",
 			t.Settle, p.Validity.MaxWorkerGap)
 	}
 	return nil

@@ -113,6 +113,8 @@ func TestTimelineSettleMustOutlastTheWorkerGap(t *testing.T) {
 		{settle: 20 * time.Millisecond, gap: 20 * time.Millisecond, err: "spec.timeline.settle: 20ms is not longer than spec.tester.validity.maxWorkerGap (20ms)"},
 		{settle: 20 * time.Millisecond, gap: 50 * time.Millisecond, err: "spec.timeline.settle: 20ms is not longer than spec.tester.validity.maxWorkerGap (50ms)"},
 		{settle: 20 * time.Millisecond, gap: 19 * time.Millisecond},
+		// the engine gets both rounded up to 21 ms
+		{settle: 20500 * time.Microsecond, gap: 20100 * time.Microsecond, err: "spec.timeline.settle: 20.5ms is not longer than spec.tester.validity.maxWorkerGap (20.1ms)"},
 		{settle: 200 * time.Millisecond, gap: time.Millisecond},
 	} {
 		tt := testWith(v1alpha1.TrafficTestSpec{Tests: []v1alpha1.TestKind{v1alpha1.TestTimeline}, FrameSizes: []int32{64},

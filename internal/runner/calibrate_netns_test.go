@@ -54,13 +54,23 @@ func skipIfTheTesterSpoiledItsCalibration(t *testing.T, c *calibration.Calibrati
 		return slices.ContainsFunc(c.Notes, func(n string) bool { return strings.Contains(n, s) })
 	}
 	if len(c.Ceilings) == 1 && c.Ceilings[0].Unknown != "" && said("the tester spoiled every trial at") && said("the tester was the limit from") {
-		// linerate calibrate keeps no trial records: the note that names the first fault is the evidence
-		i := slices.IndexFunc(c.Notes, func(n string) bool { return strings.Contains(n, "their records list why (testerFaults). The first: ") })
-		if i < 0 || !engine.ExplainedByLoad(c.Notes[i][strings.Index(c.Notes[i], "The first: "):]) {
+		note, ok := spoiledForLoad(c)
+		if !ok {
 			t.Fatalf("the tester spoiled every calibration trial, for a fault no load explains (or none named): %q", c.Notes)
 		}
-		testenv.SkipForLoad(t, "the tester spoiled every calibration trial on this loaded host: ceiling %+v; %s", c.Ceilings[0], c.Notes[i])
+		testenv.SkipForLoad(t, "the tester spoiled every calibration trial on this loaded host: ceiling %+v; %s", c.Ceilings[0], note)
 	}
+}
+
+// spoiledForLoad is the calibration's note on the trials the tester spoiled, when the first fault it names
+// is one load explains (engine.ExplainedByLoad). linerate calibrate keeps no trial records: that note is
+// the evidence.
+func spoiledForLoad(c *calibration.Calibration) (string, bool) {
+	i := slices.IndexFunc(c.Notes, func(n string) bool { return strings.Contains(n, "their records list why (testerFaults). The first: ") })
+	if i < 0 || !engine.ExplainedByLoad(c.Notes[i][strings.Index(c.Notes[i], "The first: "):]) {
+		return "", false
+	}
+	return c.Notes[i], true
 }
 
 // floorSpoiledByTheTester says whether the calibration's one latency floor was not measured because the
@@ -121,10 +131,16 @@ func TestCalibrationIsTheTestersCeilingAndAWireIsNotADUT(t *testing.T) {
 	row := o.Results.Throughput[0]
 	if row.NDR.FramesPerSecond == 0 && row.TesterLimited {
 		// the host was so loaded that the tester spoiled the run's trials down to nothing: no NDR, so no
-		// margin to it; the row still must not be the DUT's, with the spoiled trials to show for it
+		// margin to it; the row still must not be the DUT's, with the spoiled trials to show for it, and a
+		// wire loses nothing in a trial the tester kept
 		_ = lowerBounds(t, o)
+		for _, tr := range o.Trials {
+			if !tr.TesterLimited && tr.Lost != 0 {
+				t.Errorf("trial %d: the wire lost %d frames in a trial the tester did not spoil", tr.Seq, tr.Lost)
+			}
+		}
 		if !t.Failed() {
-			testenv.SkipForLoad(t, "the tester spoiled every trial of the run through the wire on this loaded host (ceiling %d frames/s): row %+v", ceiling.FramesPerSecond, row)
+			testenv.SkipForLoad(t, "the tester spoiled the run's trials through the wire down to no NDR on this loaded host (ceiling %d frames/s): row %+v", ceiling.FramesPerSecond, row)
 		}
 		return
 	}
@@ -147,10 +163,18 @@ func TestCalibrationLeavesADUTSlowerThanTheTesterItsOwn(t *testing.T) {
 	sizes := []int32{64}
 	c, file := calibrate(t, eng, ns, asYAML(t, routedTest("cal", throughput, sizes, "0.5", "100")))
 	skipIfTheTesterSpoiledItsCalibration(t, c)
-	// the truth needs a ceiling well above the bucket's 20.8 kframes/s; on this af_packet tester a quiet
-	// host calibrates some 20 times that, so a ceiling below twice the bucket is the host's load
+	if len(c.Ceilings) != 1 || c.Ceilings[0].Unknown != "" || (!c.Ceilings[0].AtLineRate && c.Ceilings[0].FramesPerSecond <= 0) {
+		t.Fatalf("ceilings %+v, notes %q", c.Ceilings, c.Notes)
+	}
+	// The truth needs a ceiling well above the bucket's 20.8 kframes/s. A ceiling below twice that is
+	// the host's load only with the calibration's own evidence: trials it spoiled, the first for a fault
+	// load explains; without it, a ceiling that low is a defect.
 	if cl := c.Ceilings[0]; !cl.AtLineRate && cl.FramesPerSecond < 2*20833 {
-		testenv.SkipForLoad(t, "the tester calibrated a ceiling of %d frames/s on this loaded host, not clearly above the 20.8 kframes/s token bucket: %+v; notes %q", cl.FramesPerSecond, cl, c.Notes)
+		note, ok := spoiledForLoad(c)
+		if !ok {
+			t.Fatalf("a ceiling of %d frames/s, below twice the token bucket, with no trial the tester spoiled for a fault load explains: %+v; notes %q", cl.FramesPerSecond, cl, c.Notes)
+		}
+		testenv.SkipForLoad(t, "the tester calibrated a ceiling of %d frames/s on this loaded host, not clearly above the 20.8 kframes/s token bucket; %s", cl.FramesPerSecond, note)
 	}
 	tns, rns := router(t, "cs")
 	// 10 Mbit/s at 64 B: tbf counts 60 B per frame, 20.8 kframes/s, 1.4 % of line rate (through a kernel
