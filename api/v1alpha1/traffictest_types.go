@@ -300,7 +300,9 @@ type Durations struct {
 	// +kubebuilder:default="2s"
 	// +optional
 	Drain metav1.Duration `json:"drain,omitzero"`
-	// dutRest is the pause between trials (RFC 2544: 5 s).
+	// dutRest is the pause between trials (RFC 2544: 5 s). A trial begins only once nothing has arrived
+	// from the DUT for this long (at most 10 s more): a DUT that queues deeply is still forwarding the
+	// trial before, and the trial records say how much longer it rested (restExtendedS).
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s')",message="must not be negative"
 	// +kubebuilder:default="5s"
 	// +optional

@@ -6,14 +6,18 @@ void lr_analyse_one(struct lr_port *p, unsigned q, const struct lr_rx_frame *f, 
 {
 	struct lr_stream *s = lr.streams[f->stream];
 	if (!lr_measured(s, p, f->flags & ~LR_FLAG_WARMUP, st)) {
+		/* a trial's counters are its own: what arrives after its end (its own frames later than the drain
+		 * among them) is no earlier trial's in the next, which resets them */
 		if (f->flags & LR_FLAG_WARMUP)
 			p->q[q].rx_warmup++;
-		else
+		else if (st >= LR_WARMUP && st <= LR_DRAINING)
 			p->q[q].rx_stale++;
+		lr_publish_u64(&p->q[q].last_unmeasured_tsc, now);
 		return;
 	}
 	if (f->flags & LR_FLAG_WARMUP) {
 		p->q[q].rx_warmup++;
+		lr_publish_u64(&p->q[q].last_unmeasured_tsc, now);
 		return;
 	}
 	uint64_t seq = f->seq;

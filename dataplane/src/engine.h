@@ -72,6 +72,9 @@ struct lr_portq {
 	/* the most frames it received in any 1 ms window while the trial measured or drained (windows as a
 	 * lane's TX windows): how fast its ring can fill */
 	uint64_t rx_win_start_tsc, rx_win_frames, rx_peak_win;
+	/* when a frame of the tester's that this trial does not measure last arrived (an earlier trial's, or a
+	 * warm-up frame): the DUT still forwards onto the port, which the stall rule reads (trial.c) */
+	uint64_t last_unmeasured_tsc;
 } __rte_cache_aligned;
 
 struct lr_port {
@@ -311,6 +314,10 @@ struct lr_trial {
 	atomic_bool abort_req;
 	char reason[32];
 	int stalled_stream; /* the stream whose stall ended it (dut-stalled), -1: none */
+	/* how long the trial waited before its warm-up for its RX ports to fall quiet (quiet_ms), and whether
+	 * they had not by quiet_max_ms */
+	uint64_t quiet_wait_tsc;
+	bool quiet_missed;
 };
 
 struct lr_engine {

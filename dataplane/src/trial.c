@@ -84,7 +84,10 @@ static uint64_t sent_so_far(const struct lr_stream *s)
 }
 
 /* Whether stream i of the trial has stalled: the DUT stopped forwarding it, and nothing else explains
- * the silence. Nothing has arrived for longer than the stall limit, and the tester did its part all that
+ * the silence. Nothing has arrived for longer than the stall limit (nothing of the stream, and no frame of
+ * the tester's this trial does not measure on its RX port: a DUT that queues deeply may still be forwarding
+ * an earlier trial while this one's frames wait behind them, which is latency and loss, not a stall), and
+ * the tester did its part all that
  * time: frames left its sender after the last receipt (the sender was not held up itself, which would
  * leave nothing to arrive), and every worker of the stream's RX queues has polled more than the limit
  * after they left (a receiver that paused has the frames waiting in its ring). A stream another engine
@@ -102,6 +105,9 @@ static bool stalled(unsigned i, uint64_t now)
 	uint64_t last = t->meas_start_tsc, polled = UINT64_MAX;
 	for (unsigned q = 0; q < rp->nq; q++) {
 		uint64_t pw = lr_peek_u64(&lr.workers[rp->q[q].owner].polled_tsc);
+		uint64_t other = lr_peek_u64(&rp->q[q].last_unmeasured_tsc);
+		if ((int64_t)(other - last) > 0)
+			last = other;
 		for (unsigned k = 0; k < LR_MAX_QUEUES; k++) {
 			uint64_t l = s->rxq[q][k] ? lr_peek_u64(&s->rxq[q][k]->last_rx_tsc) : 0;
 			if ((int64_t)(l - last) > 0)

@@ -379,6 +379,55 @@ class Router(Base):
         self.assertLess(s["tx_frames"], RATE * 2, "aborted about 0.5 s in, not after 10 s")
         self.assertEqual(missing(s), s["tx_frames"])
 
+    def test_a_dut_still_forwarding_an_earlier_trial_has_not_stalled(self):
+        """A DUT that queues deeply (the demo's userspace IPsec gateways) may still be forwarding an earlier
+        trial's frames when the next trial begins: that trial's own frames wait behind them, and none of them
+        arrives for longer than the stall limit. The DUT forwards all along, so it has not stalled: the trial
+        runs to its end and counts what it lost, and the frames of the earlier trial are counted as stale.
+        (make demo ended Inconclusive this way after 89 s: "the DUT stalled (nothing came back for 2s)".)
+        With quiet_ms the trial waits for the DUT to fall quiet first, and measures it as it is at rest."""
+        e = self.router()
+        # a 2 Mbit/s bucket with room for 3 s of frames (tbf counts bytes without FCS)
+        sh("tc", "qdisc", "add", "dev", "r1", "root", "tbf", "rate", "2mbit", "burst", "8kb", "limit", "750kb",
+           ns=self.rns)
+        e.cmd("STREAM id=0 tx=0 rx=1 src=198.18.1.2 dst=198.19.1.2 sizes=1518")
+
+        def fill():
+            # 20 Mbit/s into 2 Mbit/s, with a drain too short to empty the queue
+            e.trial([0], [20e6], unit="l2bps", duration_ms=1000, drain_ms=100)
+
+        fill()
+        r = e.trial([0], [1e6], unit="l2bps", duration_ms=1500, drain_ms=100, stall_ms=500)
+        self.assertEqual((r["state"], r["reason"]), ("done", ""),
+                         "frames of the earlier trial kept arriving: the DUT forwards, it did not stall")
+        port = next(p for p in r["ports"] if p["id"] == 1)
+        self.assertGreater(port["rx_stale"], 0, "the earlier trial's frames arrived during this one")
+        self.assertGreater(missing(r["streams"][0]), 0, "this trial's frames still waited behind them at its end")
+        self.assertEqual(r["quiet_wait_ns"], 0)
+
+        fill()
+        r = e.trial([0], [1e6], unit="l2bps", duration_ms=1500, drain_ms=300, stall_ms=500, quiet_ms=300)
+        self.assertEqual((r["state"], r["reason"], r["quiet_missed"]), ("done", "", False))
+        # the queue held up to 3 s of frames at the bucket's rate
+        self.assertGreater(r["quiet_wait_ns"], 1_000_000_000, "the trial waited for the queue to drain")
+        port = next(p for p in r["ports"] if p["id"] == 1)
+        self.assertEqual(port["rx_stale"], 0, "nothing of the earlier trial arrived during this one")
+        self.assertEqual(missing(r["streams"][0]), 0, "below the bucket's rate, at rest, the DUT loses nothing")
+
+        fill()
+        r = e.trial([0], [1e6], unit="l2bps", duration_ms=500, drain_ms=100, quiet_ms=300, quiet_max_ms=200)
+        self.assertTrue(r["quiet_missed"], "the queue was still draining 200 ms later")
+        self.assertLess(r["quiet_wait_ns"], 1_000_000_000)
+
+        # once the queue has drained, a DUT that forwards nothing stalls as before
+        time.sleep(3.5)
+        self.nft("""table inet lrt {
+  chain lrfwd { type filter hook forward priority 0; policy drop;
+  }
+}""")
+        r = e.trial([0], [1e6], unit="l2bps", duration_ms=5000, drain_ms=100, stall_ms=500)
+        self.assertEqual((r["state"], r["reason"]), ("aborted", "dut-stalled"))
+
     def test_unresolved_gateway_is_an_error(self):
         self.tns = self.net.ns("t")
         self.net.veth("t0", self.tns, "t1", self.tns)

@@ -278,6 +278,12 @@ func TrialArgs(t TrialConfig) ([]KV, error) {
 	if t.Stall > 0 {
 		args = append(args, KV{"stall_ms", ms(t.Stall)})
 	}
+	if t.Quiet > 0 {
+		args = append(args, KV{"quiet_ms", ms(t.Quiet)})
+		if t.QuietMax > 0 {
+			args = append(args, KV{"quiet_max_ms", ms(t.QuietMax)})
+		}
+	}
 	if t.ID > 0 {
 		args = append(args, KV{"id", strconv.Itoa(t.ID)})
 	}

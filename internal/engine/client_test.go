@@ -26,12 +26,13 @@ func TestTrialArgsRejectsWhatTheEngineWould(t *testing.T) {
 		}
 	}
 	kv, err := engine.TrialArgs(engine.TrialConfig{Streams: []int{0, 1}, RatesFPS: []float64{1000, 2000.5}, Duration: 1500 * time.Millisecond,
-		WarmUp: 200 * time.Millisecond, Drain: 300 * time.Millisecond, Stall: 2 * time.Second, ID: 7})
+		WarmUp: 200 * time.Millisecond, Drain: 300 * time.Millisecond, Stall: 2 * time.Second, Quiet: 500 * time.Millisecond,
+		QuietMax: 10 * time.Second, ID: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := fmt.Sprint(kv)
-	want := "[{streams 0,1} {rates 1000.000,2000.500} {unit fps} {duration_ms 1500} {warmup_ms 200} {drain_ms 300} {stall_ms 2000} {id 7}]"
+	want := "[{streams 0,1} {rates 1000.000,2000.500} {unit fps} {duration_ms 1500} {warmup_ms 200} {drain_ms 300} {stall_ms 2000} {quiet_ms 500} {quiet_max_ms 10000} {id 7}]"
 	if got != want {
 		t.Errorf("TRIAL args\n got %s\nwant %s", got, want)
 	}

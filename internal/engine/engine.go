@@ -149,6 +149,10 @@ type TrialConfig struct {
 	Burst int64
 	// Stall aborts the trial when nothing arrives on a stream's RX port for this long (0: engine default).
 	Stall time.Duration
+	// Quiet, when > 0, has the trial wait before its warm-up until nothing has arrived on its RX ports for
+	// this long, at most QuietMax (0: the engine's default): the DUT settles from an earlier trial it was
+	// still forwarding.
+	Quiet, QuietMax time.Duration
 	// ID numbers the trial explicitly (0: the engine's next number); two engines of a split stream
 	// must agree on it, since frames carry it.
 	ID int
@@ -187,12 +191,16 @@ const (
 
 // TrialResult is the full result of a finished trial.
 type TrialResult struct {
-	Trial      int            `json:"trial"`
-	State      string         `json:"state"`
-	Reason     string         `json:"reason"`
-	DurationNs int64          `json:"duration_ns"`
-	Streams    []StreamResult `json:"streams"`
-	Ports      []PortCounters `json:"ports"`
+	Trial      int    `json:"trial"`
+	State      string `json:"state"`
+	Reason     string `json:"reason"`
+	DurationNs int64  `json:"duration_ns"`
+	// QuietWaitNs is how long the trial waited for its RX ports to fall quiet (TrialConfig.Quiet);
+	// QuietMissed says they had not by QuietMax, and the trial began all the same.
+	QuietWaitNs int64          `json:"quiet_wait_ns"`
+	QuietMissed bool           `json:"quiet_missed"`
+	Streams     []StreamResult `json:"streams"`
+	Ports       []PortCounters `json:"ports"`
 	// Workers say how each worker lcore kept up during the trial (two engines: both engines' workers).
 	Workers []WorkerHealth `json:"workers"`
 }
@@ -357,8 +365,11 @@ type PortCounters struct {
 	RxPeakFPS       int64 `json:"rx_peak_fps"`
 	RxUnreadMaxNs   int64 `json:"rx_unread_max_ns"`
 	RxForeign       int64 `json:"rx_foreign"`
-	RxARP           int64 `json:"rx_arp"`
-	TxARP           int64 `json:"tx_arp"`
+	// RxStale counts the tester's frames of an earlier trial that arrived during this one: the DUT was
+	// still forwarding an earlier load.
+	RxStale int64 `json:"rx_stale"`
+	RxARP   int64 `json:"rx_arp"`
+	TxARP   int64 `json:"tx_arp"`
 	// IMissed counts frames the port's receive queue had no room for; RxNoMbuf those dropped because
 	// the engine's pool was empty; RxKernelDrops those the kernel dropped because an af_packet port's
 	// ring was full. All are the tester's own drops, never the DUT's.

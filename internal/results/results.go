@@ -117,8 +117,14 @@ type Trial struct {
 	Workers []Worker `json:"workers,omitempty"`
 	// Corrupted frames arrived with a bad IPv4 header or UDP checksum and were not counted as received
 	// (each is in Lost unless an intact copy of it arrived too).
-	Corrupted   int64   `json:"corrupt,omitempty"`
-	LossPercent float64 `json:"lossPercent"`
+	Corrupted int64 `json:"corrupt,omitempty"`
+	// Stale frames of earlier trials arrived on this direction's receiving port during this trial: the
+	// DUT was still forwarding an earlier load when it began, and this trial's frames waited behind them.
+	Stale int64 `json:"stale,omitempty"`
+	// RestExtendedS is how much longer than dutRest the DUT rested before this trial: the trial waited
+	// until nothing had arrived from it for dutRest (it was still forwarding an earlier trial).
+	RestExtendedS float64 `json:"restExtendedS,omitempty"`
+	LossPercent   float64 `json:"lossPercent"`
 	// Pass says the trial met the loss tolerance.
 	Pass bool `json:"pass"`
 	// TesterLimited marks a trial the tester spoiled: it could not offer the rate, or TesterFaults is not

@@ -76,8 +76,10 @@ type dirResult struct {
 func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, error) {
 	p := r.plan
 	dirs := p.Directions()
+	// the DUT's rest ends only when nothing has arrived from it for dutRest (RFC 2544: it settles between
+	// trials); a healthy DUT went quiet in the drain, and the rest slept after the last trial covers it
 	cfg := engine.TrialConfig{Duration: ts.duration, WarmUp: p.Durations.WarmUp, Drain: p.Durations.Drain,
-		Burst: ts.burst, Stall: r.opt.Stall}
+		Burst: ts.burst, Stall: r.opt.Stall, Quiet: p.Durations.DUTRest, QuietMax: quietMax}
 	if ts.burst > 0 {
 		cfg.Duration, cfg.Stall = 0, 0
 		cfg.Drain = max(p.Durations.Drain, p.Durations.BackToBackTrial)
@@ -172,6 +174,7 @@ func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, 
 			r.faultNoted = true
 			r.note("trials the tester spoiled are invalid, counted neither for nor against the DUT, and repeated; their records list why (testerFaults). The first: " + rec.TesterFaults[0])
 		}
+		r.noteRest(res, &rec, dirs[d].RX, dirs[d].Name)
 		if sr.Corrupted > 0 {
 			r.note("the DUT corrupted frames: some arrived with a bad IPv4 header or UDP checksum and were not counted as received, so they show as loss (the trial records give how many: corrupt)")
 		}
@@ -219,6 +222,38 @@ func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, 
 		}
 	}
 	return out, aborted, nil
+}
+
+// quietMax is the longest a trial waits for the DUT to stop forwarding an earlier one: a DUT still
+// forwarding after that is tested as it is, and the trial records say so.
+const quietMax = 10 * time.Second
+
+// noteRest records how the DUT rested before the trial (its rest lengthened while it still forwarded an
+// earlier trial; frames of earlier trials that arrived on port rx all the same) and says so once.
+func (r *Runner) noteRest(res *engine.TrialResult, rec *results.Trial, rx int, dir string) {
+	rest := r.plan.Durations.DUTRest
+	if w := time.Duration(res.QuietWaitNs); w >= time.Millisecond {
+		rec.RestExtendedS = w.Seconds()
+		if !r.restNoted {
+			r.restNoted = true
+			r.note(fmt.Sprintf("the DUT was still forwarding frames of an earlier trial when the next one was due (the first: %.1f s more before trial %d): each trial waited until nothing had arrived from the DUT for spec.durations.dutRest (%s), up to %s more (the trial records give how long: restExtendedS); a DUT that queues this deeply delays frames by about as much at the loads before",
+				w.Seconds(), rec.Seq, rest, quietMax))
+		}
+	}
+	for _, pc := range res.Ports {
+		if pc.ID == rx {
+			rec.Stale = pc.RxStale
+		}
+	}
+	if rec.Stale > 0 && !r.staleNoted {
+		r.staleNoted = true
+		why := "it began when the DUT had been quiet for spec.durations.dutRest"
+		if res.QuietMissed {
+			why = fmt.Sprintf("the DUT was still forwarding after %s of waiting", quietMax)
+		}
+		r.note(fmt.Sprintf("frames of an earlier trial arrived during a later one (the first: %d frames in trial %d, %s; %s): the trial's frames waited behind them, so its loss and latency include that backlog (the trial records give how many: stale)",
+			rec.Stale, rec.Seq, dir, why))
+	}
 }
 
 // saturationNote says what kept the tester from offering the rate a trial asked for on its TX port tx: the
