@@ -452,6 +452,12 @@ type ThroughputResult struct {
 	// the short ones only steer the search.
 	// +optional
 	ShortTrialLossPercent string `json:"shortTrialLossPercent,omitempty"`
+	// boundBy says, under throughput.maxLatency, what the lowest failed trial above the NDR exceeded:
+	// "latency" (it kept within the loss tolerance, its latency did not keep within the bound) or "loss".
+	// Empty: no bound was set, or no trial above the NDR failed.
+	// +kubebuilder:validation:Enum=loss;latency
+	// +optional
+	BoundBy string `json:"boundBy,omitempty"`
 }
 
 // LatencySummary is a latency distribution; all values in nanoseconds.

@@ -313,6 +313,7 @@ type Durations struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.goal) || !has(self.method) || self.method != 'Binary'",message="throughput.goal applies to the Multistage search; Binary is RFC 2544's own bisection"
 // +kubebuilder:validation:XValidation:rule="!has(self.pdrLossTolerance) || double(self.pdrLossTolerance) > (has(self.lossTolerance) ? double(self.lossTolerance) : 0.0)",message="throughput.pdrLossTolerance must be larger than throughput.lossTolerance"
 // +kubebuilder:validation:XValidation:rule="!has(self.resolution) || double(self.resolution) > 0.0",message="throughput.resolution must be larger than 0"
+// +kubebuilder:validation:XValidation:rule="!has(self.maxLatencyPercentile) || has(self.maxLatency)",message="throughput.maxLatencyPercentile is the percentile throughput.maxLatency bounds: give maxLatency too"
 type ThroughputParams struct {
 	// lossTolerance is the loss, in percent of offered frames, a trial may have and still pass
 	// (RFC 2544: 0). The answer at this tolerance is the NDR.
@@ -348,6 +349,19 @@ type ThroughputParams struct {
 	// and its width is goal.width when set, else resolution.
 	// +optional
 	Goal *SearchGoal `json:"goal,omitempty"`
+	// maxLatency bounds the throughput by latency as well as by loss (the NDR under a latency bound, as
+	// TRex's NDR bench finds it): a trial passes only when the maxLatencyPercentile of its frames' latency is
+	// at most this too. A DUT that queues what it cannot forward (a userspace gateway) loses nothing in a
+	// short trial at a rate it cannot sustain, while its queue grows: the bound finds the rate below that.
+	// Each row says which bound it (boundBy). Unset: loss alone (RFC 2544).
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="throughput.maxLatency must be positive"
+	// +optional
+	MaxLatency *metav1.Duration `json:"maxLatency,omitempty"`
+	// maxLatencyPercentile is the percentile of a trial's latency that maxLatency bounds ("100": the
+	// largest). Default 99.
+	// +kubebuilder:validation:Enum="50";"90";"99";"99.9";"99.99";"100"
+	// +optional
+	MaxLatencyPercentile string `json:"maxLatencyPercentile,omitempty"`
 }
 
 // GoalPreset names a set of search goal settings.

@@ -1,6 +1,16 @@
 /* See analysis.h. */
 #include "analysis.h"
 
+void lr_unmeasured(struct lr_port *p, unsigned q, const struct lr_stream *s, uint64_t seq, uint64_t now)
+{
+	lr_publish_u64(&p->q[q].last_unmeasured_tsc, now);
+	if (s != NULL && s->defined && s->rx_port == p->id) {
+		struct lr_rxq *r = lr_rxq_of(s, q, seq);
+		if (r != NULL)
+			lr_publish_u64(&r->last_unmeasured_tsc, now);
+	}
+}
+
 void lr_analyse_one(struct lr_port *p, unsigned q, const struct lr_rx_frame *f, int st, uint32_t now_ns32,
 		    uint64_t now)
 {
@@ -12,12 +22,12 @@ void lr_analyse_one(struct lr_port *p, unsigned q, const struct lr_rx_frame *f, 
 			p->q[q].rx_warmup++;
 		else if (st >= LR_WARMUP && st <= LR_DRAINING)
 			p->q[q].rx_stale++;
-		lr_publish_u64(&p->q[q].last_unmeasured_tsc, now);
+		lr_unmeasured(p, q, s, f->seq, now);
 		return;
 	}
 	if (f->flags & LR_FLAG_WARMUP) {
 		p->q[q].rx_warmup++;
-		lr_publish_u64(&p->q[q].last_unmeasured_tsc, now);
+		lr_unmeasured(p, q, s, f->seq, now);
 		return;
 	}
 	uint64_t seq = f->seq;

@@ -16,6 +16,12 @@ struct lr_rx_frame {
 	uint8_t stream, flags;
 };
 
+/* Books a frame of the tester's that no trial measures (an earlier trial's, a warm-up frame, a corrupted
+ * one): the DUT still forwards onto the port (QUIET waits for the port to fall quiet) and, on the stream's
+ * own RX port, the stream (the stall rule reads it: a DUT still forwarding an earlier trial has not
+ * stalled). s may be NULL (a stream this engine does not know). */
+void lr_unmeasured(struct lr_port *p, unsigned q, const struct lr_stream *s, uint64_t seq, uint64_t now);
+
 /* Counts one frame, whatever it is: warm-up, a frame of an earlier trial, a wrong flow, a loss, a
  * reordered or duplicated frame, a late one while draining. st is the trial state read after the burst
  * was received; now its arrival time (TSC) and now_ns32 the same in ns modulo 2^32. The reference: every

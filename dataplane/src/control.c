@@ -52,6 +52,8 @@ static int handle(char *line, struct out *o)
 		lr_timeline_put(&a, o);
 	else if (!strcmp(verb, "ABORT"))
 		do_abort(&a, o);
+	else if (!strcmp(verb, "QUIET"))
+		do_quiet(&a, o);
 	else if (!strcmp(verb, "QUIT")) {
 		atomic_store_explicit(&lr.trial.abort_req, true, memory_order_release);
 		put(o, "{\"ok\":true}");

@@ -67,9 +67,8 @@ int do_result(struct args *a, struct out *o)
 	uint64_t meas_end = t->meas_end_tsc ? t->meas_end_tsc : t->end_tsc;
 	uint64_t meas = t->meas_start_tsc && meas_end > t->meas_start_tsc ? meas_end - t->meas_start_tsc : 0;
 	put(o, "{\"ok\":true,\"trial\":%u,\"state\":\"%s\",\"reason\":\"%s\",\"stalled_stream\":%d,\"duration_ns\":%llu,"
-	       "\"quiet_wait_ns\":%llu,\"quiet_missed\":%s,\"streams\":[",
-	    t->id, lr_state_name(st), t->reason, t->stalled_stream, (unsigned long long)((double)meas * lr.ns_per_tsc),
-	    (unsigned long long)((double)t->quiet_wait_tsc * lr.ns_per_tsc), t->quiet_missed ? "true" : "false");
+	       "\"streams\":[",
+	    t->id, lr_state_name(st), t->reason, t->stalled_stream, (unsigned long long)((double)meas * lr.ns_per_tsc));
 	for (unsigned i = 0; i < t->nstreams; i++) {
 		struct lr_stream *s = lr.streams[t->streams[i]];
 		/* Offered is judged by frames: a trial of d s at r frames/s must send ceil(d·r) frames. A late

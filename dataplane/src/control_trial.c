@@ -1,5 +1,6 @@
 /* The verbs that run a trial: TRIAL (sets up the streams' frames and counters, then hands the trial to the
- * worker by publishing WARMUP), POLL and WAIT (its progress), ABORT (asks the worker to end it). */
+ * worker by publishing WARMUP), POLL and WAIT (its progress), ABORT (asks the worker to end it), and QUIET
+ * (the DUT's rest before the next). */
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -55,53 +56,6 @@ static void reset_counters(struct lr_stream *s, uint64_t burst)
 	lr_rxq_reset(s);
 }
 
-/* When a frame of the tester's last arrived on an RX port of the trial's streams (any: this engine's
- * workers read them between trials too, and count an earlier trial's as stale). */
-static uint64_t last_receipt(const double *ids, unsigned n)
-{
-	uint64_t last = 0;
-	for (unsigned i = 0; i < n; i++) {
-		const struct lr_stream *s = lr.streams[(int)ids[i]];
-		if (s->rx_port < 0)
-			continue;
-		const struct lr_port *p = &lr.ports[s->rx_port];
-		for (unsigned q = 0; q < p->nq; q++) {
-			uint64_t l = lr_peek_u64(&p->q[q].last_unmeasured_tsc);
-			last = l > last ? l : last;
-			for (unsigned k = 0; k < LR_MAX_QUEUES; k++) {
-				l = s->rxq[q][k] ? lr_peek_u64(&s->rxq[q][k]->last_rx_tsc) : 0;
-				last = l > last ? l : last;
-			}
-		}
-	}
-	return last;
-}
-
-/* The DUT rests before a trial until nothing has arrived on the trial's RX ports for quiet (TSC), at most
- * max after the request: a DUT that queues deeply may still be forwarding an earlier trial, and a trial
- * begun then would measure its frames waiting behind that backlog (RFC 2544 lets the DUT settle between
- * trials). Returns how long it waited; *missed: the ports were not quiet by max. */
-static uint64_t wait_quiet(const double *ids, unsigned n, uint64_t quiet, uint64_t max, bool *missed)
-{
-	uint64_t start = rte_rdtsc();
-	*missed = false;
-	for (;;) {
-		uint64_t now = rte_rdtsc(), last = last_receipt(ids, n);
-		if (last == 0 || (int64_t)(now - last) >= (int64_t)quiet)
-			return now - start;
-		if (now - start >= max) {
-			*missed = true;
-			return now - start;
-		}
-		uint64_t until = last + quiet;
-		if (until > start + max)
-			until = start + max;
-		uint64_t ns = (uint64_t)((double)(until - now) * lr.ns_per_tsc) + 1000;
-		struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000u), .tv_nsec = (long)(ns % 1000000000u)};
-		nanosleep(&ts, NULL);
-	}
-}
-
 int do_trial(struct args *a, struct out *o)
 {
 	if (lr_trial_active())
@@ -109,12 +63,11 @@ int do_trial(struct args *a, struct out *o)
 	/* the last trial's collector may still be taking its last look at the counters this one resets */
 	lr_timeline_join();
 	const char *streams = arg(a, "streams"), *rates = arg(a, "rates"), *unit = arg(a, "unit");
-	uint64_t dur, warm, drain, burst, stall, id, quiet, quiet_max;
+	uint64_t dur, warm, drain, burst, stall, id;
 	struct lr_tl_params tlp;
 	if (get_u64(a, o, "id", 0, 0x7fffffff, 0, &id) || get_u64(a, o, "duration_ms", 0, 2592000000ull, 0, &dur) || get_u64(a, o, "warmup_ms", 0, 600000, 0, &warm) ||
 	    get_u64(a, o, "drain_ms", 0, 600000, 2000, &drain) ||
 	    get_u64(a, o, "burst", 0, 1ull << 40, 0, &burst) || get_u64(a, o, "stall_ms", 0, 600000, 0, &stall) ||
-	    get_u64(a, o, "quiet_ms", 0, 600000, 0, &quiet) || get_u64(a, o, "quiet_max_ms", 0, 600000, 10000, &quiet_max) ||
 	    get_u64(a, o, "bin_ms", 0, 10000, 0, &tlp.bin_ms) || get_u64(a, o, "settle_ms", 10, 60000, 200, &tlp.settle_ms) ||
 	    get_u64(a, o, "outage_frames", 2, 1ull << 40, 2, &tlp.outage_frames) ||
 	    get_u64(a, o, "tester_lag_ms", 1, 60000, 1, &tlp.lag_ms) || get_u64(a, o, "tester_gap_ms", 1, 60000, 1, &tlp.gap_ms))
@@ -164,9 +117,6 @@ int do_trial(struct args *a, struct out *o)
 		if (lr_timeline_check(&tlp, sid, fps, ns, burst, o))
 			return -1;
 	}
-	/* before anything of the earlier trial is reset: its counters stay as RESULT gave them */
-	bool quiet_missed = false;
-	uint64_t quiet_wait = quiet ? wait_quiet(ids, ns, quiet * lr.tsc_per_ms, quiet_max * lr.tsc_per_ms, &quiet_missed) : 0;
 	for (int i = 0; i < LR_MAX_STREAMS; i++)
 		if (lr.streams[i])
 			lr.streams[i]->in_trial = false;
@@ -233,8 +183,6 @@ int do_trial(struct args *a, struct out *o)
 	t->meas_start_tsc = t->meas_end_tsc = t->end_tsc = 0;
 	t->reason[0] = 0;
 	t->stalled_stream = -1;
-	t->quiet_wait_tsc = quiet_wait;
-	t->quiet_missed = quiet_missed;
 	atomic_store(&t->abort_req, false);
 	if (timeline ? lr_timeline_start(&tlp, o) : (lr_timeline_off(), 0))
 		return -1;
@@ -303,5 +251,52 @@ int do_abort(struct args *a, struct out *o)
 	for (int i = 0; i < 100 && lr_trial_active(); i++)
 		lr_wait_done(10);
 	put_poll(o);
+	return 0;
+}
+
+/* When a frame of the tester's last arrived on any port (0: none since the engine started). Between trials
+ * every frame is one no trial measures: the workers read their queues then too, and book it (analysis.h). */
+static uint64_t last_arrival(void)
+{
+	uint64_t last = 0;
+	for (unsigned i = 0; i < lr.nports; i++)
+		for (unsigned q = 0; q < lr.ports[i].nq; q++) {
+			uint64_t l = lr_peek_u64(&lr.ports[i].q[q].last_unmeasured_tsc);
+			last = l > last ? l : last;
+		}
+	return last;
+}
+
+/* QUIET: the DUT rests until nothing has arrived from it for quiet_ms, at most max_ms after the request. A
+ * DUT that queues deeply may still be forwarding an earlier trial, and a trial begun then measures its
+ * frames waiting behind that backlog (RFC 2544 lets the DUT settle between trials). */
+int do_quiet(struct args *a, struct out *o)
+{
+	if (lr_trial_active())
+		return fail(o, "busy", "QUIET: a trial is running");
+	uint64_t quiet_ms, max_ms;
+	if (get_u64(a, o, "quiet_ms", 1, 600000, 0, &quiet_ms) || get_u64(a, o, "max_ms", 0, 60000, 10000, &max_ms) ||
+	    check_unused(a, o, "QUIET"))
+		return -1;
+	if (quiet_ms == 0)
+		return fail(o, "bad-request", "QUIET: quiet_ms= is required");
+	uint64_t quiet = quiet_ms * lr.tsc_per_ms, max = max_ms * lr.tsc_per_ms, start = rte_rdtsc(), now;
+	bool missed = false;
+	for (;;) {
+		now = rte_rdtsc();
+		uint64_t last = last_arrival();
+		if (last == 0 || (int64_t)(now - last) >= (int64_t)quiet)
+			break;
+		if (now - start >= max) {
+			missed = true;
+			break;
+		}
+		uint64_t until = last + quiet < start + max ? last + quiet : start + max;
+		uint64_t ns = (uint64_t)((double)(until - now) * lr.ns_per_tsc) + 1000;
+		struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000u), .tv_nsec = (long)(ns % 1000000000u)};
+		nanosleep(&ts, NULL);
+	}
+	put(o, "{\"ok\":true,\"waited_ns\":%llu,\"quiet\":%s}", (unsigned long long)((double)(now - start) * lr.ns_per_tsc),
+	    missed ? "false" : "true");
 	return 0;
 }

@@ -1,4 +1,4 @@
-/* The verbs that run a trial (control_trial.c): TRIAL, POLL, WAIT, ABORT. */
+/* The verbs that run a trial (control_trial.c): TRIAL, POLL, WAIT, ABORT, QUIET. */
 #ifndef LR_CONTROL_TRIAL_H
 #define LR_CONTROL_TRIAL_H
 
@@ -8,5 +8,6 @@ int do_trial(struct args *a, struct out *o);
 int do_poll(struct args *a, struct out *o);
 int do_wait(struct args *a, struct out *o);
 int do_abort(struct args *a, struct out *o);
+int do_quiet(struct args *a, struct out *o);
 
 #endif

@@ -72,8 +72,8 @@ struct lr_portq {
 	/* the most frames it received in any 1 ms window while the trial measured or drained (windows as a
 	 * lane's TX windows): how fast its ring can fill */
 	uint64_t rx_win_start_tsc, rx_win_frames, rx_peak_win;
-	/* when a frame of the tester's that this trial does not measure last arrived (an earlier trial's, or a
-	 * warm-up frame): the DUT still forwards onto the port, which the stall rule reads (trial.c) */
+	/* when a frame of the tester's that no trial measures last arrived on the queue (an earlier trial's, a
+	 * warm-up frame, a corrupted one): the DUT still forwards onto the port. QUIET waits for it (quiet.c). */
 	uint64_t last_unmeasured_tsc;
 } __rte_cache_aligned;
 
@@ -162,6 +162,9 @@ struct lr_rxq {
 	uint64_t unknown_lane;
 	uint64_t class_rx[LR_MAX_CLASSES];
 	uint64_t last_rx_tsc;
+	/* when a frame of the stream of an earlier trial (or a warm-up frame) last arrived here: the DUT still
+	 * forwards the stream, which the stall rule reads (trial.c) */
+	uint64_t last_unmeasured_tsc;
 	uint32_t lat_ts; /* TX timestamp of the last frame in lat: a frame with another one is a jitter sample */
 	/* with --clock realtime: frames received "before" their stamp (the receiver's clock behind the
 	 * sender's by more than the latency); kept out of lat, whose values they would wrap */
@@ -314,10 +317,6 @@ struct lr_trial {
 	atomic_bool abort_req;
 	char reason[32];
 	int stalled_stream; /* the stream whose stall ended it (dut-stalled), -1: none */
-	/* how long the trial waited before its warm-up for its RX ports to fall quiet (quiet_ms), and whether
-	 * they had not by quiet_max_ms */
-	uint64_t quiet_wait_tsc;
-	bool quiet_missed;
 };
 
 struct lr_engine {

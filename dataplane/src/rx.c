@@ -156,6 +156,8 @@ static void count_corrupted(struct lr_port *p, unsigned q, const uint8_t *data, 
 			r = s->rxq[q][0];
 		r->corrupted++;
 		lr_publish_u64(&r->last_rx_tsc, now);
+	} else {
+		lr_unmeasured(p, q, s, t->seq, now);
 	}
 }
 

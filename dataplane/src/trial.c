@@ -84,10 +84,9 @@ static uint64_t sent_so_far(const struct lr_stream *s)
 }
 
 /* Whether stream i of the trial has stalled: the DUT stopped forwarding it, and nothing else explains
- * the silence. Nothing has arrived for longer than the stall limit (nothing of the stream, and no frame of
- * the tester's this trial does not measure on its RX port: a DUT that queues deeply may still be forwarding
- * an earlier trial while this one's frames wait behind them, which is latency and loss, not a stall), and
- * the tester did its part all that
+ * the silence. Nothing of the stream has arrived for longer than the stall limit (nor of an earlier trial
+ * of it: a DUT that queues deeply may still be forwarding an earlier trial while this one's frames wait
+ * behind them, which is latency and loss, not a stall), and the tester did its part all that
  * time: frames left its sender after the last receipt (the sender was not held up itself, which would
  * leave nothing to arrive), and every worker of the stream's RX queues has polled more than the limit
  * after they left (a receiver that paused has the frames waiting in its ring). A stream another engine
@@ -105,13 +104,15 @@ static bool stalled(unsigned i, uint64_t now)
 	uint64_t last = t->meas_start_tsc, polled = UINT64_MAX;
 	for (unsigned q = 0; q < rp->nq; q++) {
 		uint64_t pw = lr_peek_u64(&lr.workers[rp->q[q].owner].polled_tsc);
-		uint64_t other = lr_peek_u64(&rp->q[q].last_unmeasured_tsc);
-		if ((int64_t)(other - last) > 0)
-			last = other;
 		for (unsigned k = 0; k < LR_MAX_QUEUES; k++) {
-			uint64_t l = s->rxq[q][k] ? lr_peek_u64(&s->rxq[q][k]->last_rx_tsc) : 0;
+			if (s->rxq[q][k] == NULL)
+				continue;
+			uint64_t l = lr_peek_u64(&s->rxq[q][k]->last_rx_tsc);
+			uint64_t other = lr_peek_u64(&s->rxq[q][k]->last_unmeasured_tsc);
 			if ((int64_t)(l - last) > 0)
 				last = l;
+			if ((int64_t)(other - last) > 0)
+				last = other;
 		}
 		if (polled == UINT64_MAX || (int64_t)(pw - polled) < 0)
 			polled = pw;

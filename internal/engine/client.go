@@ -278,12 +278,6 @@ func TrialArgs(t TrialConfig) ([]KV, error) {
 	if t.Stall > 0 {
 		args = append(args, KV{"stall_ms", ms(t.Stall)})
 	}
-	if t.Quiet > 0 {
-		args = append(args, KV{"quiet_ms", ms(t.Quiet)})
-		if t.QuietMax > 0 {
-			args = append(args, KV{"quiet_max_ms", ms(t.QuietMax)})
-		}
-	}
 	if t.ID > 0 {
 		args = append(args, KV{"id", strconv.Itoa(t.ID)})
 	}
@@ -301,6 +295,12 @@ func (c *Client) RunTrial(ctx context.Context, t TrialConfig, progress func(Prog
 	args, err := TrialArgs(t)
 	if err != nil {
 		return nil, err
+	}
+	var rest Rest
+	if t.Quiet > 0 {
+		if rest, err = c.Quiet(ctx, t.Quiet, t.QuietMax); err != nil {
+			return nil, err
+		}
 	}
 	var started struct {
 		Trial int `json:"trial"`
@@ -358,7 +358,26 @@ func (c *Client) RunTrial(ctx context.Context, t TrialConfig, progress func(Prog
 	if err := c.Do(ctx, "RESULT", nil, &r); err != nil {
 		return nil, err
 	}
+	r.QuietWaitNs, r.QuietMissed = rest.WaitedNs, !rest.Quiet
 	return &r, nil
+}
+
+// Rest is what QUIET answered: how long the DUT rested, and whether it fell quiet.
+type Rest struct {
+	WaitedNs int64 `json:"waited_ns"`
+	Quiet    bool  `json:"quiet"`
+}
+
+// Quiet implements Quieter: QUIET, the DUT's rest until nothing has arrived on any port for quiet, at
+// most (0: the engine's default, 10 s).
+func (c *Client) Quiet(ctx context.Context, quiet, most time.Duration) (Rest, error) {
+	args := []KV{{"quiet_ms", ms(quiet)}}
+	if most > 0 {
+		args = append(args, KV{"max_ms", ms(most)})
+	}
+	var r Rest
+	err := c.Do(ctx, "QUIET", args, &r)
+	return r, err
 }
 
 // abort stops the running trial after the caller's context ended and returns the cause.

@@ -32,7 +32,7 @@ func TestTrialArgsRejectsWhatTheEngineWould(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := fmt.Sprint(kv)
-	want := "[{streams 0,1} {rates 1000.000,2000.500} {unit fps} {duration_ms 1500} {warmup_ms 200} {drain_ms 300} {stall_ms 2000} {quiet_ms 500} {quiet_max_ms 10000} {id 7}]"
+	want := "[{streams 0,1} {rates 1000.000,2000.500} {unit fps} {duration_ms 1500} {warmup_ms 200} {drain_ms 300} {stall_ms 2000} {id 7}]"
 	if got != want {
 		t.Errorf("TRIAL args\n got %s\nwant %s", got, want)
 	}

@@ -34,6 +34,12 @@ type Engine interface {
 	Close() error
 }
 
+// Quieter rests the DUT until nothing has arrived on the engine's ports for quiet, or for most at most:
+// the Client (QUIET), which RunTrial calls for TrialConfig.Quiet; Pair rests both engines at once.
+type Quieter interface {
+	Quiet(ctx context.Context, quiet, most time.Duration) (Rest, error)
+}
+
 // Hello is the engine's greeting.
 type Hello struct {
 	Proto  int    `json:"proto"`
@@ -149,9 +155,9 @@ type TrialConfig struct {
 	Burst int64
 	// Stall aborts the trial when nothing arrives on a stream's RX port for this long (0: engine default).
 	Stall time.Duration
-	// Quiet, when > 0, has the trial wait before its warm-up until nothing has arrived on its RX ports for
-	// this long, at most QuietMax (0: the engine's default): the DUT settles from an earlier trial it was
-	// still forwarding.
+	// Quiet, when > 0, rests the DUT before the trial until nothing has arrived on any of the engine's
+	// ports for this long, at most QuietMax more (0: the engine's default, 10 s): it settles from an
+	// earlier trial it was still forwarding (Quieter).
 	Quiet, QuietMax time.Duration
 	// ID numbers the trial explicitly (0: the engine's next number); two engines of a split stream
 	// must agree on it, since frames carry it.
@@ -195,8 +201,8 @@ type TrialResult struct {
 	State      string `json:"state"`
 	Reason     string `json:"reason"`
 	DurationNs int64  `json:"duration_ns"`
-	// QuietWaitNs is how long the trial waited for its RX ports to fall quiet (TrialConfig.Quiet);
-	// QuietMissed says they had not by QuietMax, and the trial began all the same.
+	// QuietWaitNs is how long the DUT rested before the trial (TrialConfig.Quiet); QuietMissed says it was
+	// still forwarding after QuietMax, and the trial began all the same.
 	QuietWaitNs int64          `json:"quiet_wait_ns"`
 	QuietMissed bool           `json:"quiet_missed"`
 	Streams     []StreamResult `json:"streams"`

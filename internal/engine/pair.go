@@ -119,6 +119,11 @@ func (p *Pair) RunTrial(ctx context.Context, cfg TrialConfig, progress func(Prog
 	// The receiver counts from the moment it gets its TRIAL (no warm-up of its own: warm-up frames are
 	// flagged and ignored anyway) for longer than the generator sends, so that however late the request
 	// reaches it over the pod network, its window covers every measured frame of the generator.
+	rest, err := p.rest(ctx, cfg.Quiet, cfg.QuietMax)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Quiet = 0
 	rcfg := cfg
 	slack := time.Second
 	if cfg.Burst == 0 {
@@ -143,6 +148,7 @@ func (p *Pair) RunTrial(ctx context.Context, cfg TrialConfig, progress func(Prog
 		return nil, fmt.Errorf("remote engine: %w", ro.err)
 	}
 	merged := mergeHalves(cfg.Streams, lr, ro.r)
+	merged.QuietWaitNs, merged.QuietMissed = rest.WaitedNs, !rest.Quiet
 	bound := p.Clock
 	if p.MaxClockOffset > 0 {
 		// the clocks may have drifted apart since the last check: the trial is judged by the worse bound
@@ -167,6 +173,38 @@ func (p *Pair) RunTrial(ctx context.Context, cfg TrialConfig, progress func(Prog
 		judgeLatency(merged.Streams[i].Latency, bound, p.MaxClockOffset)
 	}
 	return merged, nil
+}
+
+// rest rests the DUT on both engines at once, before either starts its half of the trial (the sending
+// half would fill the DUT again while the receiving one still waits): the longer wait, quiet only when both
+// fell quiet.
+func (p *Pair) rest(ctx context.Context, quiet, most time.Duration) (Rest, error) {
+	if quiet <= 0 {
+		return Rest{Quiet: true}, nil
+	}
+	lq, lok := p.Local.(Quieter)
+	rq, rok := p.Remote.(Quieter)
+	if !lok || !rok {
+		return Rest{}, fmt.Errorf("engine pair: an engine cannot rest the DUT (QUIET)")
+	}
+	type out struct {
+		r   Rest
+		err error
+	}
+	remote := make(chan out, 1)
+	go func() {
+		r, err := rq.Quiet(ctx, quiet, most)
+		remote <- out{r, err}
+	}()
+	l, lerr := lq.Quiet(ctx, quiet, most)
+	ro := <-remote
+	if lerr != nil {
+		return Rest{}, fmt.Errorf("local engine: %w", lerr)
+	}
+	if ro.err != nil {
+		return Rest{}, fmt.Errorf("remote engine: %w", ro.err)
+	}
+	return Rest{WaitedNs: max(l.WaitedNs, ro.r.WaitedNs), Quiet: l.Quiet && ro.r.Quiet}, nil
 }
 
 // mergeHalves joins, per stream, the sending half (tx counters) and the analysing half (rx counters,

@@ -115,7 +115,9 @@ func StartProcess(ctx context.Context, cfg ProcessConfig) (*Process, error) {
 		cmd.Stdout = outTail
 		tail = append(tail, outTail)
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// the engine ends with the process that started it, also one that dies without a word (a Go fatal
+	// error runs no deferred Close): an orphaned engine polls its lcores for nobody
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("engine: start %s: %w", cfg.Binary, err)
 	}

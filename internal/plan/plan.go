@@ -94,6 +94,16 @@ type Throughput struct {
 	MaxRatePercent          float64               `json:"maxRatePercent"`
 	// Goal is the Multistage search's goal (RFC 9971); nil: RFC 2544 strict at durations.validationTrial.
 	Goal *Goal `json:"goal,omitempty"`
+	// MaxLatency, when set, bounds the throughput by latency too: a trial passes only when its latency at
+	// the percentile MaxLatency.Percentile is at most MaxLatency.Bound.
+	MaxLatency *LatencyBound `json:"maxLatency,omitempty"`
+}
+
+// LatencyBound is spec.throughput.maxLatency resolved.
+type LatencyBound struct {
+	Bound time.Duration `json:"bound"`
+	// Percentile is one the engine reports: 50, 90, 99, 99.9, 99.99 or 100 (the largest).
+	Percentile float64 `json:"percentile"`
 }
 
 // Goal is a search goal with its preset resolved.

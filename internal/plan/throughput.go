@@ -2,6 +2,9 @@ package plan
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"linerate.dev/linerate/api/v1alpha1"
@@ -122,5 +125,30 @@ func (p *Plan) resolveThroughput(th *v1alpha1.ThroughputParams) error {
 	if p.Throughput.Goal != nil && p.Throughput.Method == v1alpha1.SearchBinary {
 		return fmt.Errorf("spec.throughput.goal applies to the Multistage search; Binary is RFC 2544's own bisection")
 	}
-	return nil
+	p.Throughput.MaxLatency, err = resolveLatencyBound(th)
+	return err
+}
+
+// latencyPercentiles are the percentiles a latency bound may name: those the engine reports.
+var latencyPercentiles = []string{"50", "90", "99", "99.9", "99.99", "100"}
+
+func resolveLatencyBound(th *v1alpha1.ThroughputParams) (*LatencyBound, error) {
+	if th.MaxLatency == nil {
+		if th.MaxLatencyPercentile != "" {
+			return nil, fmt.Errorf("spec.throughput.maxLatencyPercentile is the percentile spec.throughput.maxLatency bounds: give maxLatency too")
+		}
+		return nil, nil
+	}
+	if th.MaxLatency.Duration <= 0 {
+		return nil, fmt.Errorf("spec.throughput.maxLatency: %s: must be positive", th.MaxLatency.Duration)
+	}
+	pct := th.MaxLatencyPercentile
+	if pct == "" {
+		pct = "99"
+	}
+	if !slices.Contains(latencyPercentiles, pct) {
+		return nil, fmt.Errorf("spec.throughput.maxLatencyPercentile: %q: want one of %s", pct, strings.Join(latencyPercentiles, ", "))
+	}
+	v, _ := strconv.ParseFloat(pct, 64)
+	return &LatencyBound{Bound: th.MaxLatency.Duration, Percentile: v}, nil
 }

@@ -127,6 +127,8 @@ type Trial struct {
 	LossPercent   float64 `json:"lossPercent"`
 	// Pass says the trial met the loss tolerance.
 	Pass bool `json:"pass"`
+	// OverLatency says its latency exceeded spec.throughput.maxLatency: it failed whatever its loss.
+	OverLatency bool `json:"overLatency,omitempty"`
 	// TesterLimited marks a trial the tester spoiled: it could not offer the rate, or TesterFaults is not
 	// empty. Such a trial is invalid, neither a pass nor a fail of the DUT, and is excluded from the search.
 	TesterLimited bool `json:"testerLimited,omitempty"`

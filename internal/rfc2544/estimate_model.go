@@ -208,6 +208,11 @@ func replayed(cfg engine.TrialConfig, recs []results.Trial, lim engine.Limits) (
 		if rec.TesterLimited {
 			sr.TxMaxLagNs = int64(lim.MaxTxLag) + 1 // a fault the runner's rule reads as the tester's
 		}
+		if l := rec.Latency; l != nil {
+			// a latency bound (throughput.maxLatency) judges the trial by it as the run did
+			sr.Latency = &engine.Latency{Valid: l.Valid, Reason: l.Reason, Count: l.Frames, MinNs: l.MinNs, MeanNs: l.MeanNs,
+				P50Ns: l.P50Ns, P90Ns: l.P90Ns, P99Ns: l.P99Ns, P999Ns: l.P999Ns, P9999Ns: l.P9999Ns, MaxNs: l.MaxNs}
+		}
 		res.Streams = append(res.Streams, sr)
 		if rec.Aborted != "" {
 			res.State, res.Reason = engine.StateAborted, rec.Aborted

@@ -163,6 +163,7 @@ func (o jointOutcome) measurement(l int) *search.Measurement {
 	for _, dr := range o.passed[l] {
 		m.Duration = time.Duration(dr.rec.DurationS * float64(time.Second))
 		m.LossPercent = math.Max(m.LossPercent, dr.rec.LossPercent)
+		m.OverLatency = m.OverLatency || dr.rec.OverLatency
 	}
 	m.Detail = detail{dirs: o.passed[l]}
 	return m
@@ -271,10 +272,11 @@ func (r *Runner) jointTrials(ctx context.Context, test v1alpha1.TestKind, size, 
 			}
 			break
 		}
-		lost := make([]float64, len(lanes))
+		lost, over := make([]float64, len(lanes)), make([]bool, len(lanes))
 		for _, dr := range drs {
 			l := laneOf[dr.dir]
 			lost[l] = math.Max(lost[l], dr.rec.LossPercent)
+			over[l] = over[l] || dr.rec.OverLatency
 		}
 		// judge each lane by the goal over its trials at this pair of rates
 		passed, decided := true, true
@@ -283,7 +285,7 @@ func (r *Runner) jointTrials(ctx context.Context, test v1alpha1.TestKind, size, 
 			if try[l] <= 0 {
 				continue
 			}
-			at[l] = append(at[l], search.Measurement{RatePercent: try[l], Duration: long, LossPercent: lost[l]})
+			at[l] = append(at[l], search.Measurement{RatePercent: try[l], Duration: long, LossPercent: lost[l], OverLatency: over[l]})
 			var mine []dirResult
 			for _, dr := range drs {
 				if laneOf[dr.dir] == l {
@@ -296,7 +298,7 @@ func (r *Runner) jointTrials(ctx context.Context, test v1alpha1.TestKind, size, 
 				passed, lostLane[l] = false, true
 				if try[l] < failed[l] {
 					failed[l] = try[l]
-					out.above[l] = &search.Measurement{RatePercent: try[l], Duration: long, LossPercent: lost[l],
+					out.above[l] = &search.Measurement{RatePercent: try[l], Duration: long, LossPercent: lost[l], OverLatency: over[l],
 						Purpose: PurposeJointValidation, Detail: detail{dirs: mine}}
 				}
 			case search.Undecided:

@@ -166,6 +166,7 @@ func (r *Runner) searchLanes(ctx context.Context, test v1alpha1.TestKind, size, 
 				if dr.rec.LossPercent > m.LossPercent {
 					m.LossPercent = dr.rec.LossPercent
 				}
+				m.OverLatency = m.OverLatency || dr.rec.OverLatency
 				if dr.rec.TesterLimited {
 					ach := 100 * dr.stream.AchievedFPS / r.lineFPS(r.streams[r.plan.Directions()[dr.dir].TX].mean)
 					if !m.TesterLimited || ach < m.AchievedPercent {
@@ -265,6 +266,7 @@ func (r *Runner) throughput(ctx context.Context, size int) error {
 		if sl := best.ShortLoss; sl != nil && best.Found && sl.RatePercent <= best.NDR+1e-9 {
 			tr.ShortTrialLossPercent = FormatPct(sl.RatePercent)
 		}
+		tr.BoundBy = r.boundBy(best.AboveNDR, d)
 		switch {
 		case a.undetermined != "":
 			given := "the rate given is the highest a full-length trial passed at, a lower bound"
@@ -375,6 +377,19 @@ func laneName(dirs []plan.Direction, lane []int) string {
 		s += dirs[d].Name
 	}
 	return s
+}
+
+// boundBy is what the failed trial above the NDR (above) exceeded in direction d under a latency bound:
+// "latency" when it kept within the loss tolerance, else "loss"; "" without a bound or such a trial.
+func (r *Runner) boundBy(above *search.Measurement, d int) string {
+	dr := detailOf(above, d)
+	if r.plan.Throughput.MaxLatency == nil || dr == nil {
+		return ""
+	}
+	if dr.rec.OverLatency && search.Pass(dr.rec.LossPercent, r.plan.Throughput.LossTolerancePercent) {
+		return "latency"
+	}
+	return "loss"
 }
 
 // imix runs the throughput search with the plan's IMIX schedule.

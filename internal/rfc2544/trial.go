@@ -10,6 +10,7 @@ import (
 	"linerate.dev/linerate/internal/engine"
 	"linerate.dev/linerate/internal/plan"
 	"linerate.dev/linerate/internal/results"
+	"linerate.dev/linerate/internal/search"
 )
 
 // trialSpec describes one trial over one or more directions.
@@ -79,7 +80,7 @@ func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, 
 	// the DUT's rest ends only when nothing has arrived from it for dutRest (RFC 2544: it settles between
 	// trials); a healthy DUT went quiet in the drain, and the rest slept after the last trial covers it
 	cfg := engine.TrialConfig{Duration: ts.duration, WarmUp: p.Durations.WarmUp, Drain: p.Durations.Drain,
-		Burst: ts.burst, Stall: r.opt.Stall, Quiet: p.Durations.DUTRest, QuietMax: quietMax}
+		Burst: ts.burst, Stall: r.opt.Stall, Quiet: min(p.Durations.DUTRest, maxQuiet), QuietMax: quietMax}
 	if ts.burst > 0 {
 		cfg.Duration, cfg.Stall = 0, 0
 		cfg.Drain = max(p.Durations.Drain, p.Durations.BackToBackTrial)
@@ -154,8 +155,10 @@ func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, 
 		// Fail closed: a trial the tester spoiled is invalid, neither a pass nor a fail of the DUT.
 		lim := limitsOf(p.Validity)
 		rec.TesterFaults = res.TesterFaults([]int{id}, lim)
+		bounded := r.latencyBounded(ts)
 		if pauses := res.WorkerPauses(lim); len(pauses) > 0 {
-			if ts.test == v1alpha1.TestLatency {
+			if ts.test == v1alpha1.TestLatency || bounded {
+				// its latency is what is judged: frames that waited in the tester spoil it
 				rec.TesterFaults = append(rec.TesterFaults, pauses...)
 			} else if rec.Latency != nil {
 				// the loss counts stand (a pause that dropped frames is a fault above); the latency does not
@@ -164,6 +167,15 @@ func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, 
 				r.note("the latency of trials in which a tester worker paused longer than spec.tester.validity.maxWorkerGap is not reported: frames waited in the tester")
 			}
 		}
+		if bounded {
+			var unknown string
+			rec.OverLatency, unknown = overLatency(p.Throughput.MaxLatency, sr.Latency)
+			if unknown != "" && search.Pass(rec.LossPercent, ts.tol) {
+				// a trial whose loss passes is judged by its latency too: unknown, it cannot be judged
+				rec.TesterFaults = append(rec.TesterFaults, "the latency the bound judges was not measured: "+unknown)
+			}
+		}
+		r.noteRest(res, &rec, dirs[d].RX, dirs[d].Name)
 		// one rule decides: the limits of spec.tester.validity (the engine's own saturated flag only says
 		// why, in the note)
 		rec.TesterLimited = len(rec.TesterFaults) > 0
@@ -174,7 +186,6 @@ func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, 
 			r.faultNoted = true
 			r.note("trials the tester spoiled are invalid, counted neither for nor against the DUT, and repeated; their records list why (testerFaults). The first: " + rec.TesterFaults[0])
 		}
-		r.noteRest(res, &rec, dirs[d].RX, dirs[d].Name)
 		if sr.Corrupted > 0 {
 			r.note("the DUT corrupted frames: some arrived with a bad IPv4 header or UDP checksum and were not counted as received, so they show as loss (the trial records give how many: corrupt)")
 		}
@@ -189,7 +200,7 @@ func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, 
 				rec.Aborted = engine.ReasonAborted
 			}
 		}
-		rec.Pass = rec.Aborted == "" && !rec.TesterLimited && rec.LossPercent <= ts.tol+1e-9
+		rec.Pass = rec.Aborted == "" && !rec.TesterLimited && rec.LossPercent <= ts.tol+1e-9 && !rec.OverLatency
 		if ts.attach != nil {
 			ts.attach(d, &rec)
 		}
@@ -224,9 +235,34 @@ func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, 
 	return out, aborted, nil
 }
 
-// quietMax is the longest a trial waits for the DUT to stop forwarding an earlier one: a DUT still
-// forwarding after that is tested as it is, and the trial records say so.
-const quietMax = 10 * time.Second
+// latencyBounded says whether the trial is judged by the throughput's latency bound too: a paced trial
+// of a throughput search (or of its confirmation) under spec.throughput.maxLatency.
+func (r *Runner) latencyBounded(ts trialSpec) bool {
+	return r.plan.Throughput.MaxLatency != nil && ts.burst == 0 &&
+		(ts.test == v1alpha1.TestThroughput || ts.test == v1alpha1.TestImixThroughput)
+}
+
+// overLatency says whether a trial's latency exceeds the bound, or why it is unknown.
+func overLatency(b *plan.LatencyBound, l *engine.Latency) (over bool, unknown string) {
+	switch {
+	case l == nil:
+		return false, "no latency was reported"
+	case !l.Valid:
+		if l.Reason != "" {
+			return false, l.Reason
+		}
+		return false, "no frame was received"
+	}
+	at := map[float64]int64{50: l.P50Ns, 90: l.P90Ns, 99: l.P99Ns, 99.9: l.P999Ns, 99.99: l.P9999Ns, 100: l.MaxNs}[b.Percentile]
+	return time.Duration(at) > b.Bound, ""
+}
+
+// quietMax is the longest a trial waits for the DUT to stop forwarding an earlier one; maxQuiet the
+// longest quiet the engine waits for (a longer dutRest was slept after the trial before in full anyway).
+const (
+	quietMax = 10 * time.Second
+	maxQuiet = 10 * time.Minute
+)
 
 // noteRest records how the DUT rested before the trial (its rest lengthened while it still forwarded an
 // earlier trial; frames of earlier trials that arrived on port rx all the same) and says so once.
@@ -245,11 +281,20 @@ func (r *Runner) noteRest(res *engine.TrialResult, rec *results.Trial, rx int, d
 			rec.Stale = pc.RxStale
 		}
 	}
+	if res.QuietMissed && rec.Stale > 0 {
+		// the DUT never settled: what the trial lost is partly the earlier load's, neither a pass nor a fail
+		// of this one (it is repeated, as a trial the tester spoiled)
+		rec.TesterFaults = append(rec.TesterFaults, fmt.Sprintf("the DUT was still forwarding an earlier trial after %s more rest than spec.durations.dutRest, and %d of its frames arrived during this one: the trial began unsettled",
+			quietMax, rec.Stale))
+	}
 	if rec.Stale > 0 && !r.staleNoted {
 		r.staleNoted = true
 		why := "it began when the DUT had been quiet for spec.durations.dutRest"
-		if res.QuietMissed {
+		switch {
+		case res.QuietMissed:
 			why = fmt.Sprintf("the DUT was still forwarding after %s of waiting", quietMax)
+		case rest == 0:
+			why = "spec.durations.dutRest is 0: the DUT was not rested"
 		}
 		r.note(fmt.Sprintf("frames of an earlier trial arrived during a later one (the first: %d frames in trial %d, %s; %s): the trial's frames waited behind them, so its loss and latency include that backlog (the trial records give how many: stale)",
 			rec.Stale, rec.Seq, dir, why))

@@ -31,7 +31,7 @@ func (s *state) binary(ctx context.Context, tol float64) (float64, *Measurement,
 			if lo >= s.ceiling-eps {
 				return lo, loM, nil
 			}
-		case Pass(m.LossPercent, tol):
+		case m.Passes(tol):
 			lo, loM = rate, m
 		default:
 			hi = rate

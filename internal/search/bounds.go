@@ -8,6 +8,11 @@ import (
 // Pass says whether a loss meets a tolerance.
 func Pass(lossPercent, tolerance float64) bool { return lossPercent <= tolerance+eps }
 
+// Passes says whether the trial kept within the loss tolerance and within the latency bound.
+func (m Measurement) Passes(tolerance float64) bool {
+	return !m.OverLatency && Pass(m.LossPercent, tolerance)
+}
+
 // bounds over the history for a tolerance: hi is the lowest rate of any failed trial (+Inf when none),
 // lo the highest rate below hi with a pass of at least minDur (-1 when none).
 func (s *state) bounds(tol float64, minDur time.Duration) (lo float64, loM *Measurement, hi float64, hiM *Measurement) {
@@ -17,13 +22,13 @@ func (s *state) bounds(tol float64, minDur time.Duration) (lo float64, loM *Meas
 		if m.TesterLimited || m.Aborted != "" {
 			continue
 		}
-		if !Pass(m.LossPercent, tol) && (m.RatePercent < hi || (m.RatePercent == hi && m.Duration > hiM.Duration)) {
+		if !m.Passes(tol) && (m.RatePercent < hi || (m.RatePercent == hi && m.Duration > hiM.Duration)) {
 			hi, hiM = m.RatePercent, m
 		}
 	}
 	for i := range s.r.History {
 		m := &s.r.History[i]
-		if m.TesterLimited || m.Aborted != "" || m.Duration < minDur || !Pass(m.LossPercent, tol) {
+		if m.TesterLimited || m.Aborted != "" || m.Duration < minDur || !m.Passes(tol) {
 			continue
 		}
 		if m.RatePercent < hi && (m.RatePercent > lo || (m.RatePercent == lo && m.Duration > loM.Duration)) {
@@ -85,7 +90,7 @@ func (s *state) candidateAbove(lo, tol float64) float64 {
 	g := s.goal(tol)
 	top := math.Inf(1)
 	for _, m := range s.r.History {
-		if m.TesterLimited || m.Aborted != "" || Pass(m.LossPercent, tol) || m.RatePercent <= lo || m.RatePercent >= top {
+		if m.TesterLimited || m.Aborted != "" || m.Passes(tol) || m.RatePercent <= lo || m.RatePercent >= top {
 			continue
 		}
 		if c, _ := g.Classify(s.at(m.RatePercent)); c != LowerBound {
@@ -99,7 +104,7 @@ func (s *state) aboveNDR(ndr float64) *Measurement {
 	var best *Measurement
 	for i := range s.r.History {
 		m := &s.r.History[i]
-		if m.TesterLimited || m.Aborted != "" || Pass(m.LossPercent, s.p.LossTolerance) || m.RatePercent <= ndr {
+		if m.TesterLimited || m.Aborted != "" || m.Passes(s.p.LossTolerance) || m.RatePercent <= ndr {
 			continue
 		}
 		// a full-length trial first: what the DUT drops in a trial of the length the answer stands on
@@ -125,7 +130,7 @@ func (s *state) shortLossAtOrBelow(rate, tol float64) *Measurement {
 	var low *Measurement
 	for i := range s.r.History {
 		m := &s.r.History[i]
-		if m.TesterLimited || m.Aborted != "" || m.Purpose != PurposeSearch || g.full(*m) || Pass(m.LossPercent, tol) || m.RatePercent > rate+eps {
+		if m.TesterLimited || m.Aborted != "" || m.Purpose != PurposeSearch || g.full(*m) || m.Passes(tol) || m.RatePercent > rate+eps {
 			continue
 		}
 		if low == nil || m.RatePercent < low.RatePercent {
@@ -139,7 +144,7 @@ func (s *state) shortLossAtOrBelow(rate, tol float64) *Measurement {
 // not the tester, is why no rate passed.
 func (s *state) validFailureUpTo(limit float64) bool {
 	for _, m := range s.r.History {
-		if !m.TesterLimited && m.Aborted == "" && m.RatePercent <= limit+eps && !Pass(m.LossPercent, s.p.LossTolerance) {
+		if !m.TesterLimited && m.Aborted == "" && m.RatePercent <= limit+eps && !m.Passes(s.p.LossTolerance) {
 			return true
 		}
 	}

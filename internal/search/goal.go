@@ -109,7 +109,7 @@ func (g Goal) Classify(trials []Measurement) (Class, LoadStats) {
 		if m.TesterLimited || m.Aborted != "" {
 			continue
 		}
-		high := m.LossPercent/100 > g.LossRatio+eps/100
+		high := m.OverLatency || m.LossPercent/100 > g.LossRatio+eps/100
 		full := g.full(m)
 		d := m.Duration
 		if full {
@@ -158,7 +158,7 @@ func (g Goal) classifyFullLength(trials []Measurement) (Class, LoadStats) {
 		if m.TesterLimited || m.Aborted != "" {
 			continue
 		}
-		high := m.LossPercent/100 > g.LossRatio+eps/100
+		high := m.OverLatency || m.LossPercent/100 > g.LossRatio+eps/100
 		switch {
 		case !g.full(m) && m.Purpose == PurposeSearch && high:
 			st.ShortHigh += m.Duration

@@ -176,7 +176,7 @@ func (s *state) fullLengthPhase(ctx context.Context, tol float64) (float64, *Mea
 			return s.finishErr(tol, err)
 		}
 		steps.spoiled = m.TesterLimited
-		if !m.TesterLimited && !Pass(m.LossPercent, tol) {
+		if !m.TesterLimited && !m.Passes(tol) {
 			steps.lastFail = m
 		}
 		if m.TesterLimited || c == UpperBound {

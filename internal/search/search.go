@@ -50,6 +50,9 @@ type Measurement struct {
 	Duration    time.Duration
 	Purpose     string
 	LossPercent float64
+	// OverLatency: the trial's latency exceeded the run's latency bound (throughput.maxLatency). It fails
+	// whatever its loss: the load is above what the DUT forwards without queueing.
+	OverLatency bool
 	// TesterLimited: the tester could not offer RatePercent (it reached AchievedPercent).
 	TesterLimited   bool
 	AchievedPercent float64
