@@ -73,7 +73,7 @@ struct lr_portq {
 	 * lane's TX windows): how fast its ring can fill */
 	uint64_t rx_win_start_tsc, rx_win_frames, rx_peak_win;
 	/* when a frame of the tester's that no trial measures last arrived on the queue (an earlier trial's, a
-	 * warm-up frame, a corrupted one): the DUT still forwards onto the port. QUIET waits for it (quiet.c). */
+	 * warm-up frame, a corrupted one): the DUT still forwards onto the port. QUIET waits for it (control_trial.c). */
 	uint64_t last_unmeasured_tsc;
 } __rte_cache_aligned;
 

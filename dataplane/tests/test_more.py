@@ -173,7 +173,7 @@ class HugepagesAndTcp(Base):
         e = HugeTcpEngine(tns, hdir, port)
         self.engines.append(e)
         h = e.cmd("HELLO")
-        self.assertEqual((h["proto"], h["ports"]), (9, 2))
+        self.assertEqual((h["proto"], h["ports"]), (10, 2))
         e.cmd("PORT id=0 ip4=198.18.1.2/24 peer_mac=%s" % self.net.mac("t1", tns))
         e.cmd("PORT id=1 ip4=198.19.1.2/24 peer_mac=%s" % self.net.mac("t0", tns))
         e.cmd("STREAM id=0 tx=0 rx=1 src=198.18.1.2 dst=198.19.1.2 sizes=64,1518")

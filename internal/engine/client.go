@@ -296,7 +296,7 @@ func (c *Client) RunTrial(ctx context.Context, t TrialConfig, progress func(Prog
 	if err != nil {
 		return nil, err
 	}
-	var rest Rest
+	rest := Rest{Quiet: true}
 	if t.Quiet > 0 {
 		if rest, err = c.Quiet(ctx, t.Quiet, t.QuietMax); err != nil {
 			return nil, err
@@ -368,8 +368,8 @@ type Rest struct {
 	Quiet    bool  `json:"quiet"`
 }
 
-// Quiet implements Quieter: QUIET, the DUT's rest until nothing has arrived on any port for quiet, at
-// most (0: the engine's default, 10 s).
+// Quiet implements Quieter: QUIET, the DUT's rest until nothing has arrived on any port for quiet, or
+// for most at most (0: the engine's default, 10 s).
 func (c *Client) Quiet(ctx context.Context, quiet, most time.Duration) (Rest, error) {
 	args := []KV{{"quiet_ms", ms(quiet)}}
 	if most > 0 {

@@ -203,8 +203,8 @@ type TrialResult struct {
 	DurationNs int64  `json:"duration_ns"`
 	// QuietWaitNs is how long the DUT rested before the trial (TrialConfig.Quiet); QuietMissed says it was
 	// still forwarding after QuietMax, and the trial began all the same.
-	QuietWaitNs int64          `json:"quiet_wait_ns"`
-	QuietMissed bool           `json:"quiet_missed"`
+	QuietWaitNs int64          `json:"-"`
+	QuietMissed bool           `json:"-"`
 	Streams     []StreamResult `json:"streams"`
 	Ports       []PortCounters `json:"ports"`
 	// Workers say how each worker lcore kept up during the trial (two engines: both engines' workers).

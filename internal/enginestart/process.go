@@ -116,7 +116,9 @@ func StartProcess(ctx context.Context, cfg ProcessConfig) (*Process, error) {
 		tail = append(tail, outTail)
 	}
 	// the engine ends with the process that started it, also one that dies without a word (a Go fatal
-	// error runs no deferred Close): an orphaned engine polls its lcores for nobody
+	// error runs no deferred Close): an orphaned engine polls its lcores for nobody. (The kernel sends it
+	// when the thread that forked exits: Go keeps its threads, except one a goroutine locked and never
+	// unlocked; StartProcess is never called from such a goroutine.)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("engine: start %s: %w", cfg.Binary, err)

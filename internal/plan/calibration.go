@@ -40,8 +40,10 @@ func (p *Plan) AsCalibration(repetitions int) {
 	}
 	p.Tests = tests
 	p.Expectations = nil
-	// a cap below line rate would be written down as the tester's ceiling
+	// a cap below line rate would be written down as the tester's ceiling; the ceiling is a loss ceiling
+	// (the tester's latency is its floor, measured apart)
 	p.Throughput.MaxRatePercent = 100
+	p.Throughput.MaxLatency = nil
 	p.Throughput.Repetitions = repetitions
 }
 

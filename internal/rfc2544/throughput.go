@@ -266,7 +266,9 @@ func (r *Runner) throughput(ctx context.Context, size int) error {
 		if sl := best.ShortLoss; sl != nil && best.Found && sl.RatePercent <= best.NDR+1e-9 {
 			tr.ShortTrialLossPercent = FormatPct(sl.RatePercent)
 		}
-		tr.BoundBy = r.boundBy(best.AboveNDR, d)
+		if !a.limited && a.undetermined == "" {
+			tr.BoundBy = r.boundBy(best.AboveNDR)
+		}
 		switch {
 		case a.undetermined != "":
 			given := "the rate given is the highest a full-length trial passed at, a lower bound"
@@ -379,14 +381,14 @@ func laneName(dirs []plan.Direction, lane []int) string {
 	return s
 }
 
-// boundBy is what the failed trial above the NDR (above) exceeded in direction d under a latency bound:
-// "latency" when it kept within the loss tolerance, else "loss"; "" without a bound or such a trial.
-func (r *Runner) boundBy(above *search.Measurement, d int) string {
-	dr := detailOf(above, d)
-	if r.plan.Throughput.MaxLatency == nil || dr == nil {
+// boundBy is what the failed trial above the NDR (above: its lane's, whose directions share one verdict)
+// exceeded under a latency bound: "latency" when it kept within the loss tolerance, else "loss"; "" without
+// a bound or such a trial.
+func (r *Runner) boundBy(above *search.Measurement) string {
+	if r.plan.Throughput.MaxLatency == nil || above == nil {
 		return ""
 	}
-	if dr.rec.OverLatency && search.Pass(dr.rec.LossPercent, r.plan.Throughput.LossTolerancePercent) {
+	if above.OverLatency && search.Pass(above.LossPercent, r.plan.Throughput.LossTolerancePercent) {
 		return "latency"
 	}
 	return "loss"

@@ -156,8 +156,13 @@ func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, 
 		lim := limitsOf(p.Validity)
 		rec.TesterFaults = res.TesterFaults([]int{id}, lim)
 		bounded := r.latencyBounded(ts)
+		// the loss a bounded trial is judged by last: the PDR's tolerance when one is searched
+		judged := ts.tol
+		if pdr := p.Throughput.PDRLossTolerancePercent; bounded && pdr != nil {
+			judged = max(judged, *pdr)
+		}
 		if pauses := res.WorkerPauses(lim); len(pauses) > 0 {
-			if ts.test == v1alpha1.TestLatency || bounded {
+			if ts.test == v1alpha1.TestLatency || (bounded && search.Pass(rec.LossPercent, judged)) {
 				// its latency is what is judged: frames that waited in the tester spoil it
 				rec.TesterFaults = append(rec.TesterFaults, pauses...)
 			} else if rec.Latency != nil {
@@ -170,7 +175,7 @@ func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, 
 		if bounded {
 			var unknown string
 			rec.OverLatency, unknown = overLatency(p.Throughput.MaxLatency, sr.Latency)
-			if unknown != "" && search.Pass(rec.LossPercent, ts.tol) {
+			if unknown != "" && search.Pass(rec.LossPercent, judged) {
 				// a trial whose loss passes is judged by its latency too: unknown, it cannot be judged
 				rec.TesterFaults = append(rec.TesterFaults, "the latency the bound judges was not measured: "+unknown)
 			}
@@ -254,7 +259,8 @@ func overLatency(b *plan.LatencyBound, l *engine.Latency) (over bool, unknown st
 		return false, "no frame was received"
 	}
 	at := map[float64]int64{50: l.P50Ns, 90: l.P90Ns, 99: l.P99Ns, 99.9: l.P999Ns, 99.99: l.P9999Ns, 100: l.MaxNs}[b.Percentile]
-	return time.Duration(at) > b.Bound, ""
+	// fail closed: within the bound only with the percentile's resolution and the clocks' offset added
+	return time.Duration(at+l.ResolutionNs+l.ClockBoundNs) > b.Bound, ""
 }
 
 // quietMax is the longest a trial waits for the DUT to stop forwarding an earlier one; maxQuiet the
@@ -280,12 +286,6 @@ func (r *Runner) noteRest(res *engine.TrialResult, rec *results.Trial, rx int, d
 		if pc.ID == rx {
 			rec.Stale = pc.RxStale
 		}
-	}
-	if res.QuietMissed && rec.Stale > 0 {
-		// the DUT never settled: what the trial lost is partly the earlier load's, neither a pass nor a fail
-		// of this one (it is repeated, as a trial the tester spoiled)
-		rec.TesterFaults = append(rec.TesterFaults, fmt.Sprintf("the DUT was still forwarding an earlier trial after %s more rest than spec.durations.dutRest, and %d of its frames arrived during this one: the trial began unsettled",
-			quietMax, rec.Stale))
 	}
 	if rec.Stale > 0 && !r.staleNoted {
 		r.staleNoted = true

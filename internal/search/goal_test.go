@@ -79,6 +79,11 @@ func TestGoalClassifiesALoad(t *testing.T) {
 			join(trials(1, 60*s, 0), trials(30, s, 0), trials(39, s, 1)), search.Undecided, 29.0 / 120, 60.0 / 120},
 		{"exceed 25 %: balanced exactly, with the sum in full-length clean time, is a lower bound", exceed25,
 			join(trials(2, 60*s, 0), trials(30, s, 0), trials(10, s, 1)), search.LowerBound, 0, 0},
+		// a trial over the latency bound (throughput.maxLatency) is high-loss whatever it lost
+		{"RFC 2544: a clean full-length trial over the latency bound is an upper bound", strict,
+			[]search.Measurement{{Duration: 60 * s, Purpose: search.PurposeValidation, OverLatency: true}}, search.UpperBound, 1, 1},
+		{"CSIT NDR: 11 clean seconds of 21 over the latency bound exceed half", csitNDR,
+			join(trials(10, s, 0), []search.Measurement{{Duration: 11 * s, Purpose: search.PurposeSearch, OverLatency: true}}), search.UpperBound, 11.0 / 21, 11.0 / 21},
 		{"spoiled and aborted trials do not count", strict,
 			[]search.Measurement{{Duration: 60 * s, LossPercent: 5, TesterLimited: true}, {Duration: 60 * s, LossPercent: 100, Aborted: "dut-stalled"}, {Duration: 60 * s}},
 			search.LowerBound, 0, 0},
@@ -160,5 +165,41 @@ func TestMultistageMeetsItsGoal(t *testing.T) {
 				t.Errorf("the NDR %.3f%% is %s by its own goal (%+v)", r.NDR, c, st)
 			}
 		})
+	}
+}
+
+// The NDR under a latency bound: a search whose DUT queues above its capacity (latency grows with the load
+// past it, no frame lost) finds the capacity, each method, where loss alone finds the line rate; a
+// measurement passes only within both (Measurement.Passes).
+func TestALatencyBoundFindsWhereTheQueueGrows(t *testing.T) {
+	const capacity, resolution = 40.0, 0.5
+	queueing := func(_ context.Context, rate float64, d time.Duration, purpose string) (search.Measurement, error) {
+		return search.Measurement{RatePercent: rate, Duration: d, Purpose: purpose, OverLatency: rate > capacity}, nil
+	}
+	p := search.Params{MaxRate: 100, Resolution: resolution, SearchTrial: time.Second, ValidationTrial: 10 * time.Second}
+	for name, algo := range map[string]func(context.Context, search.Params, search.Measure) (*search.Result, error){
+		"Multistage": search.Multistage, "Binary": search.Binary} {
+		res, err := algo(context.Background(), p, queueing)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Found || res.NDR > capacity || res.NDR < capacity-resolution {
+			t.Errorf("%s: NDR %.3f%%, the queue grows past %.1f%% (resolution %.1f)", name, res.NDR, capacity, resolution)
+		}
+		if res.AboveNDR == nil || !res.AboveNDR.OverLatency {
+			t.Errorf("%s: the trial above the NDR %+v is not the one over the bound", name, res.AboveNDR)
+		}
+	}
+	for _, tc := range []struct {
+		m    search.Measurement
+		want bool
+	}{
+		{search.Measurement{}, true},
+		{search.Measurement{LossPercent: 0.1}, false},
+		{search.Measurement{OverLatency: true}, false},
+	} {
+		if got := tc.m.Passes(0); got != tc.want {
+			t.Errorf("%+v passes: %v, want %v", tc.m, got, tc.want)
+		}
 	}
 }
