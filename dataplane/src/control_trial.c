@@ -254,8 +254,9 @@ int do_abort(struct args *a, struct out *o)
 	return 0;
 }
 
-/* When a frame of the tester's last arrived on any port (0: none since the engine started). Between trials
- * every frame is one no trial measures: the workers read their queues then too, and book it (analysis.h). */
+/* When a frame of the tester's last arrived on any port (0: none since the engine started): the last trial's
+ * measured frames, and what no trial measures (between trials every frame: the workers read their queues
+ * then too, and book it, analysis.h). */
 static uint64_t last_arrival(void)
 {
 	uint64_t last = 0;
@@ -264,7 +265,28 @@ static uint64_t last_arrival(void)
 			uint64_t l = lr_peek_u64(&lr.ports[i].q[q].last_unmeasured_tsc);
 			last = l > last ? l : last;
 		}
+	for (int i = 0; i < LR_MAX_STREAMS; i++) {
+		const struct lr_stream *s = lr.streams[i];
+		if (s == NULL || !s->defined || s->rx_port < 0)
+			continue;
+		for (unsigned q = 0; q < lr.ports[s->rx_port].nq; q++)
+			for (unsigned k = 0; k < LR_MAX_QUEUES; k++) {
+				uint64_t l = s->rxq[q][k] ? lr_peek_u64(&s->rxq[q][k]->last_rx_tsc) : 0;
+				last = l > last ? l : last;
+			}
+	}
 	return last;
+}
+
+/* The earliest of the workers' last looks at their queues (their passes' starts). */
+static uint64_t looked_since_all(void)
+{
+	uint64_t least = UINT64_MAX;
+	for (unsigned w = 0; w < lr.nworkers; w++) {
+		uint64_t l = __atomic_load_n(&lr.workers[w].looked_tsc, __ATOMIC_ACQUIRE);
+		least = l < least ? l : least;
+	}
+	return least == UINT64_MAX ? 0 : least;
 }
 
 /* QUIET: the DUT rests until nothing has arrived from it for quiet_ms, at most max_ms after the request. A
@@ -283,15 +305,23 @@ int do_quiet(struct args *a, struct out *o)
 	uint64_t quiet = quiet_ms * lr.tsc_per_ms, max = max_ms * lr.tsc_per_ms, start = rte_rdtsc(), now;
 	bool missed = false;
 	for (;;) {
+		uint64_t looked = looked_since_all();
 		now = rte_rdtsc();
 		uint64_t last = last_arrival();
-		if (last == 0 || (int64_t)(now - last) >= (int64_t)quiet)
+		/* quiet: nothing for the quiet time, by the reads of workers that looked after it had passed */
+		uint64_t after = last ? last + quiet : start;
+		if ((int64_t)(now - after) >= 0 && (int64_t)(looked - after) >= 0)
 			break;
 		if (now - start >= max) {
 			missed = true;
 			break;
 		}
 		uint64_t until = last + quiet < start + max ? last + quiet : start + max;
+		if ((int64_t)(now - after) >= 0) {
+			/* the quiet time has passed: every worker looks once more (a sleeping one is woken) */
+			lr_wake_all();
+			until = now + lr.tsc_per_ms;
+		}
 		uint64_t ns = (uint64_t)((double)(until - now) * lr.ns_per_tsc) + 1000;
 		struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000u), .tv_nsec = (long)(ns % 1000000000u)};
 		nanosleep(&ts, NULL);

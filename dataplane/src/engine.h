@@ -268,6 +268,10 @@ struct lr_worker {
 	/* published after a pass read its RX queues: every frame that was in them at this time (the pass's
 	 * start) is counted; 0 outside measurement and drain. The leader's stall rule reads it (trial.c). */
 	uint64_t polled_tsc;
+	/* the same in any state, released after the pass's frames were booked: QUIET takes a port for quiet only
+	 * once every worker has read its queues after the quiet time (a worker the host held up has frames
+	 * waiting in its rings) */
+	uint64_t looked_tsc;
 	uint64_t max_gap_tsc; /* reset by control before a trial starts */
 	/* its sleeps (idle.c): the wake-up the last one asked for (the gap counts from there; 0: it did not
 	 * sleep since), how late wake-ups come (learned), and in this trial how long it slept, how often */

@@ -71,6 +71,7 @@ int lr_worker_main(void *arg)
 		/* only now that its rings are read: a worker held up between its clock read and its reads (the
 		 * host ran it late) has not polled */
 		lr_publish_u64(&me->polled_tsc, st == LR_RUNNING || st == LR_DRAINING ? now : 0);
+		__atomic_store_n(&me->looked_tsc, now, __ATOMIC_RELEASE);
 		if (st == LR_WARMUP || st == LR_RUNNING) {
 			/* receiving took time: the clock read at the top is stale for pacing; read again only if
 			 * something sends (a clock read costs as much as parsing a few frames) */

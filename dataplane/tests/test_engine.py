@@ -420,7 +420,7 @@ class Router(Base):
 
         fill()
         q = e.cmd("QUIET quiet_ms=300 max_ms=200")
-        self.assertFalse(q["quiet"], "the queue was still draining when the rest ran out")
+        self.assertFalse(q["quiet"], "the queue was still draining when the rest ran out: %s" % q)
         self.assertLess(q["waited_ns"] / 1e9, queue_s / 3)
 
         # forwarding stops while the queue still drains: the stall is seen once nothing arrives any more
