@@ -49,7 +49,7 @@ func TestResultsMetricsAreServedFromStatus(t *testing.T) {
 		`linerate_traffictest_phase{dut="gw-1",namespace="` + ns + `",phase="Succeeded",reason="AllTestsDone",traffictest="metrics"} 1`,
 		`linerate_throughput_frames_per_second{direction="west->east",dut="gw-1",frame_size="64",namespace="` + ns + `",traffictest="metrics"} 7.440476e+06`,
 		`linerate_throughput_line_rate_ratio{direction="west->east",dut="gw-1",frame_size="1518",namespace="` + ns + `",traffictest="metrics"} 0.5`,
-		`linerate_latency_seconds{direction="west->east",dut="gw-1",frame_size="64",namespace="` + ns + `",statistic="p99",traffictest="metrics"} 1.2e-05`,
+		`linerate_latency_seconds{direction="west->east",dut="gw-1",frame_size="64",namespace="` + ns + `",percent_of_ndr="100",statistic="p99",traffictest="metrics"} 1.2e-05`,
 		`linerate_frame_loss_ratio{direction="west->east",dut="gw-1",frame_size="64",namespace="` + ns + `",offered_load="1",traffictest="metrics"} 0.125`,
 		`linerate_traffictest_verdict{dut="gw-1",namespace="` + ns + `",traffictest="metrics",verdict="Passed"} 1`,
 		`linerate_traffictest_trials{dut="gw-1",namespace="` + ns + `",traffictest="metrics"} 42`,

@@ -522,9 +522,14 @@ type LatencyResult struct {
 	// west->east).
 	// +required
 	Direction string `json:"direction"`
-	// rate the latency was measured at (the NDR).
+	// rate the latency was measured at: the NDR, or percentOfNDR of it.
 	// +required
 	Rate Rate `json:"rate"`
+	// percentOfNDR is the load this row measures, in percent of the NDR (spec.latency.percentOfNDR): "100"
+	// is the NDR (RFC 2544), "0" the sparse probe. Unset in results written before loads could be chosen:
+	// those are at the NDR.
+	// +optional
+	PercentOfNDR Percent `json:"percentOfNDR,omitempty"`
 	// aggregate over all valid repetitions; MeanNs is the mean of the repetition means (RFC 2544).
 	// +required
 	Aggregate LatencySummary `json:"aggregate"`

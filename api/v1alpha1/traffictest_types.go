@@ -421,6 +421,18 @@ type LatencyParams struct {
 	// +kubebuilder:validation:Maximum=1000
 	// +optional
 	Repetitions int32 `json:"repetitions,omitempty"`
+	// percentOfNDR are the loads the latency is measured at, each in percent of the throughput (NDR) the same
+	// run measures at the same frame size and direction, and each with its own repetitions: "100" is the NDR
+	// itself (RFC 2544 §26.2), "0" a sparse probe (1 % of the NDR, at most 1,000 frames/s) that shows an idle
+	// DUT's latency. ["0", "10", "50", "90", "100"] is the curve FD.io CSIT reports, latency against load;
+	// every point is under RFC 8219's rules (a repetition that lost more than the loss tolerance is invalid).
+	// Default: ["100"], RFC 2544's single point.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=11
+	// +kubebuilder:validation:XValidation:rule="self.all(x, self.exists_one(y, double(y) == double(x)))",message="latency.percentOfNDR: each load once"
+	// +listType=atomic
+	// +optional
+	PercentOfNDR []Percent `json:"percentOfNDR,omitempty"`
 }
 
 // FrameLossParams tune the frame loss test.

@@ -285,11 +285,11 @@ lr_results() {
 	} | column -t
 	if [ -n "$(kubectl get traffictest "$name" -n "$ns" -o jsonpath='{.status.results.latency[*].frameSize}')" ]; then
 		echo
-		echo "Latency at the throughput rate (µs) — status.results.latency"
+		echo "Latency (µs) at each load, in % of the throughput rate (100: the NDR, 0: the sparse probe) — status.results.latency"
 		{
-			echo "FRAME DIRECTION RATE_FPS MIN MEAN P50 P99 MAX PERCENTILES_±"
-			kubectl get traffictest "$name" -n "$ns" -o jsonpath='{range .status.results.latency[*]}{.frameSize}{"|"}{.direction}{"|"}{.rate.framesPerSecond}{"|"}{.aggregate.minNs}{"|"}{.aggregate.meanNs}{"|"}{.aggregate.p50Ns}{"|"}{.aggregate.p99Ns}{"|"}{.aggregate.maxNs}{"|"}{.aggregate.resolutionNs}{"\n"}{end}' |
-				awk -F'|' '{ for (i = 4; i <= 9; i++) $i = ($i == "" ? "-" : sprintf("%.3f", $i / 1000)); print $1, $2, $3, $4, $5, $6, $7, $8, $9 }'
+			echo "FRAME DIRECTION LOAD_%NDR RATE_FPS MIN MEAN P50 P99 MAX PERCENTILES_±"
+			kubectl get traffictest "$name" -n "$ns" -o jsonpath='{range .status.results.latency[*]}{.frameSize}{"|"}{.direction}{"|"}{.percentOfNDR}{"|"}{.rate.framesPerSecond}{"|"}{.aggregate.minNs}{"|"}{.aggregate.meanNs}{"|"}{.aggregate.p50Ns}{"|"}{.aggregate.p99Ns}{"|"}{.aggregate.maxNs}{"|"}{.aggregate.resolutionNs}{"\n"}{end}' |
+				awk -F'|' '{ if ($3 == "") $3 = "100"; for (i = 5; i <= 10; i++) $i = ($i == "" ? "-" : sprintf("%.3f", $i / 1000)); print $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 }'
 		} | column -t
 	fi
 	local notes verdict failures

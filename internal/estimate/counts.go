@@ -13,7 +13,7 @@ const (
 	FrameLossDecides  = "how many steps the frame loss curves take"
 	BackToBackDecides = "how many bursts the back-to-back searches take"
 	// a latency run the DUT makes lossy at its NDR is run again (rfc2544's latency, validity retries)
-	LatencyDecides = "how often a latency run at its NDR loses frames and is run again"
+	LatencyDecides = "how often a latency run loses frames and is run again"
 )
 
 // Search counts a search's trials without the model (the operator's estimate, and the runner's should the

@@ -73,7 +73,7 @@ func step(p *plan.Plan, t v1alpha1.TestKind) (mean, low, high time.Duration, dec
 		mean = time.Duration(reps * (float64(phases) + n*float64(TrialOverhead)))
 		return mean, mean, mean, ""
 	case v1alpha1.TestLatency:
-		reps := float64(max(1, p.Latency.Repetitions))
+		reps := float64(max(1, p.Latency.Repetitions) * max(1, len(p.Latency.PercentOfNDR)))
 		mean = trials(reps, ds.LatencyTrial, false)
 		return mean, mean, trials(reps*float64(1+p.Validity.InvalidTrialRetries), ds.LatencyTrial, false), LatencyDecides
 	case v1alpha1.TestFrameLoss:

@@ -131,7 +131,7 @@ func Missing(res *v1alpha1.Results, planned []plan.Row) []plan.Row {
 	}
 	for _, l := range res.Latency {
 		// a row whose every repetition was invalid (lossy, spoiled, across clocks too far apart) holds none
-		have[plan.Row{Test: v1alpha1.TestLatency, FrameSize: int(l.FrameSize), Direction: l.Direction}] = l.Aggregate.Valid
+		have[plan.Row{Test: v1alpha1.TestLatency, FrameSize: int(l.FrameSize), Direction: l.Direction, Load: plan.RowLoad(l)}] = l.Aggregate.Valid
 	}
 	for _, f := range res.FrameLoss {
 		have[plan.Row{Test: v1alpha1.TestFrameLoss, FrameSize: int(f.FrameSize), Direction: f.Direction}] = len(f.Points) > 0
@@ -145,7 +145,11 @@ func Missing(res *v1alpha1.Results, planned []plan.Row) []plan.Row {
 	}
 	var out []plan.Row
 	for _, r := range planned {
-		if !have[r] {
+		k := r
+		if k.Test == v1alpha1.TestLatency && k.Load == "" {
+			k.Load = "100" // a row planned before loads could be chosen is the NDR's
+		}
+		if !have[k] {
 			out = append(out, r)
 		}
 	}
@@ -230,7 +234,8 @@ func checkLatency(e v1alpha1.LatencyExpectation, res *v1alpha1.Results) (failure
 	}
 	seen := 0
 	for _, l := range res.Latency {
-		if e.FrameSize != 0 && e.FrameSize != l.FrameSize {
+		// RFC 2544's latency is the NDR's: the points below it on the curve are not what a maxLatency bounds
+		if (e.FrameSize != 0 && e.FrameSize != l.FrameSize) || plan.RowLoad(l) != "100" {
 			continue
 		}
 		seen++
@@ -258,7 +263,7 @@ func checkLatency(e v1alpha1.LatencyExpectation, res *v1alpha1.Results) (failure
 		}
 	}
 	if seen == 0 {
-		undecided = append(undecided, fmt.Sprintf("maxLatency %d B: no latency was measured (is latency in spec.tests?)", e.FrameSize))
+		undecided = append(undecided, fmt.Sprintf("maxLatency %d B: no latency was measured at the NDR (is latency in spec.tests, and 100 in spec.latency.percentOfNDR?)", e.FrameSize))
 	}
 	return failures, undecided
 }
@@ -360,7 +365,7 @@ func Change(res, prev *v1alpha1.Results) []v1alpha1.ChangeResult {
 func validLatency(res, prev *v1alpha1.Results, size int32, dir string) (cur, old v1alpha1.LatencySummary, ok bool) {
 	find := func(r *v1alpha1.Results) (v1alpha1.LatencySummary, bool) {
 		for _, l := range r.Latency {
-			if l.FrameSize == size && l.Direction == dir && l.Aggregate.Valid {
+			if l.FrameSize == size && l.Direction == dir && l.Aggregate.Valid && plan.RowLoad(l) == "100" {
 				return l.Aggregate, true
 			}
 		}

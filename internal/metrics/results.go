@@ -15,6 +15,7 @@ import (
 
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/expectations"
+	"linerate.dev/linerate/internal/plan"
 )
 
 var (
@@ -34,7 +35,8 @@ var (
 	throughputUndetermined = prometheus.NewDesc("linerate_throughput_undetermined",
 		"1 for a throughput (or IMIX, frame_size 0) result whose NDR is undetermined: the search ended without confirming one (its cap of trials; a pair no joint trial confirmed within its cap, the tester spoiling it, or an engine abort; the other direction of a pair undetermined; the run stopping first), so the status holds at most a lower bound, and no figure is exported as the DUT's throughput. A row the tester limited says linerate_throughput_tester_limited instead.", rowLabels, nil)
 	latency = prometheus.NewDesc("linerate_latency_seconds",
-		"Latency at the throughput rate, aggregated over repetitions.", append(append([]string{}, rowLabels...), "statistic"), nil)
+		"Latency at a load in percent of the throughput rate (100: the NDR, RFC 2544; 0: the sparse probe), aggregated over repetitions.",
+		append(append([]string{}, rowLabels...), "statistic", "percent_of_ndr"), nil)
 	frameLoss = prometheus.NewDesc("linerate_frame_loss_ratio",
 		"RFC 2544 frame loss rate at an offered load (fraction of line rate).", append(append([]string{}, rowLabels...), "offered_load"), nil)
 	backToBack = prometheus.NewDesc("linerate_back_to_back_frames",
@@ -299,7 +301,7 @@ func collectTest(ch chan<- prometheus.Metric, tt *v1alpha1.TrafficTest) {
 			continue
 		}
 		for _, s := range []v1alpha1.Statistic{"min", "mean", "p50", "p90", "p99", "p99.9", "p99.99", "max"} {
-			gauge(latency, float64(expectations.Statistic(lr.Aggregate, s))/1e9, row(lr.FrameSize, lr.Direction, string(s)))
+			gauge(latency, float64(expectations.Statistic(lr.Aggregate, s))/1e9, row(lr.FrameSize, lr.Direction, string(s), plan.RowLoad(lr)))
 		}
 	}
 	for _, fl := range r.FrameLoss {

@@ -32,7 +32,7 @@ func (p *Plan) AsCalibration(repetitions int) {
 	}
 	// at its ceiling the tester is at its limit and spoils its own trials: its floor is what it measures
 	// at a tenth of it
-	p.Latency.PercentOfNDR = floorLoadPercent
+	p.Latency.PercentOfNDR = []float64{floorLoadPercent}
 	if len(p.FrameSizes) > 0 {
 		// after throughput, before IMIX: the order the runner keeps (RFC 2544's)
 		i := slices.Index(tests, v1alpha1.TestThroughput) + 1

@@ -120,9 +120,10 @@ type Goal struct {
 // Latency test parameters.
 type Latency struct {
 	Repetitions int `json:"repetitions"`
-	// PercentOfNDR is the load of latency trials in percent of the NDR; 0 is the NDR itself (RFC 2544).
-	// A calibration measures the tester's latency floor well below its ceiling.
-	PercentOfNDR float64 `json:"percentOfNDR,omitempty"`
+	// PercentOfNDR are the loads of latency trials in percent of the NDR, in the order run: 100 is the NDR
+	// itself (RFC 2544), 0 the sparse probe (ProbeRate). A calibration measures the tester's latency floor
+	// well below its ceiling.
+	PercentOfNDR []float64 `json:"percentOfNDR"`
 }
 
 // FrameLoss test parameters.

@@ -45,11 +45,16 @@ type Row struct {
 	Test      v1alpha1.TestKind
 	FrameSize int
 	Direction string
+	// Load of a latency row in percent of the NDR, as LoadPercent writes it; "" for other tests.
+	Load string
 }
 
 func (r Row) String() string {
 	if r.Test == v1alpha1.TestImixThroughput {
 		return fmt.Sprintf("%s %s", r.Test, r.Direction)
+	}
+	if r.Load != "" && r.Load != "100" {
+		return fmt.Sprintf("%s %d B %s at %s%% of the NDR", r.Test, r.FrameSize, r.Direction, r.Load)
 	}
 	return fmt.Sprintf("%s %d B %s", r.Test, r.FrameSize, r.Direction)
 }
@@ -87,7 +92,13 @@ func (p *Plan) Rows() []Row {
 	var out []Row
 	for _, s := range p.Steps() {
 		for _, d := range p.Directions() {
-			out = append(out, Row{Test: s.Test, FrameSize: s.FrameSize, Direction: d.Name})
+			if s.Test != v1alpha1.TestLatency {
+				out = append(out, Row{Test: s.Test, FrameSize: s.FrameSize, Direction: d.Name})
+				continue
+			}
+			for _, load := range p.Latency.PercentOfNDR {
+				out = append(out, Row{Test: s.Test, FrameSize: s.FrameSize, Direction: d.Name, Load: LoadPercent(load)})
+			}
 		}
 	}
 	return out

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/plan"
 	"linerate.dev/linerate/internal/results"
 	"linerate.dev/linerate/internal/units"
 )
@@ -216,6 +217,9 @@ func Charts(r *v1alpha1.Results) map[string]string {
 				continue
 			}
 			s := Series{Name: fmt.Sprintf("%d B %s", l.FrameSize, l.Direction)}
+			if load := plan.RowLoad(l); load != "100" {
+				s.Name += " " + latencyLoad(l)
+			}
 			for i, v := range []int64{a.MinNs, a.P50Ns, a.P90Ns, a.P99Ns, a.P999Ns, a.P9999Ns, a.MaxNs} {
 				// percentiles on a log-like axis: distance to 100 % in "nines"
 				s.Points = append(s.Points, [2]float64{nines(qs[i]), float64(v) / 1000})
@@ -223,11 +227,59 @@ func Charts(r *v1alpha1.Results) map[string]string {
 			ss = append(ss, s)
 		}
 		if len(ss) > 0 {
-			out["latency.svg"] = LineChart("Latency percentiles at the NDR (x: 0=min, 1=p90, 2=p99, 3=p99.9, 4=p99.99, 5=max)", XAxis{Label: "nines"}, "µs", ss)
+			out["latency.svg"] = LineChart("Latency percentiles (x: 0=min, 1=p90, 2=p99, 3=p99.9, 4=p99.99, 5=max)", XAxis{Label: "nines"}, "µs", ss)
+		}
+		if curve := latencyAgainstLoad(r.Latency); len(curve) > 0 {
+			out["latency-load.svg"] = LineChart("Latency against load: p50 and p99 of every frame at each load (0 = the sparse probe)",
+				XAxis{Label: "load (% of the NDR)"}, "µs", curve)
 		}
 	}
 	return out
 }
+
+// latencyAgainstLoad is a p50 and a p99 curve per frame size and direction over the loads latency was
+// measured at, where it was measured at more than one; a load whose repetitions were all invalid is a
+// gap in the curve, not a point.
+func latencyAgainstLoad(rows []v1alpha1.LatencyResult) []Series {
+	type lane struct {
+		size int32
+		dir  string
+	}
+	var order []lane
+	points := map[lane][]v1alpha1.LatencyResult{}
+	for _, l := range rows {
+		k := lane{l.FrameSize, l.Direction}
+		if _, ok := points[k]; !ok {
+			order = append(order, k)
+		}
+		points[k] = append(points[k], l)
+	}
+	var out []Series
+	for _, k := range order {
+		if len(points[k]) < 2 {
+			continue
+		}
+		p50 := Series{Name: fmt.Sprintf("%d B %s p50", k.size, k.dir)}
+		p99 := Series{Name: fmt.Sprintf("%d B %s p99", k.size, k.dir)}
+		for _, l := range points[k] {
+			if !l.Aggregate.Valid {
+				continue
+			}
+			load, _ := strconv.ParseFloat(plan.RowLoad(l), 64)
+			p50.Points = append(p50.Points, [2]float64{load, float64(l.Aggregate.P50Ns) / 1000})
+			p99.Points = append(p99.Points, [2]float64{load, float64(l.Aggregate.P99Ns) / 1000})
+		}
+		slices.SortFunc(p50.Points, func(a, b [2]float64) int { return cmp.Compare(a[0], b[0]) })
+		slices.SortFunc(p99.Points, func(a, b [2]float64) int { return cmp.Compare(a[0], b[0]) })
+		if len(p50.Points) > 0 {
+			out = append(out, p50, p99)
+		}
+	}
+	return out
+}
+
+// latencyLoad names a latency row's load: "at the NDR", "at the sparse probe", "at 50% of the NDR".
+func latencyLoad(l v1alpha1.LatencyResult) string { return plan.LoadPhrase(plan.RowLoad(l)) }
 
 func nines(q float64) float64 {
 	switch {
@@ -511,7 +563,7 @@ func plural(n int64, thing string) string {
 var page = template.Must(template.New("r").Funcs(template.FuncMap{
 	"bits": units.FormatBits, "count": units.FormatCount, "ns": units.FormatNs,
 	"sentence": func(s string) string { return strings.TrimRight(s, ". ") },
-	"utc":      utcClock, "plural": plural,
+	"utc":      utcClock, "plural": plural, "load": latencyLoad,
 }).Parse(`<!doctype html><html><head><meta charset="utf-8">
 <title>linerate: {{.Name}}</title><style>body{font-family:sans-serif;margin:2em;max-width:80em}
 table{border-collapse:collapse;margin-bottom:1em}td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}
@@ -529,10 +581,10 @@ th{background:#f4f4f4}td.l,th.l{text-align:left}.failed{border-left:4px solid #d
 {{range .Res.Imix}}<tr><td class="l">{{.Direction}}</td><td>{{.AverageFrameSize}} B</td><td>{{count .NDR.FramesPerSecond}}</td><td>{{bits .NDR.L2BitsPerSecond}}</td><td>{{bits .NDR.L1BitsPerSecond}}</td><td>{{.NDR.PercentOfLineRate}}</td><td>{{.LossPercent}}</td><td>{{.Trials}}</td><td class="l limited">{{if .TesterLimited}}tester-limited{{end}}{{if .Undetermined}} undetermined{{end}}{{if .CeilingMarginPercent}} {{.CeilingMarginPercent}}% below the tester's ceiling{{end}}</td></tr>{{end}}</table>
 {{range .Res.Imix}}<table><tr><th colspan="4">IMIX {{.Direction}} at the NDR, per frame size</th></tr><tr><th>frame</th><th>sent</th><th>received</th><th>loss %</th></tr>
 {{range .Classes}}<tr><td>{{.FrameSize}} B</td><td>{{count .TxFrames}}</td><td>{{count .RxFrames}}</td><td>{{.LossPercent}}</td></tr>{{end}}</table>{{end}}{{end}}
-{{if .Res.Latency}}<h2>Latency at the NDR</h2><table><tr><th>frame</th><th>direction</th><th>min</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th><th>PDV</th><th>percentiles ±</th><th>clocks</th></tr>
-{{range .Res.Latency}}<tr><td>{{.FrameSize}} B</td><td class="l">{{.Direction}}</td>{{with .Aggregate}}{{if .Valid}}<td>{{ns .MinNs}}</td><td>{{ns .MeanNs}}</td><td>{{ns .P50Ns}}</td><td>{{ns .P99Ns}}</td><td>{{ns .P999Ns}}</td><td>{{ns .MaxNs}}</td><td>{{ns .PDVNs}}</td><td>{{if .ResolutionNs}}{{ns .ResolutionNs}}{{else}}exact{{end}}</td><td class="l">{{if .ClockOffsetBoundNs}}± {{ns .ClockOffsetBoundNs}} (two nodes){{else}}one{{end}}</td>{{else}}<td colspan="9" class="l limited">not measurable: {{.Reason}}</td>{{end}}{{end}}</tr>{{end}}</table>
-<table><tr><th colspan="6">Latency over the repetitions (RFC 8219 §7.2): medians of each repetition's typical (p50) and worst-case (p99.9) latency, [1st, 99th percentile]</th></tr><tr><th>frame</th><th>direction</th><th>typical</th><th>worst case</th><th>PDV</th><th>repetitions valid / invalid</th></tr>
-{{range .Res.Latency}}<tr><td>{{.FrameSize}} B</td><td class="l">{{.Direction}}</td>{{with .RFC8219}}<td>{{ns .TypicalNs}} [{{ns .TypicalP1Ns}}, {{ns .TypicalP99Ns}}]</td><td>{{ns .WorstCaseNs}} [{{ns .WorstCaseP1Ns}}, {{ns .WorstCaseP99Ns}}]</td><td>{{ns .PDVNs}}</td><td>{{.Repetitions}} / {{.Invalid}}</td>{{else}}<td colspan="4" class="l limited">no valid repetition</td>{{end}}</tr>{{end}}</table>{{end}}
+{{if .Res.Latency}}<h2>Latency</h2><table><tr><th>frame</th><th>direction</th><th>load</th><th>frames/s</th><th>min</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th><th>PDV</th><th>percentiles ±</th><th>clocks</th></tr>
+{{range .Res.Latency}}<tr><td>{{.FrameSize}} B</td><td class="l">{{.Direction}}</td><td class="l">{{load .}}</td><td>{{count .Rate.FramesPerSecond}}</td>{{with .Aggregate}}{{if .Valid}}<td>{{ns .MinNs}}</td><td>{{ns .MeanNs}}</td><td>{{ns .P50Ns}}</td><td>{{ns .P99Ns}}</td><td>{{ns .P999Ns}}</td><td>{{ns .MaxNs}}</td><td>{{ns .PDVNs}}</td><td>{{if .ResolutionNs}}{{ns .ResolutionNs}}{{else}}exact{{end}}</td><td class="l">{{if .ClockOffsetBoundNs}}± {{ns .ClockOffsetBoundNs}} (two nodes){{else}}one{{end}}</td>{{else}}<td colspan="9" class="l limited">not measurable: {{.Reason}}</td>{{end}}{{end}}</tr>{{end}}</table>
+<table><tr><th colspan="7">Latency over the repetitions (RFC 8219 §7.2): medians of each repetition's typical (p50) and worst-case (p99.9) latency, [1st, 99th percentile]</th></tr><tr><th>frame</th><th>direction</th><th>load</th><th>typical</th><th>worst case</th><th>PDV</th><th>repetitions valid / invalid</th></tr>
+{{range .Res.Latency}}<tr><td>{{.FrameSize}} B</td><td class="l">{{.Direction}}</td><td class="l">{{load .}}</td>{{with .RFC8219}}<td>{{ns .TypicalNs}} [{{ns .TypicalP1Ns}}, {{ns .TypicalP99Ns}}]</td><td>{{ns .WorstCaseNs}} [{{ns .WorstCaseP1Ns}}, {{ns .WorstCaseP99Ns}}]</td><td>{{ns .PDVNs}}</td><td>{{.Repetitions}} / {{.Invalid}}</td>{{else}}<td colspan="4" class="l limited">no valid repetition</td>{{end}}</tr>{{end}}</table>{{end}}
 {{if .Res.BackToBack}}<h2>Back-to-back (RFC 9004)</h2><table><tr><th>frame</th><th>direction</th><th>longest burst (frames, mean)</th><th>std. dev.</th><th>min</th><th>max</th><th>searches</th><th>implied buffer (s)</th><th>corrected buffer (s)</th><th></th></tr>
 {{range .Res.BackToBack}}<tr><td>{{.FrameSize}} B</td><td class="l">{{.Direction}}</td>{{if .NotMeasurable}}<td colspan="7" class="l limited">not measurable: {{.NotMeasurable}}</td>{{else}}<td>{{count .Frames}}</td><td>{{count .Spread.StdDev}}</td><td>{{count .Spread.Min}}</td><td>{{count .Spread.Max}}</td><td>{{.Spread.Repetitions}}</td><td>{{.BurstSeconds}}</td><td>{{or .CorrectedBufferSeconds "-"}}</td>{{end}}<td class="l limited">{{if .TesterLimited}}tester-limited{{end}}{{if .Saturated}} saturated{{end}}</td></tr>{{end}}</table>{{end}}
 {{if .Timeline}}<h2>Timeline</h2>

@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -371,6 +372,47 @@ func TestTimelineReadsWellInABrowser(t *testing.T) {
 		"hours since 2024-05-01 22:00:00 UTC", "received"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the page does not say %q", want)
+		}
+	}
+}
+
+// Latency at several loads is a curve per frame size and direction: p50 and p99 against the load, in load
+// order whatever the rows' order; a load none of whose repetitions was valid is a gap, not a zero; the
+// tables name each row's load.
+func TestLatencyAgainstLoadIsACurve(t *testing.T) {
+	row := func(load v1alpha1.Percent, p50, p99 int64) v1alpha1.LatencyResult {
+		return v1alpha1.LatencyResult{FrameSize: 64, Direction: "west->east", PercentOfNDR: load,
+			Aggregate: v1alpha1.LatencySummary{Valid: p50 > 0, P50Ns: p50, P99Ns: p99, MinNs: 1000, MaxNs: 2 * p99}}
+	}
+	res := &v1alpha1.Results{Latency: []v1alpha1.LatencyResult{row("50", 8000, 9000), row("0", 5000, 6000), row("90", 0, 0), row("100", 300000, 700000)}}
+	curve := latencyAgainstLoad(res.Latency)
+	if len(curve) != 2 || curve[0].Name != "64 B west->east p50" {
+		t.Fatalf("curves %+v", curve)
+	}
+	want := [][2]float64{{0, 5}, {50, 8}, {100, 300}}
+	if !slices.Equal(curve[0].Points, want) || curve[1].Points[2] != [2]float64{100, 700} {
+		t.Errorf("p50 %v (want %v), p99 %v", curve[0].Points, want, curve[1].Points)
+	}
+	charts := Charts(res)
+	if svg, ok := charts["latency-load.svg"]; !ok || !strings.Contains(svg, "load (% of the NDR)") {
+		t.Errorf("no latency-against-load chart: %v", slices.Sorted(maps.Keys(charts)))
+	}
+	wellFormed(t, "latency-load.svg", charts["latency-load.svg"])
+	// one load only (RFC 2544's): no curve
+	if _, ok := Charts(&v1alpha1.Results{Latency: res.Latency[3:]})["latency-load.svg"]; ok {
+		t.Errorf("a curve of one point")
+	}
+	dir := t.TempDir()
+	if err := Write(dir, Run{Name: "curve", Results: res}); err != nil {
+		t.Fatal(err)
+	}
+	html, err := os.ReadFile(filepath.Join(dir, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"at the sparse probe", "at 50% of the NDR", "at the NDR", "latency-load.svg"} {
+		if !strings.Contains(string(html), s) {
+			t.Errorf("the report lacks %q", s)
 		}
 	}
 }

@@ -302,13 +302,24 @@ func (r *Runner) modelStep(t v1alpha1.TestKind, size int) modelled {
 		// the tester spoils latency trials as it did trials of their rate (the NDR's, or the one expected)
 		// and the DUT may lose frames in a run at its NDR, which is run again as often (latency.go)
 		reps := float64(max(1, p.Latency.Repetitions))
-		spoiled := r.spoilsOfDone().share(r.latencyFPS(size))
-		mean := one(reps*r.tries(spoiled), ds.LatencyTrial)
 		runs := float64(1 + p.Validity.InvalidTrialRetries)
-		if spoiled == 0 {
-			return ranged(mean, mean, one(reps*runs, ds.LatencyTrial), estimate.LatencyDecides)
+		var mean, low, high cost
+		decides := estimate.LatencyDecides
+		for _, load := range p.Latency.PercentOfNDR {
+			spoiled := r.spoilsOfDone().share(r.latencyFPS(size, load))
+			mean = mean.plus(one(reps*r.tries(spoiled), ds.LatencyTrial))
+			low = low.plus(one(reps, ds.LatencyTrial))
+			if spoiled == 0 {
+				high = high.plus(one(reps*runs, ds.LatencyTrial))
+				continue
+			}
+			high = high.plus(one(reps*runs*runs, ds.LatencyTrial))
+			decides = estimate.TesterDecides
 		}
-		return ranged(mean, one(reps, ds.LatencyTrial), one(reps*runs*runs, ds.LatencyTrial), estimate.TesterDecides)
+		if decides == estimate.LatencyDecides {
+			low = mean
+		}
+		return ranged(mean, low, high, decides)
 	case v1alpha1.TestFrameLoss:
 		ndr, known := r.lowestNDR(size)
 		most, least := estimate.FrameLossSteps(p, ndr, known)
@@ -355,9 +366,10 @@ func (r *Runner) latencyMeasured(size int) bool {
 	return !known
 }
 
-// latencyFPS is the rate of a size's latency trials in frames per second a direction: at the NDR found
-// (the lowest of the directions), or before it is known at the one the model expects.
-func (r *Runner) latencyFPS(size int) float64 {
+// latencyFPS is the rate of a size's latency trials at a load (percent of the NDR) in frames per second a
+// direction: of the NDR found (the lowest of the directions), or before it is known of the one the model
+// expects.
+func (r *Runner) latencyFPS(size int, load float64) float64 {
 	rate := math.Inf(1)
 	for k, v := range r.ndr {
 		if k.size == size && v.found && v.percent > 0 {
@@ -368,10 +380,8 @@ func (r *Runner) latencyFPS(size int) float64 {
 		ndrs := r.assumedNDRs(v1alpha1.TestThroughput, size)
 		rate = ndrs[len(ndrs)/2]
 	}
-	if f := r.plan.Latency.PercentOfNDR; f > 0 {
-		rate *= f / 100
-	}
-	return rate / 100 * r.lineFPS(float64(size))
+	line := r.lineFPS(float64(size))
+	return plan.LatencyLoadPercent(rate, load, line) / 100 * line
 }
 
 // tries is how many trials a trial takes when the tester spoils a share of them and a spoiled one is

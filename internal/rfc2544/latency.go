@@ -11,6 +11,7 @@ import (
 
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/engine"
+	"linerate.dev/linerate/internal/plan"
 	"linerate.dev/linerate/internal/search"
 )
 
@@ -125,34 +126,47 @@ func mergeLatency(reps []*engine.Latency) v1alpha1.LatencySummary {
 	return out
 }
 
-// latency measures latency at the NDR of each direction, repeated.
+// latency measures latency at each of the plan's loads (in percent of the NDR of each direction), each
+// load repeated.
 func (r *Runner) latency(ctx context.Context, size int) error {
 	if err := r.defineStreams(ctx, []int{size}); err != nil {
 		return err
 	}
+	for _, load := range r.plan.Latency.PercentOfNDR {
+		if err := r.latencyAt(ctx, size, load); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// latencyLoadName names a load in notes: "at the NDR", "at the sparse probe", "at 50% of the NDR".
+func latencyLoadName(load float64) string { return plan.LoadPhrase(plan.LoadPercent(load)) }
+
+// latencyAt measures latency at one load of each direction's NDR, repeated.
+func (r *Runner) latencyAt(ctx context.Context, size int, load float64) error {
 	dirs := r.plan.Directions()
 	tol := r.plan.Throughput.LossTolerancePercent
 	ts := trialSpec{test: v1alpha1.TestLatency, size: size, duration: r.plan.Durations.LatencyTrial, tol: tol}
+	at := latencyLoadName(load)
 	for d := range dirs {
 		info, ok := r.ndr[key{size, d}]
 		if !ok || !info.found || info.percent <= 0 {
-			r.note(fmt.Sprintf("latency %d B %s: skipped, no throughput (NDR) was found at this size", size, dirs[d].Name))
+			if load == r.plan.Latency.PercentOfNDR[0] {
+				r.note(fmt.Sprintf("latency %d B %s: skipped, no throughput (NDR) was found at this size", size, dirs[d].Name))
+			}
 			continue
 		}
-		rate := info.percent
-		if f := r.plan.Latency.PercentOfNDR; f > 0 {
-			rate *= f / 100
-		}
 		ts.dirs = append(ts.dirs, d)
-		ts.rates = append(ts.rates, rate)
+		ts.rates = append(ts.rates, plan.LatencyLoadPercent(info.percent, load, r.lineFPS(float64(size))))
 		ts.purposes = append(ts.purposes, "latency")
 	}
 	if len(ts.dirs) == 0 {
 		return nil
 	}
 	reps := max(1, r.plan.Latency.Repetitions)
-	if reps < rfc8219MinRepetitions {
-		r.note(fmt.Sprintf("latency was repeated %d times per size and direction; RFC 8219 asks for at least %d (spec.latency.repetitions)", reps, rfc8219MinRepetitions))
+	if reps < rfc8219MinRepetitions && load == r.plan.Latency.PercentOfNDR[0] {
+		r.note(fmt.Sprintf("latency was repeated %d times per size, direction and load; RFC 8219 asks for at least %d (spec.latency.repetitions)", reps, rfc8219MinRepetitions))
 	}
 	per := make([][]*engine.Latency, len(dirs))
 	sums := make([][]v1alpha1.LatencySummary, len(dirs))
@@ -162,7 +176,7 @@ func (r *Runner) latency(ctx context.Context, size int) error {
 		// results so far replace the previous version of this size's rows
 		var rows []v1alpha1.LatencyResult
 		for _, lr := range r.res.Latency {
-			if int(lr.FrameSize) != size {
+			if int(lr.FrameSize) != size || plan.RowLoad(lr) != plan.LoadPercent(load) {
 				rows = append(rows, lr)
 			}
 		}
@@ -175,17 +189,17 @@ func (r *Runner) latency(ctx context.Context, size int) error {
 				agg = v1alpha1.LatencySummary{Valid: false, Reason: fmt.Sprintf("all %d repetitions were invalid (see each)", invalid[d])}
 			}
 			rows = append(rows, v1alpha1.LatencyResult{FrameSize: int32(size), Direction: dirs[d].Name,
-				Rate: r.rate(ts.rates[i], float64(size)), Aggregate: agg, RFC8219: rfc8219Summary(sums[d], invalid[d]),
+				Rate: r.rate(ts.rates[i], float64(size)), PercentOfNDR: v1alpha1.Percent(plan.LoadPercent(load)), Aggregate: agg, RFC8219: rfc8219Summary(sums[d], invalid[d]),
 				Repetitions: sums[d]})
 		}
 		r.res.Latency = rows
 		if len(rerun) > 0 {
-			r.note(fmt.Sprintf("latency %d B: repetitions %s lost more than the loss tolerance of %s%% at the NDR and were run again (at most %d times each): the DUT did not carry its NDR again trial for trial; each repetition says how many of its runs lost, and every run is in the trial records",
-				size, joinList(rerun), FormatLoss(tol), r.plan.Validity.InvalidTrialRetries))
+			r.note(fmt.Sprintf("latency %d B %s: repetitions %s lost more than the loss tolerance of %s%% and were run again (at most %d times each): the DUT did not carry the load again trial for trial; each repetition says how many of its runs lost, and every run is in the trial records",
+				size, at, joinList(rerun), FormatLoss(tol), r.plan.Validity.InvalidTrialRetries))
 		}
 		if len(lossy) > 0 {
-			r.note(fmt.Sprintf("latency %d B: repetitions %s lost more than the loss tolerance of %s%% at the NDR; a latency trial at a lossy rate measures a full queue, not the DUT's latency (RFC 8219), so they are invalid and left out",
-				size, joinList(lossy), FormatLoss(tol)))
+			r.note(fmt.Sprintf("latency %d B %s: repetitions %s lost more than the loss tolerance of %s%%; a latency trial at a lossy rate measures a full queue, not the DUT's latency (RFC 8219), so they are invalid and left out",
+				size, at, joinList(lossy), FormatLoss(tol)))
 		}
 	}
 	again := 0 // runs of this repetition that the DUT made lossy
@@ -224,8 +238,8 @@ func (r *Runner) latency(ctx context.Context, size int) error {
 				sums[dr.dir] = append(sums[dr.dir], v1alpha1.LatencySummary{Valid: false,
 					Reason: fmt.Sprintf("the %s trial run with it was invalid, so the DUT did not carry the planned load", bad)})
 			case dr.rec.TesterLimited:
-				r.note(fmt.Sprintf("latency %d B %s repetition %d: the tester spoiled it %d times (%s); repetition excluded",
-					size, dirs[dr.dir].Name, rep, r.plan.Validity.InvalidTrialRetries+1, spoiledBy([]dirResult{dr})))
+				r.note(fmt.Sprintf("latency %d B %s %s repetition %d: the tester spoiled it %d times (%s); repetition excluded",
+					size, dirs[dr.dir].Name, at, rep, r.plan.Validity.InvalidTrialRetries+1, spoiledBy([]dirResult{dr})))
 				invalid[dr.dir]++
 				sums[dr.dir] = append(sums[dr.dir], v1alpha1.LatencySummary{Valid: false, Reason: "the tester spoiled it: " + spoiledBy([]dirResult{dr})})
 			case dr.rec.Aborted != "" || !search.Pass(dr.rec.LossPercent, tol):
@@ -244,7 +258,7 @@ func (r *Runner) latency(ctx context.Context, size int) error {
 					s = &v1alpha1.LatencySummary{Valid: false, Reason: "the engine returned no latency for the trial"}
 				}
 				if s.Valid && lossyRuns > 0 {
-					s.Reason = fmt.Sprintf("measured in run %d: the %d run(s) before it lost more than the loss tolerance at the NDR (in the trial records)", lossyRuns+1, lossyRuns)
+					s.Reason = fmt.Sprintf("measured in run %d: the %d run(s) before it lost more than the loss tolerance (in the trial records)", lossyRuns+1, lossyRuns)
 				}
 				sums[dr.dir] = append(sums[dr.dir], *s)
 				if !s.Valid {
@@ -254,15 +268,15 @@ func (r *Runner) latency(ctx context.Context, size int) error {
 		}
 		if aborted == engine.ReasonDUTStalled {
 			flush()
-			return fmt.Errorf("%w: latency %d B repetition %d", ErrDUTStalled, size, rep)
+			return fmt.Errorf("%w: latency %d B %s repetition %d", ErrDUTStalled, size, at, rep)
 		}
 	}
 	flush()
 	// RFC 8219 asks for the summary over at least 20 repetitions: say so where invalid ones left fewer
 	for _, d := range ts.dirs {
 		if valid := len(sums[d]) - invalid[d]; reps >= rfc8219MinRepetitions && valid > 0 && valid < rfc8219MinRepetitions {
-			r.note(fmt.Sprintf("latency %d B %s: the RFC 8219 summary is over %d valid repetitions of %d, fewer than the %d it asks for",
-				size, dirs[d].Name, valid, reps, rfc8219MinRepetitions))
+			r.note(fmt.Sprintf("latency %d B %s %s: the RFC 8219 summary is over %d valid repetitions of %d, fewer than the %d it asks for",
+				size, dirs[d].Name, at, valid, reps, rfc8219MinRepetitions))
 		}
 	}
 	return nil

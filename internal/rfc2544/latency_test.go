@@ -3,13 +3,17 @@ package rfc2544_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/engine"
 	"linerate.dev/linerate/internal/engine/sim"
+	"linerate.dev/linerate/internal/expectations"
 	"linerate.dev/linerate/internal/rfc2544"
 )
 
@@ -119,7 +123,7 @@ func TestALossyLatencyRepetitionIsRunAgainThenInvalid(t *testing.T) {
 		wantNote   string
 		wantNoNote string
 	}{
-		{"lossy once", map[int]bool{1: true}, 2, true, "repetitions 1 lost more than the loss tolerance of 0% at the NDR and were run again", "are invalid and left out"},
+		{"lossy once", map[int]bool{1: true}, 2, true, "latency 64 B at the NDR: repetitions 1 lost more than the loss tolerance of 0% and were run again", "are invalid and left out"},
 		{"lossy every time", map[int]bool{1: true, 2: true, 3: true}, 3, false, "are invalid and left out", ""},
 		{"never lossy", nil, 1, true, "", "run again"},
 	} {
@@ -155,5 +159,63 @@ func TestALossyLatencyRepetitionIsRunAgainThenInvalid(t *testing.T) {
 				t.Errorf("notes %q say %q", notes, c.wantNoNote)
 			}
 		})
+	}
+}
+
+// Latency against load (CSIT's curve): a row per load and direction, at the load's share of the NDR the
+// run measured (the sparse probe at 1 % of it, at most 1,000 frames/s), each load with its own
+// repetitions; a maxLatency judges the NDR's row alone, and every load is a planned row.
+func TestLatencyAgainstLoadIsARowPerLoadAtItsShareOfTheNDR(t *testing.T) {
+	p := planFor(t, v1alpha1.TestThroughput, v1alpha1.TestLatency)
+	p.FrameSizes = []int{64}
+	p.Latency.Repetitions = 2
+	p.Latency.PercentOfNDR = []float64{0, 10, 50, 90, 100}
+	e := sim.New(sim.DUT{CapacityFPS: 3e6, LatencyNs: 20000})
+	res, err := rfc2544.New(p, e, nil, rfc2544.Options{Sleep: e.Sleep}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Throughput) != 1 || len(res.Latency) != 5 {
+		t.Fatalf("throughput %+v, latency rows %+v", res.Throughput, res.Latency)
+	}
+	ndr := float64(res.Throughput[0].NDR.FramesPerSecond)
+	for i, want := range []struct {
+		load string
+		fps  float64
+	}{{"0", min(ndr/100, 1000)}, {"10", ndr / 10}, {"50", ndr / 2}, {"90", ndr * 0.9}, {"100", ndr}} {
+		l := res.Latency[i]
+		if string(l.PercentOfNDR) != want.load || math.Abs(float64(l.Rate.FramesPerSecond)-want.fps) > 1 {
+			t.Errorf("row %d: load %q at %d frames/s, want %s%% of the NDR of %.0f: %.0f", i, l.PercentOfNDR, l.Rate.FramesPerSecond, want.load, ndr, want.fps)
+		}
+		if !l.Aggregate.Valid || len(l.Repetitions) != 2 || l.RFC8219 == nil || l.RFC8219.Repetitions != 2 {
+			t.Errorf("row %d (load %s): %+v", i, l.PercentOfNDR, l)
+		}
+		// the simulated DUT queues: its latency grows with the load
+		if i > 0 && l.Aggregate.P99Ns < res.Latency[i-1].Aggregate.P99Ns {
+			t.Errorf("p99 %d ns at %s%% is below %d ns at %s%%", l.Aggregate.P99Ns, l.PercentOfNDR, res.Latency[i-1].Aggregate.P99Ns, res.Latency[i-1].PercentOfNDR)
+		}
+	}
+	if missing := expectations.Missing(res, p.Rows()); len(missing) != 0 {
+		t.Errorf("rows missing: %v", missing)
+	}
+	// a bound between the curve's 90 % point and the NDR's fails the NDR's row and no other
+	ninety, atNDR := res.Latency[3].Aggregate.P99Ns, res.Latency[4].Aggregate.P99Ns
+	if ninety >= atNDR {
+		t.Fatalf("the simulated queue gave p99 %d ns at 90%% and %d at the NDR", ninety, atNDR)
+	}
+	bound := &metav1.Duration{Duration: time.Duration((ninety + atNDR) / 2)}
+	verdict, why := expectations.Evaluate(&v1alpha1.Expectations{MaxLatency: []v1alpha1.LatencyExpectation{{Max: *bound}}}, res, p.Rows())
+	if verdict != v1alpha1.VerdictFailed || len(why) != 1 || !strings.Contains(why[0], "64 B") {
+		t.Errorf("verdict %s %q, want Failed by the NDR's row alone", verdict, why)
+	}
+	// without the NDR among the loads, a maxLatency has nothing it bounds: undecided, never passed
+	p.Latency.PercentOfNDR = []float64{0, 50}
+	res, err = rfc2544.New(p, e, nil, rfc2544.Options{Sleep: e.Sleep}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound.Duration = time.Hour
+	if verdict, why := expectations.Evaluate(&v1alpha1.Expectations{MaxLatency: []v1alpha1.LatencyExpectation{{Max: *bound}}}, res, p.Rows()); verdict == v1alpha1.VerdictPassed {
+		t.Errorf("verdict %s %q with no latency measured at the NDR", verdict, why)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/plan"
 	"linerate.dev/linerate/internal/units"
 )
 
@@ -54,27 +55,27 @@ func PrintTable(w io.Writer, r *v1alpha1.Results, lossTolerance string) {
 		}
 	}
 	if len(r.Latency) > 0 {
-		fmt.Fprintln(tw, "\nLatency at the NDR (RFC 2544 26.2, every frame timestamped)")
-		fmt.Fprintln(tw, "frame\tdirection\tframes/s\tmin\tmean\tp50\tp99\tp99.9\tmax\tPDV\tjitter\tpercentiles ±\treps\t")
+		fmt.Fprintln(tw, "\nLatency at the NDR and the loads of spec.latency.percentOfNDR (RFC 2544 26.2, every frame timestamped)")
+		fmt.Fprintln(tw, "frame\tdirection\tload\tframes/s\tmin\tmean\tp50\tp99\tp99.9\tmax\tPDV\tjitter\tpercentiles ±\treps\t")
 		for _, l := range r.Latency {
 			a := l.Aggregate
 			if !a.Valid {
-				fmt.Fprintf(tw, "%d B\t%s\t%s\tnot valid: %s\t\n", l.FrameSize, l.Direction, fmtInt(l.Rate.FramesPerSecond), a.Reason)
+				fmt.Fprintf(tw, "%d B\t%s\t%s\t%s\tnot valid: %s\t\n", l.FrameSize, l.Direction, loadName(l), fmtInt(l.Rate.FramesPerSecond), a.Reason)
 				continue
 			}
-			fmt.Fprintf(tw, "%d B\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", l.FrameSize, l.Direction,
+			fmt.Fprintf(tw, "%d B\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", l.FrameSize, l.Direction, loadName(l),
 				fmtInt(l.Rate.FramesPerSecond), ns(a.MinNs), ns(a.MeanNs), ns(a.P50Ns), ns(a.P99Ns), ns(a.P999Ns),
 				ns(a.MaxNs), ns(a.PDVNs), ns(a.JitterNs), resolution(a.ResolutionNs), len(l.Repetitions))
 		}
 		fmt.Fprintln(tw, "\nLatency over the repetitions (RFC 8219 7.2: medians of each repetition's p50 and p99.9, [1st, 99th percentile])")
-		fmt.Fprintln(tw, "frame\tdirection\ttypical\tworst case\tPDV\tvalid reps\tinvalid\t")
+		fmt.Fprintln(tw, "frame\tdirection\tload\ttypical\tworst case\tPDV\tvalid reps\tinvalid\t")
 		for _, l := range r.Latency {
 			s := l.RFC8219
 			if s == nil {
-				fmt.Fprintf(tw, "%d B\t%s\tno valid repetition\t\n", l.FrameSize, l.Direction)
+				fmt.Fprintf(tw, "%d B\t%s\t%s\tno valid repetition\t\n", l.FrameSize, l.Direction, loadName(l))
 				continue
 			}
-			fmt.Fprintf(tw, "%d B\t%s\t%s [%s, %s]\t%s [%s, %s]\t%s\t%d\t%d\t\n", l.FrameSize, l.Direction,
+			fmt.Fprintf(tw, "%d B\t%s\t%s\t%s [%s, %s]\t%s [%s, %s]\t%s\t%d\t%d\t\n", l.FrameSize, l.Direction, loadName(l),
 				ns(s.TypicalNs), ns(s.TypicalP1Ns), ns(s.TypicalP99Ns), ns(s.WorstCaseNs), ns(s.WorstCaseP1Ns),
 				ns(s.WorstCaseP99Ns), ns(s.PDVNs), s.Repetitions, s.Invalid)
 		}
@@ -200,3 +201,6 @@ func resolution(halfWidthNs int64) string {
 	}
 	return ns(halfWidthNs)
 }
+
+// loadName is a latency row's load for a table: "at the NDR", "at 50% of the NDR".
+func loadName(l v1alpha1.LatencyResult) string { return plan.LoadPhrase(plan.RowLoad(l)) }

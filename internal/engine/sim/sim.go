@@ -348,7 +348,8 @@ func (e *Engine) RunTrial(ctx context.Context, t engine.TrialConfig, progress fu
 			lost = int64(math.Max(0, math.Ceil(backlog-float64(d.BufferFrames))))
 			dur = math.Max(dur, float64(tx)/l.fps)
 		} else {
-			tx = int64(math.Round(l.fps * dur))
+			// the engine sends every position of its schedule, ceil(fps × duration), a slow rate too
+			tx = int64(math.Ceil(l.fps*dur - 1e-9))
 			if l.fps > c {
 				lost = int64(math.Max(0, math.Round((l.fps-c)*dur-float64(d.BufferFrames))))
 			}
@@ -388,7 +389,7 @@ func (e *Engine) RunTrial(ctx context.Context, t engine.TrialConfig, progress fu
 		// the runner's rule (engine.Limits), not the simulator's
 		scheduled := tx
 		if t.Burst == 0 {
-			scheduled = int64(math.Ceil(l.target * dur))
+			scheduled = int64(math.Ceil(l.target*dur - 1e-9))
 		}
 		sr := engine.StreamResult{ID: t.Streams[i], TargetFPS: l.target, AchievedFPS: l.fps, ScheduledFrames: scheduled,
 			Saturated: tx < scheduled, TxFrames: tx, RxFrames: rx, Corrupted: corrupted,

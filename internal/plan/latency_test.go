@@ -1,0 +1,74 @@
+package plan
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"linerate.dev/linerate/api/v1alpha1"
+)
+
+func TestLatencyLoads(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		in   []v1alpha1.Percent
+		want []float64
+		err  string
+	}{
+		{"unset is RFC 2544's single point", nil, []float64{100}, ""},
+		{"CSIT's curve in the order given", []v1alpha1.Percent{"0", "10", "50", "90", "100"}, []float64{0, 10, 50, 90, 100}, ""},
+		{"fractions", []v1alpha1.Percent{"99.5", "0.5"}, []float64{99.5, 0.5}, ""},
+		{"a load twice", []v1alpha1.Percent{"50", "50.0"}, nil, "spec.latency.percentOfNDR[1]: 50.0% is given twice"},
+		{"above the NDR", []v1alpha1.Percent{"120"}, nil, "spec.latency.percentOfNDR[0]"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := Resolve(testWith(v1alpha1.TrafficTestSpec{Tests: []v1alpha1.TestKind{"throughput", "latency"},
+				Latency: v1alpha1.LatencyParams{PercentOfNDR: c.in}}), nil)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("error %v, want %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(p.Latency.PercentOfNDR, c.want) {
+				t.Errorf("loads %v, want %v", p.Latency.PercentOfNDR, c.want)
+			}
+			// a planned latency row per load and direction
+			var loads []string
+			for _, r := range p.Rows() {
+				if r.Test == v1alpha1.TestLatency && r.FrameSize == p.FrameSizes[0] && r.Direction == p.Directions()[0].Name {
+					loads = append(loads, r.Load)
+				}
+			}
+			if len(loads) != len(c.want) {
+				t.Errorf("planned latency rows at %v for loads %v", loads, c.want)
+			}
+		})
+	}
+}
+
+func TestLatencyLoadPercent(t *testing.T) {
+	const line64 = 14_880_952.38 // frames/s of 10G at 64 B
+	for _, c := range []struct {
+		name            string
+		ndr, load, want float64
+	}{
+		{"the NDR", 40, 100, 40},
+		{"half", 40, 50, 20},
+		// 1 % of 40 % of 14.88 Mframes/s is 59,524 frames/s: the probe is 1,000
+		{"probe capped at 1,000 frames/s", 40, 0, 1000 / line64 * 100},
+		// 1 % of 0.05 % is 74 frames/s: under the cap
+		{"probe at 1 % of a slow NDR", 0.05, 0, 0.0005},
+	} {
+		if got := LatencyLoadPercent(c.ndr, c.load, line64); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("%s: %v%% of line rate, want %v", c.name, got, c.want)
+		}
+	}
+	if RowLoad(v1alpha1.LatencyResult{}) != "100" || RowLoad(v1alpha1.LatencyResult{PercentOfNDR: "50.0"}) != "50" {
+		t.Errorf("row loads %q %q", RowLoad(v1alpha1.LatencyResult{}), RowLoad(v1alpha1.LatencyResult{PercentOfNDR: "50.0"}))
+	}
+}
