@@ -53,18 +53,23 @@ func TestLatencyLoads(t *testing.T) {
 
 func TestLatencyLoadPercent(t *testing.T) {
 	const line64 = 14_880_952.38 // frames/s of 10G at 64 B
+	pct := func(fps float64) float64 { return fps / line64 * 100 }
 	for _, c := range []struct {
-		name            string
-		ndr, load, want float64
+		name                   string
+		ndr, load, trial, want float64
 	}{
-		{"the NDR", 40, 100, 40},
-		{"half", 40, 50, 20},
+		{"the NDR", 40, 100, 120, 40},
+		{"half", 40, 50, 120, 20},
 		// 1 % of 40 % of 14.88 Mframes/s is 59,524 frames/s: the probe is 1,000
-		{"probe capped at 1,000 frames/s", 40, 0, 1000 / line64 * 100},
-		// 1 % of 0.05 % is 74 frames/s: under the cap
-		{"probe at 1 % of a slow NDR", 0.05, 0, 0.0005},
+		{"probe capped at 1,000 frames/s", 40, 0, 120, pct(1000)},
+		// 1 % of 0.05 % is 74 frames/s: over 120 s, more than RFC 8219's 500 frames
+		{"probe at 1 % of a slow NDR", 0.05, 0, 120, 0.0005},
+		// over 2 s, 74 frames/s is 149 frames: raised to 250 frames/s, under a tenth of the NDR (744)
+		{"probe raised to 500 frames in a short trial", 0.05, 0, 2, pct(250)},
+		// a tenth of an NDR of 1,000 frames/s is 100: 500 frames would take 250 frames/s over 2 s
+		{"probe raised at most to a tenth of the NDR", pct(1000), 0, 2, pct(100)},
 	} {
-		if got := LatencyLoadPercent(c.ndr, c.load, line64); math.Abs(got-c.want) > 1e-9 {
+		if got := LatencyLoadPercent(c.ndr, c.load, line64, c.trial); math.Abs(got-c.want) > 1e-9 {
 			t.Errorf("%s: %v%% of line rate, want %v", c.name, got, c.want)
 		}
 	}

@@ -381,7 +381,7 @@ func (r *Runner) latencyFPS(size int, load float64) float64 {
 		rate = ndrs[len(ndrs)/2]
 	}
 	line := r.lineFPS(float64(size))
-	return plan.LatencyLoadPercent(rate, load, line) / 100 * line
+	return plan.LatencyLoadPercent(rate, load, line, r.plan.Durations.LatencyTrial.Seconds()) / 100 * line
 }
 
 // tries is how many trials a trial takes when the tester spoils a share of them and a spoiled one is

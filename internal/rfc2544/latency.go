@@ -158,7 +158,7 @@ func (r *Runner) latencyAt(ctx context.Context, size int, load float64) error {
 			continue
 		}
 		ts.dirs = append(ts.dirs, d)
-		ts.rates = append(ts.rates, plan.LatencyLoadPercent(info.percent, load, r.lineFPS(float64(size))))
+		ts.rates = append(ts.rates, plan.LatencyLoadPercent(info.percent, load, r.lineFPS(float64(size)), ts.duration.Seconds()))
 		ts.purposes = append(ts.purposes, "latency")
 	}
 	if len(ts.dirs) == 0 {
