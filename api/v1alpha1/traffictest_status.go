@@ -423,6 +423,14 @@ type ThroughputResult struct {
 	// pdr at pdrLossTolerance, when asked for.
 	// +optional
 	PDR *Rate `json:"pdr,omitempty"`
+	// ndrConditional is RFC 9971's conditional throughput at the NDR, where throughput.lossTolerance is not
+	// 0: the NDR less the loss of its full-length trial at the quantile the goal's exceed ratio leaves, the
+	// rate the DUT forwards there. With a loss tolerance of 0 it is the NDR itself, and not given.
+	// +optional
+	NDRConditional *Rate `json:"ndrConditional,omitempty"`
+	// pdrConditional is RFC 9971's conditional throughput at the PDR, where pdrLossTolerance is not 0.
+	// +optional
+	PDRConditional *Rate `json:"pdrConditional,omitempty"`
 	// spread of the NDR over repetitions (frames/s).
 	// +optional
 	Spread *Spread `json:"spread,omitempty"`

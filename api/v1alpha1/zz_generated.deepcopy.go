@@ -1026,6 +1026,16 @@ func (in *ThroughputResult) DeepCopyInto(out *ThroughputResult) {
 		*out = new(Rate)
 		**out = **in
 	}
+	if in.NDRConditional != nil {
+		in, out := &in.NDRConditional, &out.NDRConditional
+		*out = new(Rate)
+		**out = **in
+	}
+	if in.PDRConditional != nil {
+		in, out := &in.PDRConditional, &out.PDRConditional
+		*out = new(Rate)
+		**out = **in
+	}
 	if in.Spread != nil {
 		in, out := &in.Spread, &out.Spread
 		*out = new(Spread)

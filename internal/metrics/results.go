@@ -28,6 +28,9 @@ var (
 		"RFC 2544 throughput (NDR) in bit/s of Ethernet frames (FCS included).", rowLabels, nil)
 	throughputFPS = prometheus.NewDesc("linerate_throughput_frames_per_second",
 		"RFC 2544 throughput (NDR) in frames per second.", rowLabels, nil)
+	throughputConditional = prometheus.NewDesc("linerate_throughput_conditional_frames_per_second",
+		"RFC 9971 conditional throughput in frames per second at the NDR or the PDR (goal), where its loss tolerance is not 0: the rate the DUT forwards there.",
+		append(append([]string{}, rowLabels...), "goal"), nil)
 	throughputRatio = prometheus.NewDesc("linerate_throughput_line_rate_ratio",
 		"RFC 2544 throughput (NDR) as a fraction of the ports' line rate (L1).", rowLabels, nil)
 	throughputTesterLimited = prometheus.NewDesc("linerate_throughput_tester_limited",
@@ -123,7 +126,7 @@ type ResultsCollector struct {
 
 // Describe implements prometheus.Collector.
 func (c *ResultsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{throughputL1, throughputL2, throughputFPS, throughputRatio, throughputTesterLimited, throughputUndetermined, latency, frameLoss,
+	for _, d := range []*prometheus.Desc{throughputL1, throughputL2, throughputFPS, throughputConditional, throughputRatio, throughputTesterLimited, throughputUndetermined, latency, frameLoss,
 		backToBack, imixL2, timelineOutages, timelineOutageFrames, timelineLostFrames, timelineLoss, timelineLongestOutage, timelineOutageTime,
 		timelineSES, timelineAvailability, timelineLiveOffered, timelineLiveReceived, timelineLiveSeconds, timelineLiveOutages,
 		timelineLiveLost, timelineLiveLastOutage, timelineLiveTesterBins, timelineBins, timelineTesterBins, timelineTesterLimited, penalty, phase, verdict, trials, completion, ndrChange, latencyChange,
@@ -294,6 +297,12 @@ func collectTest(ch chan<- prometheus.Metric, tt *v1alpha1.TrafficTest) {
 		gauge(throughputL1, float64(t.NDR.L1BitsPerSecond), l)
 		gauge(throughputL2, float64(t.NDR.L2BitsPerSecond), l)
 		gauge(throughputFPS, float64(t.NDR.FramesPerSecond), l)
+		if c := t.NDRConditional; c != nil {
+			gauge(throughputConditional, float64(c.FramesPerSecond), row(t.FrameSize, t.Direction, "ndr"))
+		}
+		if c := t.PDRConditional; c != nil {
+			gauge(throughputConditional, float64(c.FramesPerSecond), row(t.FrameSize, t.Direction, "pdr"))
+		}
 		gauge(throughputRatio, percentToRatio(t.NDR.PercentOfLineRate), l)
 	}
 	for _, lr := range r.Latency {

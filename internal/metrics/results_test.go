@@ -295,3 +295,23 @@ func TestCalibrationRunsExportNoTimeline(t *testing.T) {
 		}
 	}
 }
+
+// Conditional throughput is exported per goal where a row has it, and never for a row the tester limited
+// (its figures are the tester's) nor for one whose NDR is undetermined.
+func TestConditionalThroughputIsExportedPerGoal(t *testing.T) {
+	cond := func(fps int64) *v1alpha1.Rate { return &v1alpha1.Rate{FramesPerSecond: fps} }
+	run := &v1alpha1.TrafficTest{ObjectMeta: metav1.ObjectMeta{Namespace: "lab", Name: "pdr"}}
+	run.Status.Phase = v1alpha1.PhaseSucceeded
+	run.Status.Results = &v1alpha1.Results{Throughput: []v1alpha1.ThroughputResult{
+		{FrameSize: 64, Direction: "measured", NDR: v1alpha1.Rate{FramesPerSecond: 1000}, NDRConditional: cond(999), PDRConditional: cond(1010)},
+		{FrameSize: 64, Direction: "limited", NDR: v1alpha1.Rate{FramesPerSecond: 900}, PDRConditional: cond(905), TesterLimited: true},
+		{FrameSize: 64, Direction: "undetermined", NDR: v1alpha1.Rate{FramesPerSecond: 800}, PDRConditional: cond(805), Undetermined: "cap"},
+	}}
+	var got []string
+	for _, m := range gather(t, run)["linerate_throughput_conditional_frames_per_second"] {
+		got = append(got, fmt.Sprintf("%s %s %.0f", m.labels["direction"], m.labels["goal"], m.value))
+	}
+	if strings.Join(got, ", ") != "measured ndr 999, measured pdr 1010" {
+		t.Errorf("conditional throughput series %q", got)
+	}
+}

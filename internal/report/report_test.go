@@ -416,3 +416,22 @@ func TestLatencyAgainstLoadIsACurve(t *testing.T) {
 		}
 	}
 }
+
+// The throughput table gives the PDR and RFC 9971's conditional throughputs where the row has them.
+func TestTheReportGivesTheConditionalThroughput(t *testing.T) {
+	res := &v1alpha1.Results{Throughput: []v1alpha1.ThroughputResult{{FrameSize: 64, Direction: "west->east",
+		NDR: v1alpha1.Rate{FramesPerSecond: 1000}, PDR: &v1alpha1.Rate{FramesPerSecond: 1020}, PDRConditional: &v1alpha1.Rate{FramesPerSecond: 1010}}}}
+	dir := t.TempDir()
+	if err := Write(dir, Run{Name: "pdr", Results: res}); err != nil {
+		t.Fatal(err)
+	}
+	html, err := os.ReadFile(filepath.Join(dir, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"conditional throughput (RFC 9971)", "<td>1,020</td>", "PDR 1,010"} {
+		if !strings.Contains(string(html), s) {
+			t.Errorf("the report lacks %q", s)
+		}
+	}
+}

@@ -82,7 +82,7 @@ func (r *Runner) confirmBidirectional(ctx context.Context, test v1alpha1.TestKin
 					unconfirmed(sr, out.undetermined)
 				}
 				if label == "PDR" {
-					sr.PDR, sr.PDRTrial, pdrUnconfirmed[l] = nil, nil, true
+					sr.PDR, sr.PDRTrial, sr.PDRConditional, pdrUnconfirmed[l] = nil, nil, 0, true
 				}
 			default:
 				set(sr, out.rates[l], out.measurement(l), out.above[l])
@@ -97,10 +97,12 @@ func (r *Runner) confirmBidirectional(ctx context.Context, test v1alpha1.TestKin
 		func(sr *search.Result) (float64, bool) { return sr.NDR, sr.Found && sr.Undetermined == "" },
 		func(sr *search.Result, rate float64, m, above *search.Measurement) {
 			if rate <= 0 {
-				sr.Found, sr.NDR, sr.NDRTrial = false, 0, nil
+				sr.Found, sr.NDR, sr.NDRTrial, sr.NDRConditional = false, 0, nil, 0
 				return
 			}
 			sr.NDR, sr.NDRTrial = rate, m
+			// confirmed by one full-length trial of the pair: that trial is its own quantile
+			sr.NDRConditional = conditionalOfOne(tp.LossTolerancePercent, rate, m)
 			// what the DUT drops first above the NDR is now what it dropped first together
 			if above != nil && above.RatePercent > rate && (sr.AboveNDR == nil || above.RatePercent <= sr.AboveNDR.RatePercent) {
 				sr.AboveNDR = above
@@ -118,19 +120,30 @@ func (r *Runner) confirmBidirectional(ctx context.Context, test v1alpha1.TestKin
 		},
 		func(sr *search.Result, rate float64, m, _ *search.Measurement) {
 			if rate <= 0 {
-				sr.PDR, sr.PDRTrial = nil, nil
+				sr.PDR, sr.PDRTrial, sr.PDRConditional = nil, nil, 0
 				return
 			}
 			sr.PDR, sr.PDRTrial = &rate, m
+			sr.PDRConditional = conditionalOfOne(*tp.PDRLossTolerancePercent, rate, m)
 		})
 	// the NDR pair passed together within the NDR's tolerance, so within the PDR's: the PDR is no lower
 	for l, sr := range res {
 		if sr.Found && sr.Undetermined == "" && sr.NDR > 0 && !pdrUnconfirmed[l] && (sr.PDR == nil || *sr.PDR < sr.NDR) {
 			ndr := sr.NDR
 			sr.PDR, sr.PDRTrial = &ndr, sr.NDRTrial
+			sr.PDRConditional = conditionalOfOne(*tp.PDRLossTolerancePercent, ndr, sr.NDRTrial)
 		}
 	}
 	return trials, spent, err
+}
+
+// conditionalOfOne is RFC 9971's conditional throughput of a load one full-length trial confirmed, under a
+// goal of loss tolerance tol percent (0 where the tolerance is 0: the load itself is the answer).
+func conditionalOfOne(tol, rate float64, m *search.Measurement) float64 {
+	if tol <= 0 || m == nil {
+		return 0
+	}
+	return rate * (1 - m.LossPercent/100)
 }
 
 // unconfirmed makes a lane's result undetermined: the rate its own search found lost, or may have lost,
@@ -138,6 +151,7 @@ func (r *Runner) confirmBidirectional(ctx context.Context, test v1alpha1.TestKin
 func unconfirmed(sr *search.Result, why string) {
 	sr.Undetermined = fmt.Sprintf("%s (alone, its search found %s%%)", why, FormatPct(sr.NDR))
 	sr.Found, sr.NDR, sr.NDRTrial, sr.PDR, sr.PDRTrial = false, 0, nil, nil, nil
+	sr.NDRConditional, sr.PDRConditional = 0, 0
 }
 
 // jointOutcome is what the confirming trials of one pair found.

@@ -288,6 +288,14 @@ func (r *Runner) throughput(ctx context.Context, size int) error {
 		if best.PDR != nil {
 			pdr := r.rate(*best.PDR, float64(size))
 			tr.PDR = &pdr
+			if best.PDRConditional > 0 {
+				c := r.rate(best.PDRConditional, float64(size))
+				tr.PDRConditional = &c
+			}
+		}
+		if best.NDRConditional > 0 && best.Found && !a.notFound && a.undetermined == "" {
+			c := r.rate(best.NDRConditional, float64(size))
+			tr.NDRConditional = &c
 		}
 		if reps > 1 {
 			tr.Spread = r.ndrSpread(size, dirs[d].Name, a)

@@ -169,3 +169,52 @@ func TestNDRSpreadLeavesOutRepetitionsWithoutAnAnswer(t *testing.T) {
 		})
 	}
 }
+
+// RFC 9971's conditional throughput is the rate the DUT forwards at a load it is allowed to lose at: past a
+// DUT's capacity C a load λ loses 1 − C/λ, so at the PDR (1 % of loss allowed) it is C itself, for the RFC
+// 2544 goal and for CSIT's alike, bidirectional too; at an NDR of 0 % loss there is none to give.
+func TestConditionalThroughputIsWhatTheDUTForwardsAtThePDR(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		change func(*plan.Plan)
+	}{
+		{"RFC 2544 goal", func(*plan.Plan) {}},
+		{"CSIT goal", func(p *plan.Plan) {
+			p.Throughput.Goal = &plan.Goal{Preset: v1alpha1.GoalCSIT, FinalTrialDuration: time.Second, DurationSum: 21 * time.Second, ExceedRatioPercent: 50}
+		}},
+		{"bidirectional", func(p *plan.Plan) { p.Traffic.Direction = v1alpha1.Bidirectional }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := planFor(t, v1alpha1.TestThroughput)
+			p.FrameSizes = []int{512}
+			pdrTol := 1.0
+			p.Throughput.PDRLossTolerancePercent = &pdrTol
+			c.change(p)
+			const capacity = 1e6
+			e := sim.New(sim.DUT{CapacityFPS: capacity})
+			res, err := rfc2544.New(p, e, nil, rfc2544.Options{Sleep: e.Sleep}).Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Throughput) == 0 {
+				t.Fatal("no throughput row")
+			}
+			for _, row := range res.Throughput {
+				if row.NDRConditional != nil {
+					t.Errorf("%s: a conditional throughput %+v at an NDR of 0 %% loss", row.Direction, row.NDRConditional)
+				}
+				if row.PDR == nil || row.PDRConditional == nil {
+					t.Fatalf("%s: PDR %+v, conditional %+v", row.Direction, row.PDR, row.PDRConditional)
+				}
+				got := float64(row.PDRConditional.FramesPerSecond)
+				t.Logf("%s: NDR %d, PDR %d, conditional %d frames/s; capacity %.0f", row.Direction, row.NDR.FramesPerSecond, row.PDR.FramesPerSecond, row.PDRConditional.FramesPerSecond, capacity)
+				if float64(row.PDR.FramesPerSecond) > capacity && math.Abs(got-capacity) > 2 {
+					t.Errorf("%s: conditional throughput %.0f frames/s at a PDR of %d, want the capacity %.0f", row.Direction, got, row.PDR.FramesPerSecond, capacity)
+				}
+				if got > float64(row.PDR.FramesPerSecond) || got < float64(row.PDR.FramesPerSecond)*0.99-1 {
+					t.Errorf("%s: conditional throughput %.0f outside [PDR × 0.99, PDR] of %d", row.Direction, got, row.PDR.FramesPerSecond)
+				}
+			}
+		})
+	}
+}

@@ -43,6 +43,9 @@ func PrintTable(w io.Writer, r *v1alpha1.Results, lossTolerance string) {
 			if t.PDR != nil {
 				pdr = fmtInt(t.PDR.FramesPerSecond)
 			}
+			if c := conditional(t); c != "" {
+				pdr += " (conditional " + c + ")"
+			}
 			lat := "-"
 			if t.Latency != nil && t.Latency.Valid {
 				lat = ns(t.Latency.P50Ns) + " / " + ns(t.Latency.P99Ns)
@@ -204,3 +207,16 @@ func resolution(halfWidthNs int64) string {
 
 // loadName is a latency row's load for a table: "at the NDR", "at 50% of the NDR".
 func loadName(l v1alpha1.LatencyResult) string { return plan.LoadPhrase(plan.RowLoad(l)) }
+
+// conditional is a throughput row's RFC 9971 conditional throughputs (frames/s), where a goal's loss
+// ratio is not zero: "NDR 9,990 / PDR 8,950", "" where there are none.
+func conditional(t v1alpha1.ThroughputResult) string {
+	var out []string
+	if t.NDRConditional != nil {
+		out = append(out, "NDR "+fmtInt(t.NDRConditional.FramesPerSecond))
+	}
+	if t.PDRConditional != nil {
+		out = append(out, "PDR "+fmtInt(t.PDRConditional.FramesPerSecond))
+	}
+	return strings.Join(out, " / ")
+}

@@ -16,10 +16,16 @@ func (s *state) run(ctx context.Context, find func(ctx context.Context, tol floa
 	if err != nil {
 		return s.r, s.stop(err, "NDR")
 	}
+	if s.r.Found && s.p.LossTolerance > 0 {
+		s.r.NDRConditional = s.goal(s.p.LossTolerance).ConditionalThroughput(ndr, s.at(ndr))
+	}
 	if s.p.PDRLossTolerance != nil {
 		pdr, pdrM, err := find(ctx, *s.p.PDRLossTolerance)
 		if pdrM != nil {
 			s.r.PDR, s.r.PDRTrial = &pdr, pdrM
+			if *s.p.PDRLossTolerance > 0 {
+				s.r.PDRConditional = s.goal(*s.p.PDRLossTolerance).ConditionalThroughput(pdr, s.at(pdr))
+			}
 		}
 		if err != nil {
 			return s.r, s.stop(err, "PDR")
@@ -49,7 +55,7 @@ func (s *state) stop(err error, what string) error {
 			s.p.MaxTrials, lo, math.Min(hi, s.ceiling), s.p.Resolution)
 	}
 	if what == "PDR" {
-		s.r.PDR, s.r.PDRTrial = nil, nil
+		s.r.PDR, s.r.PDRTrial, s.r.PDRConditional = nil, nil, 0
 		s.r.Notes = appendOnce(s.r.Notes, "the PDR is undetermined: "+why)
 		return nil
 	}

@@ -102,6 +102,11 @@ type Result struct {
 	AboveNDR *Measurement
 	PDR      *float64
 	PDRTrial *Measurement
+	// NDRConditional and PDRConditional are RFC 9971's conditional throughput at the NDR and the PDR, in
+	// percent of line rate, where the goal's loss ratio is not zero: the load less the loss of the
+	// full-length trial at the quantile the exceed ratio leaves (0: not computed, or a loss ratio of 0, where
+	// it is the load itself).
+	NDRConditional, PDRConditional float64
 	// Trials and TrialTime count every trial of this search (traffic time only).
 	Trials    int
 	TrialTime time.Duration
