@@ -402,16 +402,9 @@ func TestLatencyAgainstLoadIsACurve(t *testing.T) {
 	if _, ok := Charts(&v1alpha1.Results{Latency: res.Latency[3:]})["latency-load.svg"]; ok {
 		t.Errorf("a curve of one point")
 	}
-	dir := t.TempDir()
-	if err := Write(dir, Run{Name: "curve", Results: res}); err != nil {
-		t.Fatal(err)
-	}
-	html, err := os.ReadFile(filepath.Join(dir, "index.html"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	html := writtenPage(t, Run{Name: "curve", Results: res})
 	for _, s := range []string{"at the sparse probe", "at 50% of the NDR", "at the NDR", "latency-load.svg"} {
-		if !strings.Contains(string(html), s) {
+		if !strings.Contains(html, s) {
 			t.Errorf("the report lacks %q", s)
 		}
 	}
@@ -421,17 +414,24 @@ func TestLatencyAgainstLoadIsACurve(t *testing.T) {
 func TestTheReportGivesTheConditionalThroughput(t *testing.T) {
 	res := &v1alpha1.Results{Throughput: []v1alpha1.ThroughputResult{{FrameSize: 64, Direction: "west->east",
 		NDR: v1alpha1.Rate{FramesPerSecond: 1000}, PDR: &v1alpha1.Rate{FramesPerSecond: 1020}, PDRConditional: &v1alpha1.Rate{FramesPerSecond: 1010}}}}
+	html := writtenPage(t, Run{Name: "pdr", Results: res})
+	for _, s := range []string{"conditional throughput (RFC 9971)", "<td>1,020</td>", "PDR 1,010"} {
+		if !strings.Contains(html, s) {
+			t.Errorf("the report lacks %q", s)
+		}
+	}
+}
+
+// writtenPage is the index.html Write makes of run.
+func writtenPage(t *testing.T, run Run) string {
+	t.Helper()
 	dir := t.TempDir()
-	if err := Write(dir, Run{Name: "pdr", Results: res}); err != nil {
+	if err := Write(dir, run); err != nil {
 		t.Fatal(err)
 	}
 	html, err := os.ReadFile(filepath.Join(dir, "index.html"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"conditional throughput (RFC 9971)", "<td>1,020</td>", "PDR 1,010"} {
-		if !strings.Contains(string(html), s) {
-			t.Errorf("the report lacks %q", s)
-		}
-	}
+	return string(html)
 }

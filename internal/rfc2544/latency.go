@@ -132,8 +132,8 @@ func (r *Runner) latency(ctx context.Context, size int) error {
 	if err := r.defineStreams(ctx, []int{size}); err != nil {
 		return err
 	}
-	for _, load := range r.plan.Latency.PercentOfNDR {
-		if err := r.latencyAt(ctx, size, load); err != nil {
+	for i, load := range r.plan.Latency.PercentOfNDR {
+		if err := r.latencyAt(ctx, size, load, i == 0); err != nil {
 			return err
 		}
 	}
@@ -143,8 +143,9 @@ func (r *Runner) latency(ctx context.Context, size int) error {
 // latencyLoadName names a load in notes: "at the NDR", "at the sparse probe", "at 50% of the NDR".
 func latencyLoadName(load float64) string { return plan.LoadPhrase(plan.LoadPercent(load)) }
 
-// latencyAt measures latency at one load of each direction's NDR, repeated.
-func (r *Runner) latencyAt(ctx context.Context, size int, load float64) error {
+// latencyAt measures latency at one load of each direction's NDR, repeated; the first load of a size says
+// what holds for all of them.
+func (r *Runner) latencyAt(ctx context.Context, size int, load float64, first bool) error {
 	dirs := r.plan.Directions()
 	tol := r.plan.Throughput.LossTolerancePercent
 	ts := trialSpec{test: v1alpha1.TestLatency, size: size, duration: r.plan.Durations.LatencyTrial, tol: tol}
@@ -152,7 +153,7 @@ func (r *Runner) latencyAt(ctx context.Context, size int, load float64) error {
 	for d := range dirs {
 		info, ok := r.ndr[key{size, d}]
 		if !ok || !info.found || info.percent <= 0 {
-			if load == r.plan.Latency.PercentOfNDR[0] {
+			if first {
 				r.note(fmt.Sprintf("latency %d B %s: skipped, no throughput (NDR) was found at this size", size, dirs[d].Name))
 			}
 			continue
@@ -165,7 +166,7 @@ func (r *Runner) latencyAt(ctx context.Context, size int, load float64) error {
 		return nil
 	}
 	reps := max(1, r.plan.Latency.Repetitions)
-	if reps < rfc8219MinRepetitions && load == r.plan.Latency.PercentOfNDR[0] {
+	if reps < rfc8219MinRepetitions && first {
 		r.note(fmt.Sprintf("latency was repeated %d times per size, direction and load; RFC 8219 asks for at least %d (spec.latency.repetitions)", reps, rfc8219MinRepetitions))
 	}
 	per := make([][]*engine.Latency, len(dirs))
