@@ -105,3 +105,29 @@ func TestEditsDuringARunDoNotRunItAgain(t *testing.T) {
 		t.Fatalf("an edit made during the run started another after it: phase %s, previous runs %+v", tt.Status.Phase, tt.Status.PreviousRuns)
 	}
 }
+
+// The latency loads: the default written out ("100") measures what an unset list does, so it reruns nothing;
+// another load is another measurement, but not another comparison (a comparison takes the NDR and the
+// latency at the NDR, which the loads below it do not change).
+func TestLatencyLoadsInTheSpecDigests(t *testing.T) {
+	spec := func(loads ...v1alpha1.Percent) *v1alpha1.TrafficTestSpec {
+		return &v1alpha1.TrafficTestSpec{DUT: v1alpha1.DUTSpec{Name: "gw"}, Latency: v1alpha1.LatencyParams{PercentOfNDR: loads}}
+	}
+	for _, c := range []struct {
+		name              string
+		a, b              *v1alpha1.TrafficTestSpec
+		measured, compare bool // the same
+	}{
+		{"unset and the default written out", spec(), spec("100"), true, true},
+		{"a curve added", spec(), spec("0", "50", "100"), false, true},
+		{"the curve without the NDR", spec("100"), spec("0", "50"), false, true},
+		{"the same curve", spec("0", "100"), spec("0", "100"), true, true},
+	} {
+		if got := measuredSpec(c.a) == measuredSpec(c.b); got != c.measured {
+			t.Errorf("%s: measures the same %v, want %v", c.name, got, c.measured)
+		}
+		if got := comparableSpec(c.a) == comparableSpec(c.b); got != c.compare {
+			t.Errorf("%s: comparable %v, want %v", c.name, got, c.compare)
+		}
+	}
+}

@@ -493,7 +493,9 @@ type LatencySummary struct {
 	// p90Ns is the 90th percentile of latency, in nanoseconds.
 	// +optional
 	P90Ns int64 `json:"p90Ns,omitempty"`
-	// p99Ns is the 99th percentile of latency, in nanoseconds.
+	// p99Ns is the 99th percentile of latency, in nanoseconds. Each percentile is left out where the frames
+	// cannot support it (fewer than 1/(1−p): p99 needs 100, p99.9 1,000, p99.99 10,000): it would be the
+	// largest latency seen under another name.
 	// +optional
 	P99Ns int64 `json:"p99Ns,omitempty"`
 	// p999Ns is the 99.9th percentile of latency (RFC 8219's worst-case latency), in nanoseconds.
@@ -505,7 +507,7 @@ type LatencySummary struct {
 	// maxNs is the largest latency, in nanoseconds.
 	// +optional
 	MaxNs int64 `json:"maxNs,omitempty"`
-	// pdvNs is the packet delay variation (RFC 5481: p99.9 minus min).
+	// pdvNs is the packet delay variation (RFC 5481: p99.9 minus min); left out with p99.9.
 	// +optional
 	PDVNs int64 `json:"pdvNs,omitempty"`
 	// jitterNs is the RFC 3550 interarrival jitter, one sample per TX timestamp (a TX burst shares one).
@@ -554,6 +556,11 @@ type LatencyResult struct {
 	// failure of the DUT.
 	// +optional
 	TesterMaxLatencyNs int64 `json:"testerMaxLatencyNs,omitempty"`
+	// note says what limits this row: repetitions of fewer timestamped frames than RFC 8219's 500, and the
+	// percentiles their count cannot support, which are left out (p99 needs 100 frames, p99.9 1,000,
+	// p99.99 10,000).
+	// +optional
+	Note string `json:"note,omitempty"`
 }
 
 // LatencyRepetitions is RFC 8219 §7.2's summary of latency repetitions: per repetition, the typical latency
@@ -577,17 +584,19 @@ type LatencyRepetitions struct {
 	// +required
 	TypicalP99Ns int64 `json:"typicalP99Ns"`
 	// worstCaseNs is the median of the repetitions' worst-case latencies.
-	// +required
-	WorstCaseNs int64 `json:"worstCaseNs"`
+	// +optional
+	WorstCaseNs int64 `json:"worstCaseNs,omitempty"`
 	// worstCaseP1Ns is the 1st percentile of the repetitions' worst-case latencies (nearest rank).
-	// +required
-	WorstCaseP1Ns int64 `json:"worstCaseP1Ns"`
+	// +optional
+	WorstCaseP1Ns int64 `json:"worstCaseP1Ns,omitempty"`
 	// worstCaseP99Ns is the 99th percentile of the repetitions' worst-case latencies (nearest rank).
-	// +required
-	WorstCaseP99Ns int64 `json:"worstCaseP99Ns"`
+	// +optional
+	WorstCaseP99Ns int64 `json:"worstCaseP99Ns,omitempty"`
 	// pdvNs is the median of the repetitions' packet delay variation (99.9th percentile − minimum, RFC 8219 §7.3).
-	// +required
-	PDVNs int64 `json:"pdvNs"`
+	// The worst case and the PDV are left out where no valid repetition timestamped the 1,000 frames a 99.9th
+	// percentile needs.
+	// +optional
+	PDVNs int64 `json:"pdvNs,omitempty"`
 }
 
 // FrameLossPoint is one step of the frame loss curve.

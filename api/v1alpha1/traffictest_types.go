@@ -424,9 +424,10 @@ type LatencyParams struct {
 	// percentOfNDR are the loads the latency is measured at, each in percent of the throughput (NDR) the same
 	// run measures at the same frame size and direction, and each with its own repetitions: "100" is the NDR
 	// itself (RFC 2544 §26.2), "0" a sparse probe that shows an idle DUT's latency (1 % of the NDR, raised to
-	// give a trial RFC 8219's 500 timestamped frames up to a tenth of the NDR, at most 1,000 frames/s). ["0", "10", "50", "90", "100"] is the curve FD.io CSIT reports, latency against load;
-	// every point is under RFC 8219's rules (a repetition that lost more than the loss tolerance is invalid).
-	// Default: ["100"], RFC 2544's single point.
+	// give a trial RFC 8219's 500 timestamped frames up to a tenth of the NDR, at most 1,000 frames/s).
+	// ["0", "10", "50", "90", "100"] draws latency against load as FD.io CSIT does (CSIT takes its fractions
+	// of the PDR; these are of the NDR, which RFC 2544's latency is measured at); every point is under RFC 8219's rules (a repetition that lost more than the loss tolerance is invalid).
+	// Default: ["100"], RFC 2544's single point; under throughput.goal.preset CSIT, ["0", "10", "50", "90", "100"].
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=11
 	// +kubebuilder:validation:XValidation:rule="self.all(x, self.exists_one(y, double(y) == double(x)))",message="latency.percentOfNDR: each load once"

@@ -145,11 +145,7 @@ func Missing(res *v1alpha1.Results, planned []plan.Row) []plan.Row {
 	}
 	var out []plan.Row
 	for _, r := range planned {
-		k := r
-		if k.Test == v1alpha1.TestLatency && k.Load == "" {
-			k.Load = "100" // a row planned before loads could be chosen is the NDR's
-		}
-		if !have[k] {
+		if !have[r] {
 			out = append(out, r)
 		}
 	}
@@ -247,6 +243,10 @@ func checkLatency(e v1alpha1.LatencyExpectation, res *v1alpha1.Results) (failure
 		// hold at the top of it, a failure at its bottom, and between the two it is undecided
 		v, bound := Statistic(l.Aggregate, stat), l.Aggregate.ClockOffsetBoundNs
 		switch {
+		case v == 0:
+			// a percentile the frames cannot support is not reported: it is not a latency of 0
+			undecided = append(undecided, fmt.Sprintf("maxLatency %d B %s: %s needs %d timestamped frames, the latency test measured %d (spec.durations.latencyTrial)",
+				l.FrameSize, l.Direction, stat, PercentileFrames(stat), l.Aggregate.Frames))
 		case v > e.Max.Nanoseconds() && ndrTesterLimited(res, l.FrameSize, l.Direction):
 			// at an NDR that is the tester's own limit, its own queues may be in the latency
 			undecided = append(undecided, fmt.Sprintf("maxLatency %d B %s: %s %s is above %s, measured at an NDR that is the tester's limit", l.FrameSize, l.Direction, stat,
@@ -268,7 +268,15 @@ func checkLatency(e v1alpha1.LatencyExpectation, res *v1alpha1.Results) (failure
 	return failures, undecided
 }
 
-// Statistic picks one value of a latency summary.
+// PercentileFrames is how many frames a percentile statistic needs before it is more than the largest
+// latency seen: the p-th percentile has 1/(1-p) frames at or above it (p99.9 needs 1,000). A summary of
+// fewer frames leaves it out (0); min, mean and max need one.
+func PercentileFrames(stat v1alpha1.Statistic) int64 {
+	return map[v1alpha1.Statistic]int64{"p50": 2, "p90": 10, "p99": 100, "p99.9": 1000, "p99.99": 10000}[stat]
+}
+
+// Statistic picks one value of a latency summary: 0 where it was not reported (a percentile its frames
+// cannot support).
 func Statistic(s v1alpha1.LatencySummary, stat v1alpha1.Statistic) int64 {
 	switch stat {
 	case "min":
@@ -336,7 +344,8 @@ func Change(res, prev *v1alpha1.Results) []v1alpha1.ChangeResult {
 		d := cur.L2BitsPerSecond - old.L2BitsPerSecond
 		c := v1alpha1.ChangeResult{FrameSize: size, Direction: dir, NDRL2BitsPerSecond: d, TesterLimited: limited,
 			NDRPercent: strconv.FormatFloat(100*float64(d)/float64(old.L2BitsPerSecond), 'f', 2, 64)}
-		if a, b, ok := validLatency(res, prev, size, dir); ok {
+		// a p99 too few frames supported is not reported in either run: no change of it is known
+		if a, b, ok := validLatency(res, prev, size, dir); ok && a.P99Ns > 0 && b.P99Ns > 0 {
 			p99, mean := a.P99Ns-b.P99Ns, a.MeanNs-b.MeanNs
 			c.LatencyP99Ns, c.LatencyMeanNs = &p99, &mean
 			if b.P99Ns > 0 {

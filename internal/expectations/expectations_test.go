@@ -31,14 +31,14 @@ func sampleResults() *v1alpha1.Results {
 // west-east (its 1518 B latency row says it could not be measured).
 var planned = []plan.Row{
 	{Test: v1alpha1.TestThroughput, FrameSize: 64, Direction: "west-east"}, {Test: v1alpha1.TestThroughput, FrameSize: 1518, Direction: "west-east"},
-	{Test: v1alpha1.TestLatency, FrameSize: 64, Direction: "west-east"},
+	{Test: v1alpha1.TestLatency, FrameSize: 64, Direction: "west-east", Load: "100"},
 }
 
 // A planned latency that could not be measured (every repetition invalid: lossy, spoiled, clocks apart)
 // is not measured: no expectation on it is needed for the run to be inconclusive.
 func TestAnUnmeasurableLatencyIsNeverPassed(t *testing.T) {
 	exp := &v1alpha1.Expectations{MinThroughput: []v1alpha1.ThroughputExpectation{{FrameSize: 64, L2BitsPerSecond: quantity("100M")}}}
-	withLatency := append(append([]plan.Row{}, planned...), plan.Row{Test: v1alpha1.TestLatency, FrameSize: 1518, Direction: "west-east"})
+	withLatency := append(append([]plan.Row{}, planned...), plan.Row{Test: v1alpha1.TestLatency, FrameSize: 1518, Direction: "west-east", Load: "100"})
 	if v, f := Evaluate(exp, sampleResults(), withLatency); v != v1alpha1.VerdictInconclusive || !strings.Contains(strings.Join(f, " "), "not measured: latency 1518 B") {
 		t.Errorf("%s %q", v, f)
 	}
@@ -138,6 +138,27 @@ func TestLatencyStatisticsAndInvalidClock(t *testing.T) {
 	exp.MaxLatency[0].FrameSize = 1518
 	if v, f := Evaluate(exp, res, planned); v != v1alpha1.VerdictInconclusive || !strings.Contains(f[0], "could not be measured") {
 		t.Fatalf("an unmeasurable latency is inconclusive, with its reason: %s %q", v, f)
+	}
+}
+
+// A percentile too few frames could support is left out of the summary (0): a maxLatency on it is
+// undecided and says how many frames it needs, never Passed as a latency of 0; no change of it is known.
+func TestAPercentileTooFewFramesSupportIsNeverPassed(t *testing.T) {
+	res := sampleResults()
+	res.Latency[0].Aggregate.Frames, res.Latency[0].Aggregate.P9999Ns = 600, 0
+	exp := &v1alpha1.Expectations{MaxLatency: []v1alpha1.LatencyExpectation{{FrameSize: 64, Statistic: "p99.99", Max: metav1.Duration{Duration: time.Second}}}}
+	if v, f := Evaluate(exp, res, planned); v != v1alpha1.VerdictInconclusive || !strings.Contains(strings.Join(f, ";"), "p99.99 needs 10000 timestamped frames, the latency test measured 600") {
+		t.Errorf("%s %q", v, f)
+	}
+	prev := sampleResults()
+	res.Latency[0].Aggregate.P99Ns = 0
+	if c := Change(res, prev); c[0].LatencyP99Ns != nil || c[0].LatencyP99Percent != "" {
+		t.Errorf("a p99 left out has no change: %+v", c[0])
+	}
+	for stat, want := range map[v1alpha1.Statistic]int64{"p50": 2, "p90": 10, "p99": 100, "p99.9": 1000, "p99.99": 10000, "max": 0} {
+		if got := PercentileFrames(stat); got != want {
+			t.Errorf("%s needs %d frames, want %d", stat, got, want)
+		}
 	}
 }
 

@@ -310,7 +310,11 @@ func collectTest(ch chan<- prometheus.Metric, tt *v1alpha1.TrafficTest) {
 			continue
 		}
 		for _, s := range []v1alpha1.Statistic{"min", "mean", "p50", "p90", "p99", "p99.9", "p99.99", "max"} {
-			gauge(latency, float64(expectations.Statistic(lr.Aggregate, s))/1e9, row(lr.FrameSize, lr.Direction, string(s), plan.RowLoad(lr)))
+			v := expectations.Statistic(lr.Aggregate, s)
+			if v == 0 {
+				continue // a percentile its frames cannot support was not reported, and is no latency of 0
+			}
+			gauge(latency, float64(v)/1e9, row(lr.FrameSize, lr.Direction, string(s), plan.RowLoad(lr)))
 		}
 	}
 	for _, fl := range r.FrameLoss {

@@ -18,9 +18,17 @@ const (
 	rfc8219Frames        = 500.0
 )
 
+// csitLatencyLoads is latency against load as FD.io CSIT draws it: the sparse probe, 10, 50 and 90 %, and
+// the throughput itself.
+var csitLatencyLoads = []float64{0, 10, 50, 90, 100}
+
 // latencyLoads resolves spec.latency.percentOfNDR: the loads in the order given (the API server refuses
-// a repeated one; so does this, for specs that never met it). Unset is RFC 2544's single point, the NDR.
-func latencyLoads(in []v1alpha1.Percent) ([]float64, error) {
+// a repeated one; so does this, for specs that never met it). Unset is RFC 2544's single point, the NDR,
+// and under the CSIT goal preset CSIT's curve: who asks for CSIT's search expects its latency report.
+func latencyLoads(in []v1alpha1.Percent, preset v1alpha1.GoalPreset) ([]float64, error) {
+	if len(in) == 0 && preset == v1alpha1.GoalCSIT {
+		return slices.Clone(csitLatencyLoads), nil
+	}
 	if len(in) == 0 {
 		return []float64{100}, nil
 	}

@@ -13,18 +13,24 @@ func TestLatencyLoads(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		in   []v1alpha1.Percent
+		csit bool
 		want []float64
 		err  string
 	}{
-		{"unset is RFC 2544's single point", nil, []float64{100}, ""},
-		{"CSIT's curve in the order given", []v1alpha1.Percent{"0", "10", "50", "90", "100"}, []float64{0, 10, 50, 90, 100}, ""},
-		{"fractions", []v1alpha1.Percent{"99.5", "0.5"}, []float64{99.5, 0.5}, ""},
-		{"a load twice", []v1alpha1.Percent{"50", "50.0"}, nil, "spec.latency.percentOfNDR[1]: 50.0% is given twice"},
-		{"above the NDR", []v1alpha1.Percent{"120"}, nil, "spec.latency.percentOfNDR[0]"},
+		{"unset is RFC 2544's single point", nil, false, []float64{100}, ""},
+		{"unset under the CSIT preset is CSIT's curve", nil, true, []float64{0, 10, 50, 90, 100}, ""},
+		{"given under the CSIT preset", []v1alpha1.Percent{"100"}, true, []float64{100}, ""},
+		{"CSIT's curve in the order given", []v1alpha1.Percent{"0", "10", "50", "90", "100"}, false, []float64{0, 10, 50, 90, 100}, ""},
+		{"fractions", []v1alpha1.Percent{"99.5", "0.5"}, false, []float64{99.5, 0.5}, ""},
+		{"a load twice", []v1alpha1.Percent{"50", "50.0"}, false, nil, "spec.latency.percentOfNDR[1]: 50.0% is given twice"},
+		{"above the NDR", []v1alpha1.Percent{"120"}, false, nil, "spec.latency.percentOfNDR[0]"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p, err := Resolve(testWith(v1alpha1.TrafficTestSpec{Tests: []v1alpha1.TestKind{"throughput", "latency"},
-				Latency: v1alpha1.LatencyParams{PercentOfNDR: c.in}}), nil)
+			spec := v1alpha1.TrafficTestSpec{Tests: []v1alpha1.TestKind{"throughput", "latency"}, Latency: v1alpha1.LatencyParams{PercentOfNDR: c.in}}
+			if c.csit {
+				spec.Throughput.Goal = &v1alpha1.SearchGoal{Preset: v1alpha1.GoalCSIT}
+			}
+			p, err := Resolve(testWith(spec), nil)
 			if c.err != "" {
 				if err == nil || !strings.Contains(err.Error(), c.err) {
 					t.Fatalf("error %v, want %q", err, c.err)

@@ -17,8 +17,10 @@ import (
 // Version of the plan format; the runner refuses plans it does not know. 2: a tester's calibration, which a
 // runner that ignored it would let pass the tester's ceiling as the DUT's. 3: the goal's relative width
 // (and the CSIT preset's 0.5 %), which a runner that ignored it would stop at the resolution. 4: the
-// timeline test, which a runner that ignored it would skip and call the run complete.
-const Version = 4
+// timeline test, which a runner that ignored it would skip and call the run complete. 5: latency at loads
+// (latency.percentOfNDR, a list whose 0 is the sparse probe where it was one number whose 0 meant the NDR),
+// which a runner of version 4 would read as no latency at all.
+const Version = 5
 
 // Plan is a fully resolved TrafficTest.
 type Plan struct {
@@ -121,7 +123,7 @@ type Goal struct {
 type Latency struct {
 	Repetitions int `json:"repetitions"`
 	// PercentOfNDR are the loads of latency trials in percent of the NDR, in the order run: 100 is the NDR
-	// itself (RFC 2544), 0 the sparse probe (ProbeRate). A calibration measures the tester's latency floor
+	// itself (RFC 2544), 0 the sparse probe (LatencyLoadPercent). A calibration measures the tester's latency floor
 	// well below its ceiling.
 	PercentOfNDR []float64 `json:"percentOfNDR"`
 }

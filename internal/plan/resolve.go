@@ -41,7 +41,11 @@ func Resolve(tt *v1alpha1.TrafficTest, profile *v1alpha1.ImixProfile) (*Plan, er
 		return nil, err
 	}
 	p.Latency.Repetitions = int(orDefault(s.Latency.Repetitions, 20))
-	if p.Latency.PercentOfNDR, err = latencyLoads(s.Latency.PercentOfNDR); err != nil {
+	preset := v1alpha1.GoalRFC2544
+	if p.Throughput.Goal != nil {
+		preset = p.Throughput.Goal.Preset
+	}
+	if p.Latency.PercentOfNDR, err = latencyLoads(s.Latency.PercentOfNDR, preset); err != nil {
 		return nil, err
 	}
 	if p.FrameLoss.StepPercent, err = Percent("spec.frameLoss.step", s.FrameLoss.Step, 10); err != nil {

@@ -54,7 +54,7 @@ func (r Row) String() string {
 		return fmt.Sprintf("%s %s", r.Test, r.Direction)
 	}
 	if r.Load != "" && r.Load != "100" {
-		return fmt.Sprintf("%s %d B %s at %s%% of the NDR", r.Test, r.FrameSize, r.Direction, r.Load)
+		return fmt.Sprintf("%s %d B %s %s", r.Test, r.FrameSize, r.Direction, LoadPhrase(r.Load))
 	}
 	return fmt.Sprintf("%s %d B %s", r.Test, r.FrameSize, r.Direction)
 }

@@ -211,9 +211,12 @@ func Charts(r *v1alpha1.Results) map[string]string {
 	if len(r.Latency) > 0 {
 		var ss []Series
 		qs := []float64{0, 50, 90, 99, 99.9, 99.99, 100}
+		// the distribution at the NDR (RFC 2544's latency) where it was measured; the loads below it are
+		// the curve's (latency-load.svg), and drawn here only where there is no NDR row
+		atNDR := slices.ContainsFunc(r.Latency, func(l v1alpha1.LatencyResult) bool { return plan.RowLoad(l) == "100" && l.Aggregate.Valid })
 		for _, l := range r.Latency {
 			a := l.Aggregate
-			if !a.Valid {
+			if !a.Valid || (atNDR && plan.RowLoad(l) != "100") {
 				continue
 			}
 			s := Series{Name: fmt.Sprintf("%d B %s", l.FrameSize, l.Direction)}
@@ -221,6 +224,9 @@ func Charts(r *v1alpha1.Results) map[string]string {
 				s.Name += " " + latencyLoad(l)
 			}
 			for i, v := range []int64{a.MinNs, a.P50Ns, a.P90Ns, a.P99Ns, a.P999Ns, a.P9999Ns, a.MaxNs} {
+				if v == 0 {
+					continue // a percentile its frames cannot support is not reported
+				}
 				// percentiles on a log-like axis: distance to 100 % in "nines"
 				s.Points = append(s.Points, [2]float64{nines(qs[i]), float64(v) / 1000})
 			}
@@ -229,8 +235,8 @@ func Charts(r *v1alpha1.Results) map[string]string {
 		if len(ss) > 0 {
 			out["latency.svg"] = LineChart("Latency percentiles (x: 0=min, 1=p90, 2=p99, 3=p99.9, 4=p99.99, 5=max)", XAxis{Label: "nines"}, "µs", ss)
 		}
-		if curve := latencyAgainstLoad(r.Latency); len(curve) > 0 {
-			out["latency-load.svg"] = LineChart("Latency against load: p50 and p99 of every frame at each load (0 = the sparse probe)",
+		if curve := latencyAgainstLoad(r.Latency, r.Throughput); len(curve) > 0 {
+			out["latency-load.svg"] = LineChart("Latency against load: p50 and p99 of every frame at each load (the sparse probe where it ran)",
 				XAxis{Label: "load (% of the NDR)"}, "µs", curve)
 		}
 	}
@@ -239,8 +245,9 @@ func Charts(r *v1alpha1.Results) map[string]string {
 
 // latencyAgainstLoad is a p50 and a p99 curve per frame size and direction over the loads latency was
 // measured at, where it was measured at more than one; a load whose repetitions were all invalid is a
-// gap in the curve, not a point.
-func latencyAgainstLoad(rows []v1alpha1.LatencyResult) []Series {
+// gap in the curve, not a point, and so is a p99 too few frames could support. The sparse probe is drawn
+// where it ran (its rate against the NDR, 1 % to 10 %), not at 0.
+func latencyAgainstLoad(rows []v1alpha1.LatencyResult, ndrs []v1alpha1.ThroughputResult) []Series {
 	type lane struct {
 		size int32
 		dir  string
@@ -265,9 +272,11 @@ func latencyAgainstLoad(rows []v1alpha1.LatencyResult) []Series {
 			if !l.Aggregate.Valid {
 				continue
 			}
-			load, _ := strconv.ParseFloat(plan.RowLoad(l), 64)
+			load := loadOfNDR(l, ndrs)
 			p50.Points = append(p50.Points, [2]float64{load, float64(l.Aggregate.P50Ns) / 1000})
-			p99.Points = append(p99.Points, [2]float64{load, float64(l.Aggregate.P99Ns) / 1000})
+			if l.Aggregate.P99Ns > 0 {
+				p99.Points = append(p99.Points, [2]float64{load, float64(l.Aggregate.P99Ns) / 1000})
+			}
 		}
 		slices.SortFunc(p50.Points, func(a, b [2]float64) int { return cmp.Compare(a[0], b[0]) })
 		slices.SortFunc(p99.Points, func(a, b [2]float64) int { return cmp.Compare(a[0], b[0]) })
@@ -276,6 +285,21 @@ func latencyAgainstLoad(rows []v1alpha1.LatencyResult) []Series {
 		}
 	}
 	return out
+}
+
+// loadOfNDR is where a latency row's load lies in percent of its NDR: its percentOfNDR, and for the sparse
+// probe its rate against the NDR of its frame size and direction (0 where that is not among the results).
+func loadOfNDR(l v1alpha1.LatencyResult, ndrs []v1alpha1.ThroughputResult) float64 {
+	load, _ := strconv.ParseFloat(plan.RowLoad(l), 64)
+	if load > 0 {
+		return load
+	}
+	for _, t := range ndrs {
+		if t.FrameSize == l.FrameSize && t.Direction == l.Direction && t.NDR.FramesPerSecond > 0 {
+			return 100 * float64(l.Rate.FramesPerSecond) / float64(t.NDR.FramesPerSecond)
+		}
+	}
+	return 0
 }
 
 // latencyLoad names a latency row's load: "at the NDR", "at the sparse probe", "at 50% of the NDR".
@@ -561,7 +585,7 @@ func plural(n int64, thing string) string {
 }
 
 var page = template.Must(template.New("r").Funcs(template.FuncMap{
-	"bits": units.FormatBits, "count": units.FormatCount, "ns": units.FormatNs,
+	"bits": units.FormatBits, "count": units.FormatCount, "ns": units.FormatNs, "pct": units.FormatPercentileNs,
 	"sentence": func(s string) string { return strings.TrimRight(s, ". ") },
 	"utc":      utcClock, "plural": plural, "load": latencyLoad,
 }).Parse(`<!doctype html><html><head><meta charset="utf-8">
@@ -582,9 +606,9 @@ th{background:#f4f4f4}td.l,th.l{text-align:left}.failed{border-left:4px solid #d
 {{range .Res.Imix}}<table><tr><th colspan="4">IMIX {{.Direction}} at the NDR, per frame size</th></tr><tr><th>frame</th><th>sent</th><th>received</th><th>loss %</th></tr>
 {{range .Classes}}<tr><td>{{.FrameSize}} B</td><td>{{count .TxFrames}}</td><td>{{count .RxFrames}}</td><td>{{.LossPercent}}</td></tr>{{end}}</table>{{end}}{{end}}
 {{if .Res.Latency}}<h2>Latency</h2><table><tr><th>frame</th><th>direction</th><th>load</th><th>frames/s</th><th>min</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th><th>PDV</th><th>percentiles ±</th><th>clocks</th></tr>
-{{range .Res.Latency}}<tr><td>{{.FrameSize}} B</td><td class="l">{{.Direction}}</td><td class="l">{{load .}}</td><td>{{count .Rate.FramesPerSecond}}</td>{{with .Aggregate}}{{if .Valid}}<td>{{ns .MinNs}}</td><td>{{ns .MeanNs}}</td><td>{{ns .P50Ns}}</td><td>{{ns .P99Ns}}</td><td>{{ns .P999Ns}}</td><td>{{ns .MaxNs}}</td><td>{{ns .PDVNs}}</td><td>{{if .ResolutionNs}}{{ns .ResolutionNs}}{{else}}exact{{end}}</td><td class="l">{{if .ClockOffsetBoundNs}}± {{ns .ClockOffsetBoundNs}} (two nodes){{else}}one{{end}}</td>{{else}}<td colspan="9" class="l limited">not measurable: {{.Reason}}</td>{{end}}{{end}}</tr>{{end}}</table>
+{{range .Res.Latency}}<tr><td>{{.FrameSize}} B</td><td class="l">{{.Direction}}</td><td class="l">{{load .}}</td><td>{{count .Rate.FramesPerSecond}}</td>{{with .Aggregate}}{{if .Valid}}<td>{{ns .MinNs}}</td><td>{{ns .MeanNs}}</td><td>{{pct .P50Ns}}</td><td>{{pct .P99Ns}}</td><td>{{pct .P999Ns}}</td><td>{{ns .MaxNs}}</td><td>{{pct .PDVNs}}</td><td>{{if .ResolutionNs}}{{ns .ResolutionNs}}{{else}}exact{{end}}</td><td class="l">{{if .ClockOffsetBoundNs}}± {{ns .ClockOffsetBoundNs}} (two nodes){{else}}one{{end}}</td>{{else}}<td colspan="9" class="l limited">not measurable: {{.Reason}}</td>{{end}}{{end}}</tr>{{end}}</table>
 <table><tr><th colspan="7">Latency over the repetitions (RFC 8219 §7.2): medians of each repetition's typical (p50) and worst-case (p99.9) latency, [1st, 99th percentile]</th></tr><tr><th>frame</th><th>direction</th><th>load</th><th>typical</th><th>worst case</th><th>PDV</th><th>repetitions valid / invalid</th></tr>
-{{range .Res.Latency}}<tr><td>{{.FrameSize}} B</td><td class="l">{{.Direction}}</td><td class="l">{{load .}}</td>{{with .RFC8219}}<td>{{ns .TypicalNs}} [{{ns .TypicalP1Ns}}, {{ns .TypicalP99Ns}}]</td><td>{{ns .WorstCaseNs}} [{{ns .WorstCaseP1Ns}}, {{ns .WorstCaseP99Ns}}]</td><td>{{ns .PDVNs}}</td><td>{{.Repetitions}} / {{.Invalid}}</td>{{else}}<td colspan="4" class="l limited">no valid repetition</td>{{end}}</tr>{{end}}</table>{{end}}
+{{range .Res.Latency}}<tr><td>{{.FrameSize}} B</td><td class="l">{{.Direction}}</td><td class="l">{{load .}}</td>{{with .RFC8219}}<td>{{ns .TypicalNs}} [{{ns .TypicalP1Ns}}, {{ns .TypicalP99Ns}}]</td><td>{{pct .WorstCaseNs}} [{{pct .WorstCaseP1Ns}}, {{pct .WorstCaseP99Ns}}]</td><td>{{pct .PDVNs}}</td><td>{{.Repetitions}} / {{.Invalid}}</td>{{else}}<td colspan="4" class="l limited">no valid repetition</td>{{end}}</tr>{{end}}</table>{{end}}
 {{if .Res.BackToBack}}<h2>Back-to-back (RFC 9004)</h2><table><tr><th>frame</th><th>direction</th><th>longest burst (frames, mean)</th><th>std. dev.</th><th>min</th><th>max</th><th>searches</th><th>implied buffer (s)</th><th>corrected buffer (s)</th><th></th></tr>
 {{range .Res.BackToBack}}<tr><td>{{.FrameSize}} B</td><td class="l">{{.Direction}}</td>{{if .NotMeasurable}}<td colspan="7" class="l limited">not measurable: {{.NotMeasurable}}</td>{{else}}<td>{{count .Frames}}</td><td>{{count .Spread.StdDev}}</td><td>{{count .Spread.Min}}</td><td>{{count .Spread.Max}}</td><td>{{.Spread.Repetitions}}</td><td>{{.BurstSeconds}}</td><td>{{or .CorrectedBufferSeconds "-"}}</td>{{end}}<td class="l limited">{{if .TesterLimited}}tester-limited{{end}}{{if .Saturated}} saturated{{end}}</td></tr>{{end}}</table>{{end}}
 {{if .Timeline}}<h2>Timeline</h2>

@@ -377,20 +377,22 @@ func TestTimelineReadsWellInABrowser(t *testing.T) {
 }
 
 // Latency at several loads is a curve per frame size and direction: p50 and p99 against the load, in load
-// order whatever the rows' order; a load none of whose repetitions was valid is a gap, not a zero; the
-// tables name each row's load.
+// order whatever the rows' order; the sparse probe where it ran against the NDR; a load none of whose
+// repetitions was valid is a gap, not a zero, and so is a p99 its frames could not support; the tables
+// name each row's load.
 func TestLatencyAgainstLoadIsACurve(t *testing.T) {
-	row := func(load v1alpha1.Percent, p50, p99 int64) v1alpha1.LatencyResult {
-		return v1alpha1.LatencyResult{FrameSize: 64, Direction: "west->east", PercentOfNDR: load,
-			Aggregate: v1alpha1.LatencySummary{Valid: p50 > 0, P50Ns: p50, P99Ns: p99, MinNs: 1000, MaxNs: 2 * p99}}
+	row := func(load v1alpha1.Percent, fps, p50, p99 int64) v1alpha1.LatencyResult {
+		return v1alpha1.LatencyResult{FrameSize: 64, Direction: "west->east", PercentOfNDR: load, Rate: v1alpha1.Rate{FramesPerSecond: fps},
+			Aggregate: v1alpha1.LatencySummary{Valid: p50 > 0, P50Ns: p50, P99Ns: p99, MinNs: 1000, MaxNs: 2 * p50}}
 	}
-	res := &v1alpha1.Results{Latency: []v1alpha1.LatencyResult{row("50", 8000, 9000), row("0", 5000, 6000), row("90", 0, 0), row("100", 300000, 700000)}}
-	curve := latencyAgainstLoad(res.Latency)
+	res := &v1alpha1.Results{Throughput: []v1alpha1.ThroughputResult{{FrameSize: 64, Direction: "west->east", NDR: v1alpha1.Rate{FramesPerSecond: 2000}}},
+		Latency: []v1alpha1.LatencyResult{row("50", 1000, 8000, 9000), row("0", 50, 5000, 0), row("90", 1800, 0, 0), row("100", 2000, 300000, 700000)}}
+	curve := latencyAgainstLoad(res.Latency, res.Throughput)
 	if len(curve) != 2 || curve[0].Name != "64 B west->east p50" {
 		t.Fatalf("curves %+v", curve)
 	}
-	want := [][2]float64{{0, 5}, {50, 8}, {100, 300}}
-	if !slices.Equal(curve[0].Points, want) || curve[1].Points[2] != [2]float64{100, 700} {
+	want := [][2]float64{{2.5, 5}, {50, 8}, {100, 300}}
+	if !slices.Equal(curve[0].Points, want) || !slices.Equal(curve[1].Points, [][2]float64{{50, 9}, {100, 700}}) {
 		t.Errorf("p50 %v (want %v), p99 %v", curve[0].Points, want, curve[1].Points)
 	}
 	charts := Charts(res)

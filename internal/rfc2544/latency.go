@@ -11,6 +11,7 @@ import (
 
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/engine"
+	"linerate.dev/linerate/internal/expectations"
 	"linerate.dev/linerate/internal/plan"
 	"linerate.dev/linerate/internal/search"
 )
@@ -21,8 +22,12 @@ import (
 // again (a DUT whose capacity wanders may carry the NDR in the next trial), up to the validity's retries,
 // and one that lost in every run is invalid, recorded as such and left out of every summary.
 
-// rfc8219MinRepetitions is what RFC 8219 §7.2 asks for.
-const rfc8219MinRepetitions = 20
+// rfc8219MinRepetitions and rfc8219Frames (timestamped frames per repetition) are what RFC 8219 §7.2 asks
+// for.
+const (
+	rfc8219MinRepetitions = 20
+	rfc8219Frames         = 500
+)
 
 func latencySummary(l *engine.Latency) *v1alpha1.LatencySummary {
 	if l == nil {
@@ -42,9 +47,30 @@ func latencySummary(l *engine.Latency) *v1alpha1.LatencySummary {
 		}
 		return &v1alpha1.LatencySummary{Valid: false, Reason: reason}
 	}
-	return &v1alpha1.LatencySummary{Valid: true, Frames: l.Count, ClockOffsetBoundNs: l.ClockBoundNs, MinNs: l.MinNs, MeanNs: l.MeanNs, P50Ns: l.P50Ns,
+	s := &v1alpha1.LatencySummary{Valid: true, Frames: l.Count, ClockOffsetBoundNs: l.ClockBoundNs, MinNs: l.MinNs, MeanNs: l.MeanNs, P50Ns: l.P50Ns,
 		P90Ns: l.P90Ns, P99Ns: l.P99Ns, P999Ns: l.P999Ns, P9999Ns: l.P9999Ns, MaxNs: l.MaxNs, PDVNs: l.PDVNs,
 		JitterNs: l.JitterNs, ResolutionNs: l.ResolutionNs}
+	withoutUnsupportedPercentiles(s)
+	return s
+}
+
+// percentileFields are a summary's percentiles by their statistic's name.
+func percentileFields(s *v1alpha1.LatencySummary) map[v1alpha1.Statistic]*int64 {
+	return map[v1alpha1.Statistic]*int64{"p50": &s.P50Ns, "p90": &s.P90Ns, "p99": &s.P99Ns, "p99.9": &s.P999Ns, "p99.99": &s.P9999Ns}
+}
+
+// withoutUnsupportedPercentiles leaves out the percentiles too few frames cannot support: of fewer than
+// 1/(1-p) frames the p-th percentile is the largest latency seen under another name, and a p99.99 of 500
+// frames would claim a tail nobody measured. The PDV (p99.9 minus min) goes with p99.9.
+func withoutUnsupportedPercentiles(s *v1alpha1.LatencySummary) {
+	for stat, v := range percentileFields(s) {
+		if s.Frames < expectations.PercentileFrames(stat) {
+			*v = 0
+		}
+	}
+	if s.P999Ns == 0 {
+		s.PDVNs = 0
+	}
 }
 
 // mergeLatency aggregates repetitions: percentiles from the merged histograms, the mean as the mean of
@@ -121,8 +147,15 @@ func mergeLatency(reps []*engine.Latency) v1alpha1.LatencySummary {
 		}
 		return out.MaxNs
 	}
-	out.P50Ns, out.P90Ns, out.P99Ns, out.P999Ns, out.P9999Ns = q(0.5), q(0.9), q(0.99), q(0.999), q(0.9999)
-	out.PDVNs = out.P999Ns - out.MinNs
+	for stat, v := range percentileFields(&out) {
+		if out.Frames >= expectations.PercentileFrames(stat) {
+			p, _ := strconv.ParseFloat(strings.TrimPrefix(string(stat), "p"), 64)
+			*v = q(p / 100)
+		}
+	}
+	if out.P999Ns > 0 {
+		out.PDVNs = out.P999Ns - out.MinNs
+	}
 	return out
 }
 
@@ -132,12 +165,30 @@ func (r *Runner) latency(ctx context.Context, size int) error {
 	if err := r.defineStreams(ctx, []int{size}); err != nil {
 		return err
 	}
-	for i, load := range r.plan.Latency.PercentOfNDR {
+	loads := r.plan.Latency.PercentOfNDR
+	for i, load := range loads {
+		if r.latencyLoadMeasured(size, load) {
+			continue // a resumed run: the checkpoint holds this load's rows (and its notes)
+		}
 		if err := r.latencyAt(ctx, size, load, i == 0); err != nil {
 			return err
 		}
+		if i < len(loads)-1 {
+			r.checkpointWithinStep()
+		}
 	}
 	return nil
+}
+
+// latencyLoadMeasured says the results hold this size's rows at this load before its step measured it:
+// a checkpoint taken within the step, after that load, put them there.
+func (r *Runner) latencyLoadMeasured(size int, load float64) bool {
+	for _, l := range r.res.Latency {
+		if int(l.FrameSize) == size && plan.RowLoad(l) == plan.LoadPercent(load) {
+			return true
+		}
+	}
+	return false
 }
 
 // latencyLoadName names a load in notes: "at the NDR", "at the sparse probe", "at 50% of the NDR".
@@ -160,7 +211,7 @@ func (r *Runner) latencyAt(ctx context.Context, size int, load float64, first bo
 		}
 		ts.dirs = append(ts.dirs, d)
 		ts.rates = append(ts.rates, plan.LatencyLoadPercent(info.percent, load, r.lineFPS(float64(size)), ts.duration.Seconds()))
-		ts.purposes = append(ts.purposes, "latency")
+		ts.purposes = append(ts.purposes, "latency "+at) // the records and the progress line name the load
 	}
 	if len(ts.dirs) == 0 {
 		return nil
@@ -191,7 +242,7 @@ func (r *Runner) latencyAt(ctx context.Context, size int, load float64, first bo
 			}
 			rows = append(rows, v1alpha1.LatencyResult{FrameSize: int32(size), Direction: dirs[d].Name,
 				Rate: r.rate(ts.rates[i], float64(size)), PercentOfNDR: v1alpha1.Percent(plan.LoadPercent(load)), Aggregate: agg, RFC8219: rfc8219Summary(sums[d], invalid[d]),
-				Repetitions: sums[d]})
+				Repetitions: sums[d], Note: fewFramesNote(sums[d])})
 		}
 		r.res.Latency = rows
 		if len(rerun) > 0 {
@@ -275,6 +326,9 @@ func (r *Runner) latencyAt(ctx context.Context, size int, load float64, first bo
 	flush()
 	// RFC 8219 asks for the summary over at least 20 repetitions: say so where invalid ones left fewer
 	for _, d := range ts.dirs {
+		if few := fewFramesNote(sums[d]); few != "" {
+			r.note(fmt.Sprintf("latency %d B %s %s: %s", size, dirs[d].Name, at, few))
+		}
 		if valid := len(sums[d]) - invalid[d]; reps >= rfc8219MinRepetitions && valid > 0 && valid < rfc8219MinRepetitions {
 			r.note(fmt.Sprintf("latency %d B %s %s: the RFC 8219 summary is over %d valid repetitions of %d, fewer than the %d it asks for",
 				size, dirs[d].Name, at, valid, reps, rfc8219MinRepetitions))
@@ -302,17 +356,47 @@ func lostByTheDUT(drs []dirResult, tol float64) bool {
 func rfc8219Summary(reps []v1alpha1.LatencySummary, invalid int) *v1alpha1.LatencyRepetitions {
 	var typical, worst, pdv []int64
 	for _, s := range reps {
-		if s.Valid {
-			typical, worst, pdv = append(typical, s.P50Ns), append(worst, s.P999Ns), append(pdv, s.PDVNs)
+		if !s.Valid {
+			continue
+		}
+		typical = append(typical, s.P50Ns)
+		// a repetition of fewer than 1,000 frames has no worst case (p99.9): it is not one of 0
+		if s.P999Ns > 0 {
+			worst, pdv = append(worst, s.P999Ns), append(pdv, s.PDVNs)
 		}
 	}
 	if len(typical) == 0 {
 		return nil
 	}
-	return &v1alpha1.LatencyRepetitions{Repetitions: int32(len(typical)), Invalid: int32(invalid),
-		TypicalNs: median(typical), TypicalP1Ns: nearestRank(typical, 0.01), TypicalP99Ns: nearestRank(typical, 0.99),
-		WorstCaseNs: median(worst), WorstCaseP1Ns: nearestRank(worst, 0.01), WorstCaseP99Ns: nearestRank(worst, 0.99),
-		PDVNs: median(pdv)}
+	out := &v1alpha1.LatencyRepetitions{Repetitions: int32(len(typical)), Invalid: int32(invalid),
+		TypicalNs: median(typical), TypicalP1Ns: nearestRank(typical, 0.01), TypicalP99Ns: nearestRank(typical, 0.99)}
+	if len(worst) > 0 {
+		out.WorstCaseNs, out.WorstCaseP1Ns, out.WorstCaseP99Ns = median(worst), nearestRank(worst, 0.01), nearestRank(worst, 0.99)
+		out.PDVNs = median(pdv)
+	}
+	return out
+}
+
+// fewFramesNote says where a latency row's repetitions timestamped fewer frames than RFC 8219's 500, and
+// which percentiles their count left out; "" where none did.
+func fewFramesNote(reps []v1alpha1.LatencySummary) string {
+	fewest := int64(-1)
+	for _, s := range reps {
+		if s.Valid && (fewest < 0 || s.Frames < fewest) {
+			fewest = s.Frames
+		}
+	}
+	if fewest < 0 || fewest >= rfc8219Frames {
+		return ""
+	}
+	var left []string
+	for _, stat := range []v1alpha1.Statistic{"p50", "p90", "p99", "p99.9", "p99.99"} {
+		if fewest < expectations.PercentileFrames(stat) {
+			left = append(left, string(stat))
+		}
+	}
+	return fmt.Sprintf("a repetition timestamped %d frames, fewer than the %d RFC 8219 asks for (a longer spec.durations.latencyTrial or a higher load gives more); a repetition leaves out the percentiles its frames cannot support (%s), and the worst case and PDV with p99.9",
+		fewest, rfc8219Frames, joinList(left))
 }
 
 // median of v (the mean of the middle two when their number is even, rounded).

@@ -1,6 +1,7 @@
 package rfc2544
 
 import (
+	"strings"
 	"testing"
 
 	"linerate.dev/linerate/api/v1alpha1"
@@ -68,5 +69,63 @@ func TestMergedPercentilesAreBucketMiddles(t *testing.T) {
 	exact := &engine.Latency{Valid: true, Count: 10, MinNs: 900, MeanNs: 950, MaxNs: 1000, Hist: [][2]int64{{950, 10}}}
 	if got := mergeLatency([]*engine.Latency{exact}); got.P50Ns != 950 || got.ResolutionNs != 0 {
 		t.Errorf("exact: p50 %d resolution %d", got.P50Ns, got.ResolutionNs)
+	}
+}
+
+// A repetition of fewer frames than a percentile needs (1/(1-p)) leaves it out, not reports the largest
+// latency under its name; the PDV goes with p99.9, the RFC 8219 worst case is over the repetitions that
+// have one, and the row says what was left out where a repetition had fewer than RFC 8219's 500 frames.
+func TestPercentilesTooFewFramesSupportAreLeftOut(t *testing.T) {
+	eng := func(n int64) *engine.Latency {
+		return &engine.Latency{Valid: true, Count: n, MinNs: 1000, MeanNs: 2000, P50Ns: 2000, P90Ns: 3000, P99Ns: 4000, P999Ns: 5000, P9999Ns: 6000, MaxNs: 7000, PDVNs: 4000}
+	}
+	for _, tc := range []struct {
+		frames                          int64
+		p50, p90, p99, p999, p9999, pdv int64
+	}{
+		{1, 0, 0, 0, 0, 0, 0},
+		{99, 2000, 3000, 0, 0, 0, 0},
+		{500, 2000, 3000, 4000, 0, 0, 0},
+		{1000, 2000, 3000, 4000, 5000, 0, 4000},
+		{10000, 2000, 3000, 4000, 5000, 6000, 4000},
+	} {
+		s := latencySummary(eng(tc.frames))
+		if s.P50Ns != tc.p50 || s.P90Ns != tc.p90 || s.P99Ns != tc.p99 || s.P999Ns != tc.p999 || s.P9999Ns != tc.p9999 || s.PDVNs != tc.pdv || s.MaxNs != 7000 || s.MinNs != 1000 {
+			t.Errorf("%d frames: %+v", tc.frames, s)
+		}
+	}
+	// merged: 3 repetitions of 400 frames support p99.9 together (1,200), not p99.99
+	hist := func(n int64) *engine.Latency {
+		return &engine.Latency{Valid: true, Count: n, MinNs: 100, MeanNs: 500, MaxNs: 900, Hist: [][2]int64{{500, n}}}
+	}
+	m := mergeLatency([]*engine.Latency{hist(400), hist(400), hist(400)})
+	if m.P999Ns == 0 || m.P9999Ns != 0 || m.PDVNs != m.P999Ns-m.MinNs {
+		t.Errorf("1,200 merged frames: %+v", m)
+	}
+	if m := mergeLatency([]*engine.Latency{hist(50)}); m.P99Ns != 0 || m.P90Ns == 0 || m.PDVNs != 0 {
+		t.Errorf("50 frames: %+v", m)
+	}
+	few, enough := *latencySummary(eng(300)), *latencySummary(eng(2000))
+	sum := rfc8219Summary([]v1alpha1.LatencySummary{few, enough, few}, 0)
+	if sum.Repetitions != 3 || sum.WorstCaseNs != 5000 || sum.PDVNs != 4000 {
+		t.Errorf("the worst case of the one repetition that has one: %+v", sum)
+	}
+	if sum := rfc8219Summary([]v1alpha1.LatencySummary{few}, 0); sum.WorstCaseNs != 0 || sum.PDVNs != 0 || sum.TypicalNs != 2000 {
+		t.Errorf("no repetition has a worst case: %+v", sum)
+	}
+	for _, tc := range []struct {
+		reps []v1alpha1.LatencySummary
+		want string
+	}{
+		{[]v1alpha1.LatencySummary{enough, few}, "a repetition timestamped 300 frames, fewer than the 500 RFC 8219 asks for"},
+		{[]v1alpha1.LatencySummary{enough}, ""},
+		{[]v1alpha1.LatencySummary{{Valid: false, Frames: 3}}, ""},
+	} {
+		if got := fewFramesNote(tc.reps); !strings.HasPrefix(got, tc.want) || (tc.want == "") != (got == "") {
+			t.Errorf("note %q, want %q", got, tc.want)
+		}
+	}
+	if got := fewFramesNote([]v1alpha1.LatencySummary{few}); !strings.Contains(got, "(p99.9 and p99.99)") {
+		t.Errorf("note %q names no left-out percentiles", got)
 	}
 }

@@ -20,6 +20,14 @@ func (r *Runner) stepDone() {
 	r.sink.OnResults(r.res)
 }
 
+// checkpointWithinStep checkpoints a long step part of the way (a latency step after each of its loads):
+// the step is not done, but a resumed run finds the parts' rows in the results and passes over them.
+func (r *Runner) checkpointWithinStep() {
+	if c, ok := r.sink.(Checkpointer); ok {
+		c.OnCheckpoint(r.checkpoint())
+	}
+}
+
 // skipStep passes over a step a checkpoint says is done.
 func (r *Runner) skipStep() bool {
 	if r.skipSteps == 0 {
@@ -75,7 +83,7 @@ func (r *Runner) resume(cp *results.Checkpoint) {
 	r.progress.StepsDone = int32(r.stepsDone)
 	msg := fmt.Sprintf("resumed after a suspension (resumption %d): the %d of %d steps complete then were not measured again", r.resumes, cp.StepsDone, r.stepsTotal)
 	if r.opt.LastSeq > cp.LastSeq {
-		msg += fmt.Sprintf("; the step under way then was measured again from its start, its earlier trials (seq %d-%d) are kept in the records but count for nothing", cp.LastSeq+1, r.opt.LastSeq)
+		msg += fmt.Sprintf("; the step under way then was measured again from its start (a latency step from its first load not complete then), its earlier trials (seq %d-%d) are kept in the records but count for nothing", cp.LastSeq+1, r.opt.LastSeq)
 	}
 	r.note(msg)
 	r.sink.OnResults(r.res)

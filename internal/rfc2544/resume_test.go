@@ -180,3 +180,54 @@ func TestAResumedRunKnowsItsThroughputWasTheTestersLimit(t *testing.T) {
 		})
 	}
 }
+
+// A latency step checkpoints after each of its loads: a run resumed from such a checkpoint measures only
+// the loads not complete then, and ends with the rows the uninterrupted run has. The trial records name
+// each trial's load.
+func TestALatencyStepResumesAtItsFirstLoadNotComplete(t *testing.T) {
+	p := planFor(t, v1alpha1.TestThroughput, v1alpha1.TestLatency)
+	p.FrameSizes = []int{64}
+	p.Latency.PercentOfNDR = []float64{0, 50, 100}
+	dut := sim.DUT{CapacityFPS: 2.5e6, Seed: 5}
+	full := &checkpointer{}
+	e := sim.New(dut)
+	whole, err := rfc2544.New(p, e, full, rfc2544.Options{Sleep: e.Sleep, PlanHash: "h"}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	purposes := map[string]int{}
+	for _, tr := range full.trials {
+		if tr.Test == v1alpha1.TestLatency {
+			purposes[tr.Purpose]++
+		}
+	}
+	if purposes["latency at the sparse probe"] != 3 || purposes["latency at 50% of the NDR"] != 3 || purposes["latency at the NDR"] != 3 {
+		t.Errorf("latency trials by purpose: %v", purposes)
+	}
+	// throughput done, then the latency step's checkpoints after the probe and after 50 %, then the step's
+	if len(full.checkpoints) != 4 || full.checkpoints[1].StepsDone != 1 || len(full.checkpoints[1].Results.Latency) != 1 ||
+		full.checkpoints[2].StepsDone != 1 || len(full.checkpoints[2].Results.Latency) != 2 {
+		t.Fatalf("checkpoints: %d, %+v", len(full.checkpoints), full.checkpoints)
+	}
+	cp := full.checkpoints[2]
+	rec := &checkpointer{}
+	e = sim.New(dut)
+	res, err := rfc2544.New(p, e, rec, rfc2544.Options{Sleep: e.Sleep, PlanHash: "h", Resume: &cp, LastSeq: 500}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range rec.trials {
+		if tr.Purpose != "latency at the NDR" {
+			t.Errorf("the resumed run measured %s %q again", tr.Test, tr.Purpose)
+		}
+	}
+	if len(rec.trials) != 3 || len(res.Latency) != 3 {
+		t.Fatalf("%d trials, %d latency rows", len(rec.trials), len(res.Latency))
+	}
+	for i := range res.Latency {
+		if res.Latency[i].PercentOfNDR != whole.Latency[i].PercentOfNDR || res.Latency[i].Rate != whole.Latency[i].Rate {
+			t.Errorf("row %d: %s at %+v, the uninterrupted run %s at %+v", i, res.Latency[i].PercentOfNDR, res.Latency[i].Rate,
+				whole.Latency[i].PercentOfNDR, whole.Latency[i].Rate)
+		}
+	}
+}

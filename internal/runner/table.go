@@ -26,6 +26,9 @@ func fmtInt(v int64) string {
 
 func ns(v int64) string { return units.FormatNs(v) }
 
+// pct writes a percentile, or "–" where its frames could not support one.
+func pct(v int64) string { return units.FormatPercentileNs(v) }
+
 // PrintTable writes the RFC 2544 result tables the way a test report shows them.
 func PrintTable(w io.Writer, r *v1alpha1.Results, lossTolerance string) {
 	if r == nil {
@@ -48,7 +51,7 @@ func PrintTable(w io.Writer, r *v1alpha1.Results, lossTolerance string) {
 			}
 			lat := "-"
 			if t.Latency != nil && t.Latency.Valid {
-				lat = ns(t.Latency.P50Ns) + " / " + ns(t.Latency.P99Ns)
+				lat = pct(t.Latency.P50Ns) + " / " + pct(t.Latency.P99Ns)
 			}
 			mark := rowMarks(t.TesterLimited, t.Undetermined, t.CeilingMarginPercent)
 			fmt.Fprintf(tw, "%d B\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d (%s s)%s\t\n", t.FrameSize, t.Direction,
@@ -58,7 +61,7 @@ func PrintTable(w io.Writer, r *v1alpha1.Results, lossTolerance string) {
 		}
 	}
 	if len(r.Latency) > 0 {
-		fmt.Fprintln(tw, "\nLatency at the NDR and the loads of spec.latency.percentOfNDR (RFC 2544 26.2, every frame timestamped)")
+		fmt.Fprintln(tw, "\nLatency at the loads of spec.latency.percentOfNDR (RFC 2544 26.2 at the NDR; every frame timestamped; – a percentile too few frames support)")
 		fmt.Fprintln(tw, "frame\tdirection\tload\tframes/s\tmin\tmean\tp50\tp99\tp99.9\tmax\tPDV\tjitter\tpercentiles ±\treps\t")
 		for _, l := range r.Latency {
 			a := l.Aggregate
@@ -67,8 +70,8 @@ func PrintTable(w io.Writer, r *v1alpha1.Results, lossTolerance string) {
 				continue
 			}
 			fmt.Fprintf(tw, "%d B\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", l.FrameSize, l.Direction, loadName(l),
-				fmtInt(l.Rate.FramesPerSecond), ns(a.MinNs), ns(a.MeanNs), ns(a.P50Ns), ns(a.P99Ns), ns(a.P999Ns),
-				ns(a.MaxNs), ns(a.PDVNs), ns(a.JitterNs), resolution(a.ResolutionNs), len(l.Repetitions))
+				fmtInt(l.Rate.FramesPerSecond), ns(a.MinNs), ns(a.MeanNs), pct(a.P50Ns), pct(a.P99Ns), pct(a.P999Ns),
+				ns(a.MaxNs), pct(a.PDVNs), ns(a.JitterNs), resolution(a.ResolutionNs), len(l.Repetitions))
 		}
 		fmt.Fprintln(tw, "\nLatency over the repetitions (RFC 8219 7.2: medians of each repetition's p50 and p99.9, [1st, 99th percentile])")
 		fmt.Fprintln(tw, "frame\tdirection\tload\ttypical\tworst case\tPDV\tvalid reps\tinvalid\t")
@@ -79,8 +82,8 @@ func PrintTable(w io.Writer, r *v1alpha1.Results, lossTolerance string) {
 				continue
 			}
 			fmt.Fprintf(tw, "%d B\t%s\t%s\t%s [%s, %s]\t%s [%s, %s]\t%s\t%d\t%d\t\n", l.FrameSize, l.Direction, loadName(l),
-				ns(s.TypicalNs), ns(s.TypicalP1Ns), ns(s.TypicalP99Ns), ns(s.WorstCaseNs), ns(s.WorstCaseP1Ns),
-				ns(s.WorstCaseP99Ns), ns(s.PDVNs), s.Repetitions, s.Invalid)
+				ns(s.TypicalNs), ns(s.TypicalP1Ns), ns(s.TypicalP99Ns), pct(s.WorstCaseNs), pct(s.WorstCaseP1Ns),
+				pct(s.WorstCaseP99Ns), pct(s.PDVNs), s.Repetitions, s.Invalid)
 		}
 	}
 	if len(r.FrameLoss) > 0 {

@@ -30,6 +30,15 @@ func FormatNs(ns int64) string {
 	return strconv.FormatInt(ns, 10) + " ns"
 }
 
+// FormatPercentileNs renders a latency percentile as FormatNs does, and one that was left out (0: too few
+// frames to support it) as "–".
+func FormatPercentileNs(ns int64) string {
+	if ns == 0 {
+		return "–"
+	}
+	return FormatNs(ns)
+}
+
 // FormatCount renders a count of frames (or frames/s) with thousands separators: "8,928,571".
 func FormatCount(n int64) string {
 	s := strconv.FormatInt(n, 10)
