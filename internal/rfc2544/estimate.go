@@ -289,7 +289,7 @@ func (r *Runner) modelStep(t v1alpha1.TestKind, size int) modelled {
 		seeds := max(2, (stepDraws+len(ndrs)*len(noises)-1)/(len(ndrs)*len(noises)))
 		for _, ndr := range ndrs {
 			for _, noise := range noises {
-				for _, d := range r.searchModel(t, size, modelDUT{ndr: ndr, noise: noise, spoils: r.spoilsOfDone().key()}, seeds) {
+				for _, d := range r.searchModel(t, size, modelDUT{ndr: ndr, noise: noise, queueS: r.modelQueue(), spoils: r.spoilsOfDone().key()}, seeds) {
 					draws = append(draws, d.times(reps))
 				}
 			}

@@ -15,19 +15,22 @@ import (
 // to trial, where the NDRs of sizes not yet measured lie, and how often the tester spoils a trial at a rate.
 
 // dutFit is what the trials of a search say of the DUT at a size in a direction: the rate it forwards on
-// average (percent of line rate) and how much that varies from trial to trial (relative standard
-// deviation).
+// average (percent of line rate), how much that varies from trial to trial (relative standard deviation),
+// and how long its queue lets it take more than that (seconds at the capacity: a DUT that queues in its
+// sockets passes a short trial well above what a long one holds).
 type dutFit struct {
-	capacity, noise float64
+	capacity, noise, queueS float64
 }
 
 // fitDUT fits the model DUT to the valid paced trials of recs, by size and direction: a trial that lost
-// frames forwarded what the DUT's capacity was then, one that lost none offered no more than it (a
-// censored draw; taking the losses alone would read the DUT low and steady, since a trial near the
-// capacity loses only where the draw was low). It is the maximum likelihood of a normal capacity over a
-// grid; a group without a loss says nothing of the capacity and is left out.
+// frames forwarded what the DUT's capacity was then, over its duration, plus what its queue held; one that
+// lost none offered no more than that (a censored draw; taking the losses alone would read the DUT low and
+// steady, since a trial near the capacity loses only where the draw was low). It is the maximum likelihood
+// of a normal capacity and a queue over a grid; a queue must earn its place (a better likelihood by more
+// than queuePenalty), and a group without a loss says nothing of the capacity and is left out.
 func fitDUT(recs []results.Trial) []dutFit {
-	type group struct{ lost, passed []float64 }
+	type sample struct{ rate, seconds float64 }
+	type group struct{ lost, passed []sample }
 	groups := map[string]*group{}
 	var order []string
 	for _, rec := range recs {
@@ -40,10 +43,11 @@ func fitDUT(recs []results.Trial) []dutFit {
 			groups[k] = &group{}
 			order = append(order, k)
 		}
+		secs := math.Max(rec.DurationS, 1e-3)
 		if rec.Lost > 0 {
-			groups[k].lost = append(groups[k].lost, rec.OfferedPercent*(1-rec.LossPercent/100))
+			groups[k].lost = append(groups[k].lost, sample{rec.OfferedPercent * (1 - rec.LossPercent/100), secs})
 		} else {
-			groups[k].passed = append(groups[k].passed, rec.OfferedPercent)
+			groups[k].passed = append(groups[k].passed, sample{rec.OfferedPercent, secs})
 		}
 	}
 	var out []dutFit
@@ -52,25 +56,41 @@ func fitDUT(recs []results.Trial) []dutFit {
 		if len(g.lost) == 0 {
 			continue
 		}
-		lo, hi := slices.Min(g.lost), slices.Max(g.lost)
-		if len(g.passed) > 0 {
-			hi = math.Max(hi, slices.Max(g.passed))
-		}
+		// the capacity a trial says with a queue of q seconds at capacity c: what it forwarded (or offered)
+		// less the queue's share of its duration, c·q/T, so c = x/(1+q/T)
+		at := func(x sample, q float64) float64 { return x.rate / (1 + q/x.seconds) }
 		best, fit := math.Inf(-1), dutFit{}
-		for _, noise := range fitNoises {
-			for i := 0; i <= 200; i++ {
-				mu := lo*0.9 + (hi*1.1-lo*0.9)*float64(i)/200
-				sd := noise * mu
-				ll := 0.0
-				for _, f := range g.lost {
-					z := (f - mu) / sd
-					ll += -z*z/2 - math.Log(sd)
-				}
-				for _, x := range g.passed {
-					ll += math.Log(math.Max(0.5*math.Erfc((x-mu)/sd/math.Sqrt2), 1e-300))
-				}
-				if ll > best {
-					best, fit = ll, dutFit{capacity: mu, noise: noise}
+		for _, q := range fitQueues {
+			var lost, passed []float64
+			for _, x := range g.lost {
+				lost = append(lost, at(x, q))
+			}
+			for _, x := range g.passed {
+				passed = append(passed, at(x, q))
+			}
+			lo, hi := slices.Min(lost), slices.Max(lost)
+			if len(passed) > 0 {
+				hi = math.Max(hi, slices.Max(passed))
+			}
+			penalty := 0.0
+			if q > 0 {
+				penalty = queuePenalty
+			}
+			for _, noise := range fitNoises {
+				for i := 0; i <= 200; i++ {
+					mu := lo*0.9 + (hi*1.1-lo*0.9)*float64(i)/200
+					sd := noise * mu
+					ll := -penalty
+					for _, f := range lost {
+						z := (f - mu) / sd
+						ll += -z*z/2 - math.Log(sd)
+					}
+					for _, x := range passed {
+						ll += math.Log(math.Max(0.5*math.Erfc((x-mu)/sd/math.Sqrt2), 1e-300))
+					}
+					if ll > best {
+						best, fit = ll, dutFit{capacity: mu, noise: noise, queueS: q}
+					}
 				}
 			}
 		}
@@ -78,6 +98,14 @@ func fitDUT(recs []results.Trial) []dutFit {
 	}
 	return out
 }
+
+// fitQueues are the queues fitDUT tries, in seconds at the capacity: none, to one that holds a few seconds'
+// worth (a userspace gateway's socket buffers at a few thousand frames per second).
+var fitQueues = []float64{0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.6, 0.8, 1.2, 2}
+
+// queuePenalty is the log-likelihood a queue must gain before the fit takes one (a second parameter;
+// Akaike's criterion asks 1, twice that keeps noise from reading as a queue).
+const queuePenalty = 2.0
 
 // fitNoises are the noises fitDUT tries: from a DUT that hardly varies to one whose capacity varies by a
 // tenth, and more, from trial to trial.
@@ -107,17 +135,46 @@ func learnedNoise(recs []results.Trial) (float64, bool) {
 	return noises[len(noises)/2], true
 }
 
+// learnedQueue is how long the DUT's queue let it take more than its capacity in the searches of recs
+// (seconds at the capacity): the median over the sizes and directions fitted, 0 where none was.
+func learnedQueue(recs []results.Trial) float64 {
+	var qs []float64
+	for _, f := range fitDUT(recs) {
+		qs = append(qs, f.queueS)
+	}
+	if len(qs) == 0 {
+		return 0
+	}
+	slices.Sort(qs)
+	return qs[len(qs)/2]
+}
+
 // modelNoises are the noises of the model DUT, each as likely: the searches' of the steps done, else
 // priorNoises.
 func (r *Runner) modelNoises() []float64 {
-	if r.est.noiseOf != r.est.doneRecords+1 {
-		r.est.noises = priorNoises
-		if n, ok := learnedNoise(r.trials[:r.est.doneRecords]); ok {
-			r.est.noises = []float64{n}
-		}
-		r.est.noiseOf = r.est.doneRecords + 1
-	}
+	r.learnDone()
 	return r.est.noises
+}
+
+// modelQueue is the model DUT's queue, in seconds at its capacity: the searches' of the steps done, else
+// none.
+func (r *Runner) modelQueue() float64 {
+	r.learnDone()
+	return r.est.queueS
+}
+
+// learnDone fits the model DUT's noise and queue to the records of the steps done, once per step.
+func (r *Runner) learnDone() {
+	if r.est.noiseOf == r.est.doneRecords+1 {
+		return
+	}
+	done := r.trials[:r.est.doneRecords]
+	r.est.noises = priorNoises
+	if n, ok := learnedNoise(done); ok {
+		r.est.noises = []float64{n}
+	}
+	r.est.queueS = learnedQueue(done)
+	r.est.noiseOf = r.est.doneRecords + 1
 }
 
 // assumedNDRs are where the model puts a size's NDR, percent of line rate, each as likely: the NDR measured

@@ -37,10 +37,11 @@ const (
 type modelSink struct{ NopSink }
 
 // modelDUT is the model DUT a search is run on: where it forwards, how much that varies from trial to
-// trial, and how its tester spoils trials (the spoils' key).
+// trial, how long its queue lets it take more (seconds at the capacity), and how its tester spoils trials
+// (the spoils' key).
 type modelDUT struct {
-	ndr, noise float64
-	spoils     string
+	ndr, noise, queueS float64
+	spoils             string
 }
 
 type modelKey struct {
@@ -58,7 +59,7 @@ type modelKey struct {
 // every pass over a waiting test).
 func (r *Runner) searchModel(t v1alpha1.TestKind, size int, dut modelDUT, seeds int) []cost {
 	round := func(v float64) float64 { return math.Round(v*1e4) / 1e4 }
-	dut = modelDUT{round(dut.ndr), round(dut.noise), dut.spoils}
+	dut = modelDUT{round(dut.ndr), round(dut.noise), round(dut.queueS), dut.spoils}
 	if t == v1alpha1.TestThroughput && len(r.plan.FrameSizes) > 0 && dut.spoils == "" {
 		size = r.plan.FrameSizes[0] // without spoils, a rate in percent costs the same at every size
 	}
@@ -133,6 +134,7 @@ func (r *Runner) searchRun(t v1alpha1.TestKind, size, reps int, dut modelDUT, sp
 	for seed := range seeds {
 		d := sim.DUT{LineRateBps: float64(q.Traffic.LineRateBps), Noise: dut.noise, Seed: uint64(seed),
 			CapacityFPS: dut.ndr / 100 * float64(q.Traffic.LineRateBps) / ((mean + 20) * 8)}
+		d.BufferFrames = int64(dut.queueS * d.CapacityFPS)
 		eng := &replayEngine{Engine: sim.New(d), trials: replay, limits: limitsOf(q.Validity), spoils: spoils,
 			rng: rand.New(rand.NewPCG(uint64(seed), 0x7370))}
 		mr := New(&q, eng, modelSink{}, Options{Sleep: func(context.Context, time.Duration) error { return nil },
@@ -264,11 +266,12 @@ func (r *Runner) restOfSearch(ref plan.Step) ([]cost, bool) {
 	// where the DUT forwards: as its trials so far say (the directions' mean), else as the model assumed,
 	// above every rate that passed
 	ndr := r.assumedNDRs(ref.Test, ref.FrameSize)
-	at := ndr[len(ndr)/2]
+	at, queue := ndr[len(ndr)/2], r.modelQueue()
 	if fits := fitDUT(recs); len(fits) > 0 {
-		at = 0
+		at, queue = 0, 0
 		for _, f := range fits {
 			at += f.capacity / float64(len(fits))
+			queue += f.queueS / float64(len(fits))
 		}
 	} else {
 		for _, rec := range recs {
@@ -290,7 +293,7 @@ func (r *Runner) restOfSearch(ref plan.Step) ([]cost, bool) {
 	}
 	var draws []cost
 	for _, noise := range noises {
-		d, ok := r.searchRun(ref.Test, ref.FrameSize, reps, modelDUT{ndr: at, noise: noise}, spoils, replay, restDraws/len(noises))
+		d, ok := r.searchRun(ref.Test, ref.FrameSize, reps, modelDUT{ndr: at, noise: noise, queueS: queue}, spoils, replay, restDraws/len(noises))
 		if !ok {
 			draws = nil
 			break

@@ -29,8 +29,10 @@ type estimateState struct {
 	// rest is the model's run of the step under way from where it stands, by the trials it has done
 	rest     map[int][]cost
 	restStep int
-	// noises are the model DUT's noises as of the first noiseOf-1 records (noiseOf 0: not yet)
+	// noises are the model DUT's noises, and queueS its queue, as of the first noiseOf-1 records (noiseOf 0:
+	// not yet)
 	noises  []float64
+	queueS  float64
 	noiseOf int
 	shape   string // searchShape
 }
