@@ -121,9 +121,16 @@ run: manifests generate ## Run the manager against the current kubeconfig.
 .PHONY: bench
 bench: bench-search bench-dataplane ## All benchmarks, checked against the accepted figures (dataplane/bench-accepted.json).
 
-.PHONY: bench-search
-bench-search: ## Multistage vs plain binary search on simulated DUTs: trial time and count.
-	go run ./internal/search/cmd/bench-search
+MLRSEARCH_PEER := bin/mlrsearch/bin/python hack/bench/mlrsearch_peer.py
+
+.PHONY: bench-search bench-search-mlr
+bench-search: ## Multistage vs plain binary search on simulated DUTs (trial time and count), then vs FD.io CSIT's MLRsearch (PyPI, into bin/mlrsearch).
+	bash hack/install-mlrsearch.sh
+	go run ./internal/search/cmd/bench-search -mlrsearch "$(MLRSEARCH_PEER)"
+
+bench-search-mlr: ## Multistage vs FD.io CSIT's MLRsearch alone, under the CSIT goal preset, paired by seed (MLRSEEDS=n: seeds a model, 2000).
+	bash hack/install-mlrsearch.sh
+	go run ./internal/search/cmd/bench-search -mlrsearch-only -mlrsearch "$(MLRSEARCH_PEER)" $(if $(MLRSEEDS),-mlrsearch-seeds $(MLRSEEDS))
 
 .PHONY: bench-dataplane
 bench-dataplane: engine ## The engine against dpdk-testpmd on the same vdevs and cores; how light it is at low rates.

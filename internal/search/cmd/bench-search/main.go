@@ -3,6 +3,9 @@
 //
 //	go run ./internal/search/cmd/bench-search [-resolution 0.5] [-search 10s] [-validation 60s] [-seeds 5] [-model-seeds 300]
 //
+// With -mlrsearch it also compares linerate's Multistage with FD.io CSIT's MLRsearch under the CSIT goal
+// preset, paired by seed (peer.go, peer_table.go; make bench-search-mlr).
+//
 // The DUTs are simulated (internal/engine/sim); the figures measure the algorithms, not a device.
 package main
 
@@ -33,7 +36,18 @@ func main() {
 	seeds := flag.Int("seeds", 5, "noise seeds per noisy DUT in the first table")
 	modelSeeds := flag.Int("model-seeds", 300, "seeds per DUT model where short trials mislead (a mean error needs hundreds)")
 	pdr := flag.Float64("pdr", 0.1, "PDR loss tolerance for the NDR+PDR rows, percent")
+	mlr := flag.String("mlrsearch", "", `command of the MLRsearch peer, e.g. "bin/mlrsearch/bin/python hack/bench/mlrsearch_peer.py": adds its paired table`)
+	mlrSeeds := flag.Int("mlrsearch-seeds", 2000, "seeds per DUT model in the MLRsearch table (~3 min at 2000 on 2 shared cores)")
+	mlrPDR := flag.Bool("mlrsearch-pdr", true, "search the CSIT preset's PDR (0.5 %) beside the NDR in the MLRsearch table, as the preset does")
+	mlrOnly := flag.Bool("mlrsearch-only", false, "print the MLRsearch table alone")
 	flag.Parse()
+	if *mlrOnly {
+		if err := comparePeer(*mlr, *mlrSeeds, *mlrPDR); err != nil {
+			fmt.Fprintln(os.Stderr, "bench-search:", err)
+			os.Exit(1)
+		}
+		return
+	}
 
 	duts := []dut{
 		{"64B, 1.0 Mpps", 64, sim.DUT{CapacityFPS: 1e6}},
@@ -114,6 +128,12 @@ func main() {
 	if err := misleading(*res, *short, *long, *modelSeeds); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-search:", err)
 		os.Exit(1)
+	}
+	if *mlr != "" {
+		if err := comparePeer(*mlr, *mlrSeeds, *mlrPDR); err != nil {
+			fmt.Fprintln(os.Stderr, "bench-search:", err)
+			os.Exit(1)
+		}
 	}
 }
 
