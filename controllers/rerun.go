@@ -36,8 +36,9 @@ func measuredSpec(spec *v1alpha1.TrafficTestSpec) string {
 	s := spec.DeepCopy()
 	s.Expectations, s.Baseline, s.PreviousRun, s.Priority = nil, nil, nil, 0
 	s.Suspend, s.Cancel, s.ActiveDeadlineSeconds, s.TTLSecondsAfterFinished = false, false, nil, nil
-	if slices.Equal(s.Latency.PercentOfNDR, []v1alpha1.Percent{"100"}) {
-		s.Latency.PercentOfNDR = nil // the default written out measures the same
+	csit := s.Throughput.Goal != nil && s.Throughput.Goal.Preset == v1alpha1.GoalCSIT
+	if !csit && slices.Equal(s.Latency.PercentOfNDR, []v1alpha1.Percent{"100"}) {
+		s.Latency.PercentOfNDR = nil // the default written out measures the same (CSIT's default is its curve)
 	}
 	b, _ := json.Marshal(s)
 	sum := sha256.Sum256(b)

@@ -113,6 +113,10 @@ func TestLatencyLoadsInTheSpecDigests(t *testing.T) {
 	spec := func(loads ...v1alpha1.Percent) *v1alpha1.TrafficTestSpec {
 		return &v1alpha1.TrafficTestSpec{DUT: v1alpha1.DUTSpec{Name: "gw"}, Latency: v1alpha1.LatencyParams{PercentOfNDR: loads}}
 	}
+	csit := func(s *v1alpha1.TrafficTestSpec) *v1alpha1.TrafficTestSpec {
+		s.Throughput.Goal = &v1alpha1.SearchGoal{Preset: v1alpha1.GoalCSIT}
+		return s
+	}
 	for _, c := range []struct {
 		name              string
 		a, b              *v1alpha1.TrafficTestSpec
@@ -122,6 +126,7 @@ func TestLatencyLoadsInTheSpecDigests(t *testing.T) {
 		{"a curve added", spec(), spec("0", "50", "100"), false, true},
 		{"the curve without the NDR", spec("100"), spec("0", "50"), false, true},
 		{"the same curve", spec("0", "100"), spec("0", "100"), true, true},
+		{"under CSIT, unset is its curve, not the NDR alone", csit(spec()), csit(spec("100")), false, true},
 	} {
 		if got := measuredSpec(c.a) == measuredSpec(c.b); got != c.measured {
 			t.Errorf("%s: measures the same %v, want %v", c.name, got, c.measured)

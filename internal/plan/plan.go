@@ -19,7 +19,7 @@ import (
 // (and the CSIT preset's 0.5 %), which a runner that ignored it would stop at the resolution. 4: the
 // timeline test, which a runner that ignored it would skip and call the run complete. 5: latency at loads
 // (latency.percentOfNDR, a list whose 0 is the sparse probe where it was one number whose 0 meant the NDR),
-// which a runner of version 4 would read as no latency at all.
+// which a runner of version 4 cannot decode.
 const Version = 5
 
 // Plan is a fully resolved TrafficTest.

@@ -147,10 +147,12 @@ func mergeLatency(reps []*engine.Latency) v1alpha1.LatencySummary {
 		}
 		return out.MaxNs
 	}
+	// the quantiles as literals, as the engine's hist.c has them: 99.9/100 in floating point is a hair
+	// above 0.999, and its nearest rank one too high wherever 0.999·N is whole
+	quantile := map[v1alpha1.Statistic]float64{"p50": 0.5, "p90": 0.9, "p99": 0.99, "p99.9": 0.999, "p99.99": 0.9999}
 	for stat, v := range percentileFields(&out) {
 		if out.Frames >= expectations.PercentileFrames(stat) {
-			p, _ := strconv.ParseFloat(strings.TrimPrefix(string(stat), "p"), 64)
-			*v = q(p / 100)
+			*v = q(quantile[stat])
 		}
 	}
 	if out.P999Ns > 0 {

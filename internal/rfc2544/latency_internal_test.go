@@ -105,6 +105,11 @@ func TestPercentilesTooFewFramesSupportAreLeftOut(t *testing.T) {
 	if m := mergeLatency([]*engine.Latency{hist(50)}); m.P99Ns != 0 || m.P90Ns == 0 || m.PDVNs != 0 {
 		t.Errorf("50 frames: %+v", m)
 	}
+	// 1,000 frames, one slow: p99.9 is the 999th, not the slow one (0.999 as a literal, as the engine has it)
+	tail := &engine.Latency{Valid: true, Count: 1000, MinNs: 1000, MeanNs: 1100, MaxNs: 100000, Hist: [][2]int64{{1000, 999}, {100000, 1}}}
+	if m := mergeLatency([]*engine.Latency{tail}); m.P999Ns != 1000 {
+		t.Errorf("p99.9 of 999 frames at 1 µs and one at 100 µs: %d ns", m.P999Ns)
+	}
 	few, enough := *latencySummary(eng(300)), *latencySummary(eng(2000))
 	sum := rfc8219Summary([]v1alpha1.LatencySummary{few, enough, few}, 0)
 	if sum.Repetitions != 3 || sum.WorstCaseNs != 5000 || sum.PDVNs != 4000 {
