@@ -48,6 +48,7 @@ lint-go: ## golangci-lint with the checked-in .golangci.yml (kube-api-linter on 
 	bash hack/lint-go.sh
 
 lint-c: ## The engine's C under clang-tidy, next to the compiler's -Wall -Wextra -Werror.
+	bash hack/install-dataplane-deps.sh
 	bash hack/install-lint-c.sh
 	$(MAKE) -C dataplane lint
 
