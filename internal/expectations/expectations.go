@@ -3,6 +3,7 @@ package expectations
 
 import (
 	"fmt"
+	"math"
 	"math/big"
 	"strconv"
 	"strings"
@@ -268,11 +269,25 @@ func checkLatency(e v1alpha1.LatencyExpectation, res *v1alpha1.Results) (failure
 	return failures, undecided
 }
 
+// quantiles are the percentile statistics as quantiles, literals as the engine's hist.c has them: 99.9/100
+// in floating point is a hair above 0.999, and its nearest rank one too high wherever 0.999·N is whole.
+var quantiles = map[v1alpha1.Statistic]float64{"p50": 0.5, "p90": 0.9, "p99": 0.99, "p99.9": 0.999, "p99.99": 0.9999}
+
+// Quantile is a percentile statistic as a quantile (p99.9: 0.999); false for min, mean and max.
+func Quantile(stat v1alpha1.Statistic) (float64, bool) {
+	q, ok := quantiles[stat]
+	return q, ok
+}
+
 // PercentileFrames is how many frames a percentile statistic needs before it is more than the largest
 // latency seen: the p-th percentile has 1/(1-p) frames at or above it (p99.9 needs 1,000). A summary of
-// fewer frames leaves it out (0); min, mean and max need one.
+// fewer frames leaves it out (0); min, mean and max need one (PercentileFrames says 0 of them).
 func PercentileFrames(stat v1alpha1.Statistic) int64 {
-	return map[v1alpha1.Statistic]int64{"p50": 2, "p90": 10, "p99": 100, "p99.9": 1000, "p99.99": 10000}[stat]
+	q, ok := quantiles[stat]
+	if !ok {
+		return 0
+	}
+	return int64(math.Round(1 / (1 - q)))
 }
 
 // Statistic picks one value of a latency summary: 0 where it was not reported (a percentile its frames

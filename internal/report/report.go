@@ -211,12 +211,17 @@ func Charts(r *v1alpha1.Results) map[string]string {
 	if len(r.Latency) > 0 {
 		var ss []Series
 		qs := []float64{0, 50, 90, 99, 99.9, 99.99, 100}
-		// the distribution at the NDR (RFC 2544's latency) where it was measured; the loads below it are
-		// the curve's (latency-load.svg), and drawn here only where there is no NDR row
-		atNDR := slices.ContainsFunc(r.Latency, func(l v1alpha1.LatencyResult) bool { return plan.RowLoad(l) == "100" && l.Aggregate.Valid })
+		// the distribution at the NDR (RFC 2544's latency) where a size and direction has it; the loads
+		// below it are the curve's (latency-load.svg), and drawn here only for a size and direction
+		// without a valid NDR row
+		atNDR := func(size int32, dir string) bool {
+			return slices.ContainsFunc(r.Latency, func(l v1alpha1.LatencyResult) bool {
+				return l.FrameSize == size && l.Direction == dir && plan.RowLoad(l) == "100" && l.Aggregate.Valid
+			})
+		}
 		for _, l := range r.Latency {
 			a := l.Aggregate
-			if !a.Valid || (atNDR && plan.RowLoad(l) != "100") {
+			if !a.Valid || (plan.RowLoad(l) != "100" && atNDR(l.FrameSize, l.Direction)) {
 				continue
 			}
 			s := Series{Name: fmt.Sprintf("%d B %s", l.FrameSize, l.Direction)}

@@ -437,3 +437,23 @@ func writtenPage(t *testing.T, run Run) string {
 	}
 	return string(html)
 }
+
+// The latency chart draws each size and direction at its NDR where it has a valid row there, and at its
+// other loads only where it has none: one test's 64 B measured at the NDR does not hide 1518 B measured
+// at 50 % only.
+func TestTheLatencyChartDrawsEachSizeAtItsNDRElseItsLoads(t *testing.T) {
+	row := func(size int32, load v1alpha1.Percent, p50 int64) v1alpha1.LatencyResult {
+		return v1alpha1.LatencyResult{FrameSize: size, Direction: "west->east", PercentOfNDR: load,
+			Aggregate: v1alpha1.LatencySummary{Valid: true, MinNs: 1000, P50Ns: p50, MaxNs: 2 * p50}}
+	}
+	res := &v1alpha1.Results{Latency: []v1alpha1.LatencyResult{row(64, "50", 4000), row(64, "100", 9000), row(1518, "50", 7000)}}
+	svg := Charts(res)["latency.svg"]
+	for _, want := range []string{"64 B west-&gt;east", "1518 B west-&gt;east at 50% of the NDR"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("latency.svg has no series %q", want)
+		}
+	}
+	if strings.Contains(svg, "64 B west-&gt;east at 50% of the NDR") {
+		t.Errorf("latency.svg draws 64 B at 50 %% beside its NDR row")
+	}
+}

@@ -306,6 +306,9 @@ func (r *Runner) modelStep(t v1alpha1.TestKind, size int) modelled {
 		var mean, low, high cost
 		decides := estimate.LatencyDecides
 		for _, load := range p.Latency.PercentOfNDR {
+			if r.resumedLatency[latencyLoad{size, plan.LoadPercent(load)}] {
+				continue // measured before a suspension: the resumed step passes over it
+			}
 			spoiled := r.spoilsOfDone().share(r.latencyFPS(size, load))
 			mean = mean.plus(one(reps*r.tries(spoiled), ds.LatencyTrial))
 			low = low.plus(one(reps, ds.LatencyTrial))

@@ -213,7 +213,8 @@ func replayed(cfg engine.TrialConfig, recs []results.Trial, lim engine.Limits) (
 		if l := rec.Latency; l != nil {
 			// a latency bound (throughput.maxLatency) judges the trial by it as the run did
 			sr.Latency = &engine.Latency{Valid: l.Valid, Reason: l.Reason, Count: l.Frames, MinNs: l.MinNs, MeanNs: l.MeanNs,
-				P50Ns: l.P50Ns, P90Ns: l.P90Ns, P99Ns: l.P99Ns, P999Ns: l.P999Ns, P9999Ns: l.P9999Ns, MaxNs: l.MaxNs}
+				P50Ns: l.P50Ns, P90Ns: l.P90Ns, P99Ns: l.P99Ns, P999Ns: l.P999Ns, P9999Ns: l.P9999Ns, MaxNs: l.MaxNs,
+				ResolutionNs: l.ResolutionNs, ClockBoundNs: l.ClockOffsetBoundNs}
 		}
 		res.Streams = append(res.Streams, sr)
 		if rec.Aborted != "" {

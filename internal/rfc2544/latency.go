@@ -147,12 +147,9 @@ func mergeLatency(reps []*engine.Latency) v1alpha1.LatencySummary {
 		}
 		return out.MaxNs
 	}
-	// the quantiles as literals, as the engine's hist.c has them: 99.9/100 in floating point is a hair
-	// above 0.999, and its nearest rank one too high wherever 0.999·N is whole
-	quantile := map[v1alpha1.Statistic]float64{"p50": 0.5, "p90": 0.9, "p99": 0.99, "p99.9": 0.999, "p99.99": 0.9999}
 	for stat, v := range percentileFields(&out) {
-		if out.Frames >= expectations.PercentileFrames(stat) {
-			*v = q(quantile[stat])
+		if quantile, _ := expectations.Quantile(stat); out.Frames >= expectations.PercentileFrames(stat) {
+			*v = q(quantile)
 		}
 	}
 	if out.P999Ns > 0 {
@@ -169,7 +166,7 @@ func (r *Runner) latency(ctx context.Context, size int) error {
 	}
 	loads := r.plan.Latency.PercentOfNDR
 	for i, load := range loads {
-		if r.latencyLoadMeasured(size, load) {
+		if r.resumedLatency[latencyLoad{size, plan.LoadPercent(load)}] {
 			continue // a resumed run: the checkpoint holds this load's rows (and its notes)
 		}
 		if err := r.latencyAt(ctx, size, load, i == 0); err != nil {
@@ -182,15 +179,10 @@ func (r *Runner) latency(ctx context.Context, size int) error {
 	return nil
 }
 
-// latencyLoadMeasured says the results hold this size's rows at this load before its step measured it:
-// a checkpoint taken within the step, after that load, put them there.
-func (r *Runner) latencyLoadMeasured(size int, load float64) bool {
-	for _, l := range r.res.Latency {
-		if int(l.FrameSize) == size && plan.RowLoad(l) == plan.LoadPercent(load) {
-			return true
-		}
-	}
-	return false
+// latencyLoad is one load of a latency step: a frame size, and the load as plan.LoadPercent writes it.
+type latencyLoad struct {
+	size int
+	load string
 }
 
 // latencyLoadName names a load in notes: "at the NDR", "at the sparse probe", "at 50% of the NDR".
@@ -357,20 +349,25 @@ func lostByTheDUT(drs []dirResult, tol float64) bool {
 // those as their spread, and the median of their PDVs.
 func rfc8219Summary(reps []v1alpha1.LatencySummary, invalid int) *v1alpha1.LatencyRepetitions {
 	var typical, worst, pdv []int64
+	valid := 0
 	for _, s := range reps {
 		if !s.Valid {
 			continue
 		}
-		typical = append(typical, s.P50Ns)
-		// a repetition of fewer than 1,000 frames has no worst case (p99.9): it is not one of 0
-		if s.P999Ns > 0 {
+		valid++
+		// a repetition too short for a percentile has none (withoutUnsupportedPercentiles): it is not one
+		// of 0 (a single frame has no median; fewer than 1,000 no worst case, p99.9)
+		if s.Frames >= expectations.PercentileFrames("p50") {
+			typical = append(typical, s.P50Ns)
+		}
+		if s.Frames >= expectations.PercentileFrames("p99.9") {
 			worst, pdv = append(worst, s.P999Ns), append(pdv, s.PDVNs)
 		}
 	}
 	if len(typical) == 0 {
 		return nil
 	}
-	out := &v1alpha1.LatencyRepetitions{Repetitions: int32(len(typical)), Invalid: int32(invalid),
+	out := &v1alpha1.LatencyRepetitions{Repetitions: int32(valid), Invalid: int32(invalid),
 		TypicalNs: median(typical), TypicalP1Ns: nearestRank(typical, 0.01), TypicalP99Ns: nearestRank(typical, 0.99)}
 	if len(worst) > 0 {
 		out.WorstCaseNs, out.WorstCaseP1Ns, out.WorstCaseP99Ns = median(worst), nearestRank(worst, 0.01), nearestRank(worst, 0.99)
@@ -379,8 +376,9 @@ func rfc8219Summary(reps []v1alpha1.LatencySummary, invalid int) *v1alpha1.Laten
 	return out
 }
 
-// fewFramesNote says where a latency row's repetitions timestamped fewer frames than RFC 8219's 500, and
-// which percentiles their count left out; "" where none did.
+// fewFramesNote says where a latency row's repetitions timestamped fewer frames than RFC 8219's 500, or
+// too few for its worst case (p99.9: 1,000), and which percentiles their count left out; "" where none
+// did (p99.99's 10,000 alone is not worth a note: its figure is left out, shown as –).
 func fewFramesNote(reps []v1alpha1.LatencySummary) string {
 	fewest := int64(-1)
 	for _, s := range reps {
@@ -388,7 +386,7 @@ func fewFramesNote(reps []v1alpha1.LatencySummary) string {
 			fewest = s.Frames
 		}
 	}
-	if fewest < 0 || fewest >= rfc8219Frames {
+	if fewest < 0 || fewest >= max(rfc8219Frames, expectations.PercentileFrames("p99.9")) {
 		return ""
 	}
 	var left []string
@@ -397,8 +395,12 @@ func fewFramesNote(reps []v1alpha1.LatencySummary) string {
 			left = append(left, string(stat))
 		}
 	}
-	return fmt.Sprintf("a repetition timestamped %d frames, fewer than the %d RFC 8219 asks for (a longer spec.durations.latencyTrial or a higher load gives more); a repetition leaves out the percentiles its frames cannot support (%s), and the worst case and PDV with p99.9",
-		fewest, rfc8219Frames, joinList(left))
+	few := fmt.Sprintf("fewer than the %d RFC 8219 asks for", rfc8219Frames)
+	if fewest >= rfc8219Frames {
+		few = fmt.Sprintf("enough for RFC 8219 (%d), too few for its worst case (p99.9 needs %d)", rfc8219Frames, expectations.PercentileFrames("p99.9"))
+	}
+	return fmt.Sprintf("a repetition timestamped %d frames, %s (a longer spec.durations.latencyTrial or a higher load gives more); a repetition leaves out the percentiles its frames cannot support (%s), and the worst case and PDV with p99.9",
+		fewest, few, joinList(left))
 }
 
 // median of v (the mean of the middle two when their number is even, rounded).

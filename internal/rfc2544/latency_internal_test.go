@@ -3,16 +3,18 @@ package rfc2544
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/engine"
+	"linerate.dev/linerate/internal/plan"
 )
 
 // RFC 8219 §7.2's summary, computed by hand: medians over the valid repetitions of their typical (p50)
 // and worst-case (p99.9) latencies, nearest-rank 1st and 99th percentiles of those as the spread.
 func TestRFC8219SummaryByHand(t *testing.T) {
 	rep := func(p50, p999, pdv int64) v1alpha1.LatencySummary {
-		return v1alpha1.LatencySummary{Valid: true, P50Ns: p50, P999Ns: p999, PDVNs: pdv}
+		return v1alpha1.LatencySummary{Valid: true, Frames: 1000, P50Ns: p50, P999Ns: p999, PDVNs: pdv}
 	}
 	lossy := v1alpha1.LatencySummary{Valid: false, Reason: "lost 2% of its frames"}
 	for _, tc := range []struct {
@@ -32,6 +34,12 @@ func TestRFC8219SummaryByHand(t *testing.T) {
 			want: &v1alpha1.LatencyRepetitions{Repetitions: 4, TypicalNs: 25, TypicalP1Ns: 10, TypicalP99Ns: 40,
 				WorstCaseNs: 251, WorstCaseP1Ns: 100, WorstCaseP99Ns: 400, PDVNs: 3}},
 		{name: "none valid", reps: []v1alpha1.LatencySummary{lossy, lossy}, invalid: 2},
+		{name: "a repetition of one frame has no median, one of 999 no worst case: neither is one of 0",
+			reps: []v1alpha1.LatencySummary{rep(100, 1000, 900), {Valid: true, Frames: 1, MinNs: 70, MaxNs: 70},
+				{Valid: true, Frames: 999, P50Ns: 300}, rep(200, 3000, 2900)},
+			// typical 100 200 300, worst 1000 3000, pdv 900 2900
+			want: &v1alpha1.LatencyRepetitions{Repetitions: 4, TypicalNs: 200, TypicalP1Ns: 100, TypicalP99Ns: 300,
+				WorstCaseNs: 2000, WorstCaseP1Ns: 1000, WorstCaseP99Ns: 3000, PDVNs: 1900}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := rfc8219Summary(tc.reps, tc.invalid)
@@ -124,6 +132,7 @@ func TestPercentilesTooFewFramesSupportAreLeftOut(t *testing.T) {
 	}{
 		{[]v1alpha1.LatencySummary{enough, few}, "a repetition timestamped 300 frames, fewer than the 500 RFC 8219 asks for"},
 		{[]v1alpha1.LatencySummary{enough}, ""},
+		{[]v1alpha1.LatencySummary{enough, *latencySummary(eng(700))}, "a repetition timestamped 700 frames, enough for RFC 8219 (500), too few for its worst case (p99.9 needs 1000)"},
 		{[]v1alpha1.LatencySummary{{Valid: false, Frames: 3}}, ""},
 	} {
 		if got := fewFramesNote(tc.reps); !strings.HasPrefix(got, tc.want) || (tc.want == "") != (got == "") {
@@ -132,5 +141,35 @@ func TestPercentilesTooFewFramesSupportAreLeftOut(t *testing.T) {
 	}
 	if got := fewFramesNote([]v1alpha1.LatencySummary{few}); !strings.Contains(got, "(p99.9 and p99.99)") {
 		t.Errorf("note %q names no left-out percentiles", got)
+	}
+}
+
+// A latency bound judges a percentile only where the trial's frames support it (as its record shows it):
+// below that, the largest latency within the bound proves the percentile within; above, the trial cannot
+// be judged (it is the tester's, repeated), and no frame of it is booked against the DUT.
+func TestALatencyBoundJudgesOnlyAPercentileTheFramesSupport(t *testing.T) {
+	bound := &plan.LatencyBound{Bound: 100 * time.Microsecond, Percentile: 99}
+	lat := func(frames, p99, maxNs int64) *engine.Latency {
+		return &engine.Latency{Valid: true, Count: frames, P99Ns: p99, MaxNs: maxNs, ResolutionNs: 100}
+	}
+	for _, tc := range []struct {
+		name    string
+		l       *engine.Latency
+		over    bool
+		unknown string
+	}{
+		{"enough frames, p99 within", lat(1000, 50_000, 900_000), false, ""},
+		{"enough frames, p99 above", lat(1000, 150_000, 900_000), true, ""},
+		{"the resolution tips it over", lat(1000, 99_950, 900_000), true, ""},
+		{"50 frames, the largest within", lat(50, 0, 90_000), false, ""},
+		{"50 frames, the largest above", lat(50, 0, 120_000), false, "p99 needs 100 frames, the trial timestamped 50"},
+		{"no latency", nil, false, "no latency was reported"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			over, unknown := overLatency(bound, tc.l)
+			if over != tc.over || !strings.HasPrefix(unknown, tc.unknown) || (tc.unknown == "") != (unknown == "") {
+				t.Errorf("overLatency = %v, %q; want %v, %q", over, unknown, tc.over, tc.unknown)
+			}
+		})
 	}
 }

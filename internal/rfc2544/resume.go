@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"linerate.dev/linerate/internal/plan"
 	"linerate.dev/linerate/internal/results"
 )
 
@@ -63,6 +64,10 @@ func (r *Runner) resume(cp *results.Checkpoint) {
 		return
 	}
 	r.res = cp.Results.DeepCopy()
+	r.resumedLatency = map[latencyLoad]bool{}
+	for _, l := range r.res.Latency {
+		r.resumedLatency[latencyLoad{int(l.FrameSize), plan.RowLoad(l)}] = true
+	}
 	rowLimited := map[key]bool{} // a checkpoint written before NDRPoint had the flag says it in its rows
 	for _, t := range r.res.Throughput {
 		for d, dir := range r.plan.Directions() {

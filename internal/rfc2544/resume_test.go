@@ -185,16 +185,7 @@ func TestAResumedRunKnowsItsThroughputWasTheTestersLimit(t *testing.T) {
 // the loads not complete then, and ends with the rows the uninterrupted run has. The trial records name
 // each trial's load.
 func TestALatencyStepResumesAtItsFirstLoadNotComplete(t *testing.T) {
-	p := planFor(t, v1alpha1.TestThroughput, v1alpha1.TestLatency)
-	p.FrameSizes = []int{64}
-	p.Latency.PercentOfNDR = []float64{0, 50, 100}
-	dut := sim.DUT{CapacityFPS: 2.5e6, Seed: 5}
-	full := &checkpointer{}
-	e := sim.New(dut)
-	whole, err := rfc2544.New(p, e, full, rfc2544.Options{Sleep: e.Sleep, PlanHash: "h"}).Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, dut, full, whole := latencyStepRun(t)
 	purposes := map[string]int{}
 	for _, tr := range full.trials {
 		if tr.Test == v1alpha1.TestLatency {
@@ -211,7 +202,7 @@ func TestALatencyStepResumesAtItsFirstLoadNotComplete(t *testing.T) {
 	}
 	cp := full.checkpoints[2]
 	rec := &checkpointer{}
-	e = sim.New(dut)
+	e := sim.New(dut)
 	res, err := rfc2544.New(p, e, rec, rfc2544.Options{Sleep: e.Sleep, PlanHash: "h", Resume: &cp, LastSeq: 500}).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -230,4 +221,51 @@ func TestALatencyStepResumesAtItsFirstLoadNotComplete(t *testing.T) {
 				whole.Latency[i].PercentOfNDR, whole.Latency[i].Rate)
 		}
 	}
+}
+
+// progressKeeper keeps the progress reports besides the checkpoints.
+type progressKeeper struct {
+	checkpointer
+	reports []v1alpha1.Progress
+}
+
+func (p *progressKeeper) OnProgress(pr v1alpha1.Progress) { p.reports = append(p.reports, pr) }
+
+// A run resumed within its latency step expects to take what is left of it: the loads the checkpoint held
+// measured are not counted again (the estimate once counted every load of the step and said so for the
+// whole of the resumed run).
+func TestAResumedLatencyStepIsEstimatedForTheLoadsLeft(t *testing.T) {
+	p, dut, full, _ := latencyStepRun(t)
+	expected := func(cp results.Checkpoint) int64 {
+		keep := &progressKeeper{}
+		e := sim.New(dut)
+		if _, err := rfc2544.New(p, e, keep, rfc2544.Options{Sleep: e.Sleep, PlanHash: "h", Resume: &cp, LastSeq: 500}).Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if len(keep.reports) == 0 {
+			t.Fatal("no progress report")
+		}
+		return keep.reports[0].EstimatedTotalSeconds
+	}
+	threeLoads, oneLoad := expected(full.checkpoints[0]), expected(full.checkpoints[2])
+	if threeLoads <= 0 || float64(oneLoad) > 0.5*float64(threeLoads) {
+		t.Errorf("a resumed run with one load of three left expects %d s, one with all three %d s", oneLoad, threeLoads)
+	}
+}
+
+// latencyStepRun runs throughput and latency at 64 B, latency at three loads, on a simulated DUT: the plan,
+// the DUT, the checkpoints and trials, and the results.
+func latencyStepRun(t *testing.T) (*plan.Plan, sim.DUT, *checkpointer, *v1alpha1.Results) {
+	t.Helper()
+	p := planFor(t, v1alpha1.TestThroughput, v1alpha1.TestLatency)
+	p.FrameSizes = []int{64}
+	p.Latency.PercentOfNDR = []float64{0, 50, 100}
+	dut := sim.DUT{CapacityFPS: 2.5e6, Seed: 5}
+	full := &checkpointer{}
+	e := sim.New(dut)
+	whole, err := rfc2544.New(p, e, full, rfc2544.Options{Sleep: e.Sleep, PlanHash: "h"}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, dut, full, whole
 }

@@ -80,6 +80,9 @@ type Runner struct {
 	// the resumptions of this run.
 	skipSteps int
 	resumes   int
+	// resumedLatency are the latency loads a checkpoint held measured (size and load): a resumed latency
+	// step measures only the others, and the estimate counts only those
+	resumedLatency map[latencyLoad]bool
 	// stepStart is when the step under way began; planned the whole run's estimate at its start
 	stepStart time.Time
 	planned   time.Duration

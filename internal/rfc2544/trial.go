@@ -8,9 +8,11 @@ import (
 
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/engine"
+	"linerate.dev/linerate/internal/expectations"
 	"linerate.dev/linerate/internal/plan"
 	"linerate.dev/linerate/internal/results"
 	"linerate.dev/linerate/internal/search"
+	"linerate.dev/linerate/internal/units"
 )
 
 // trialSpec describes one trial over one or more directions.
@@ -258,9 +260,20 @@ func overLatency(b *plan.LatencyBound, l *engine.Latency) (over bool, unknown st
 		}
 		return false, "no frame was received"
 	}
+	stat := map[float64]v1alpha1.Statistic{50: "p50", 90: "p90", 99: "p99", 99.9: "p99.9", 99.99: "p99.99", 100: "max"}[b.Percentile]
 	at := map[float64]int64{50: l.P50Ns, 90: l.P90Ns, 99: l.P99Ns, 99.9: l.P999Ns, 99.99: l.P9999Ns, 100: l.MaxNs}[b.Percentile]
 	// fail closed: within the bound only with the percentile's resolution and the clocks' offset added
-	return time.Duration(at+l.ResolutionNs+l.ClockBoundNs) > b.Bound, ""
+	slack := l.ResolutionNs + l.ClockBoundNs
+	if need := expectations.PercentileFrames(stat); l.Count < need {
+		// too few frames for the percentile (the record leaves it out): the largest latency is above
+		// it, so within the bound that proves it within; above, nothing is known of the percentile
+		if time.Duration(l.MaxNs+slack) <= b.Bound {
+			return false, ""
+		}
+		return false, fmt.Sprintf("%s needs %d frames, the trial timestamped %d, and their largest latency (%s) is above the bound",
+			stat, need, l.Count, units.FormatNs(l.MaxNs))
+	}
+	return time.Duration(at+slack) > b.Bound, ""
 }
 
 // quietMax is the longest a trial waits for the DUT to stop forwarding an earlier one; maxQuiet the

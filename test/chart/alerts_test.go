@@ -41,9 +41,16 @@ func exportedLabels(t *testing.T) map[string]map[string]bool {
 	return out
 }
 
-// Every alert queries metrics the operator exports, with labels they carry: a misspelt name or label
-// makes an alert that can never fire, and nothing else would say so.
-func TestAlertsQueryExportedMetricsAndLabels(t *testing.T) {
+// alertRule is one rule of config/prometheus/prometheusrule.yaml.
+type alertRule struct {
+	Alert       string            `json:"alert"`
+	Expr        string            `json:"expr"`
+	Annotations map[string]string `json:"annotations"`
+}
+
+// alertRules reads the alerting rules (not the recording ones) of the PrometheusRule.
+func alertRules(t *testing.T) []alertRule {
+	t.Helper()
 	data, err := os.ReadFile(filepath.Join(root, "config", "prometheus", "prometheusrule.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -51,53 +58,56 @@ func TestAlertsQueryExportedMetricsAndLabels(t *testing.T) {
 	var rule struct {
 		Spec struct {
 			Groups []struct {
-				Rules []struct {
-					Alert string `json:"alert"`
-					Expr  string `json:"expr"`
-				} `json:"rules"`
+				Rules []alertRule `json:"rules"`
 			} `json:"groups"`
 		} `json:"spec"`
 	}
 	if err := yaml.Unmarshal(data, &rule); err != nil {
 		t.Fatal(err)
 	}
-	exported := exportedLabels(t)
-	runner := runnerMetrics(t)
-	selector := regexp.MustCompile(`\b(linerate_[a-z0-9_]+)(\{([^}]*)\})?`)
-	matcher := regexp.MustCompile(`([a-z_]+)\s*(=~|!~|!=|=)`)
-	alerts := 0
+	var out []alertRule
 	for _, g := range rule.Spec.Groups {
 		for _, r := range g.Rules {
-			if r.Alert == "" {
-				continue
-			}
-			alerts++
-			found := selector.FindAllStringSubmatch(r.Expr, -1)
-			if len(found) == 0 {
-				t.Errorf("%s: queries no linerate metric: %q", r.Alert, r.Expr)
-			}
-			for _, m := range found {
-				name := m[1]
-				if strings.HasPrefix(name, "linerate_runner_") {
-					if runner != nil && !runner[strings.TrimSuffix(name, "_total")] && !runner[name] {
-						t.Errorf("%s: %s is not defined by internal/runner", r.Alert, name)
-					}
-					continue
-				}
-				labels, ok := exported[name]
-				if !ok {
-					t.Errorf("%s: %s is not exported by internal/metrics", r.Alert, name)
-					continue
-				}
-				for _, l := range matcher.FindAllStringSubmatch(m[3], -1) {
-					if !labels[l[1]] {
-						t.Errorf("%s: %s has no label %q", r.Alert, name, l[1])
-					}
-				}
+			if r.Alert != "" {
+				out = append(out, r)
 			}
 		}
 	}
-	if alerts < 5 {
-		t.Fatalf("only %d alerts read", alerts)
+	if len(out) < 5 {
+		t.Fatalf("only %d alerts read", len(out))
+	}
+	return out
+}
+
+// Every alert queries metrics the operator exports, with labels they carry: a misspelt name or label
+// makes an alert that can never fire, and nothing else would say so.
+func TestAlertsQueryExportedMetricsAndLabels(t *testing.T) {
+	exported := exportedLabels(t)
+	runner := runnerMetrics(t)
+	selector := regexp.MustCompile(`\blinerate_[a-z0-9_]+`)
+	for _, r := range alertRules(t) {
+		found := selector.FindAllString(r.Expr, -1)
+		if len(found) == 0 {
+			t.Errorf("%s: queries no linerate metric: %q", r.Alert, r.Expr)
+		}
+		for _, name := range found {
+			if strings.HasPrefix(name, "linerate_runner_") {
+				if !runner[strings.TrimSuffix(name, "_total")] && !runner[name] {
+					t.Errorf("%s: %s is not defined by internal/runner", r.Alert, name)
+				}
+			} else if exported[name] == nil {
+				t.Errorf("%s: %s is not exported by internal/metrics", r.Alert, name)
+			}
+		}
+		// every label a matcher, a by/without or an on (…) names
+		refs, err := labelReferences(r.Expr)
+		if err != nil {
+			t.Errorf("%s: %v", r.Alert, err)
+		}
+		for _, ref := range refs {
+			if labels := exported[ref.metric]; labels != nil && !labels[ref.label] {
+				t.Errorf("%s: %s names the label %q, which %s does not carry", r.Alert, ref.clause, ref.label, ref.metric)
+			}
+		}
 	}
 }

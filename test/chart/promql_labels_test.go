@@ -56,6 +56,20 @@ func labelReferences(expr string) ([]labelReference, error) {
 			}
 			refs = append(refs, grouped...)
 			i = end
+		case tok.text == "on" && toks[i+1].kind == '(':
+			// vector matching on labels: both sides must carry each
+			end := matching(toks, i+1)
+			if end < 0 {
+				return nil, fmt.Errorf("no closing parenthesis after on in %q", expr)
+			}
+			for _, m := range metricNames(toks) {
+				for _, l := range toks[i+2 : end] {
+					if l.kind == 'i' {
+						refs = append(refs, labelReference{m, l.text, "on (" + l.text + ")"})
+					}
+				}
+			}
+			i = end
 		case tok.text == "label_values":
 			r, err := labelValuesReference(toks, i+1)
 			if err != nil {
@@ -287,7 +301,8 @@ func TestLabelReferences(t *testing.T) {
 				{"linerate_a", "namespace", "{namespace…}"}}},
 		{"without after the aggregated expression, other metrics outside it",
 			`max(linerate_a{goal="pdr"}) without (goal) / on (dut) group_left linerate_b`,
-			[]labelReference{{"linerate_a", "goal", "{goal…}"}, {"linerate_a", "goal", "without (goal)"}}},
+			[]labelReference{{"linerate_a", "goal", "{goal…}"}, {"linerate_a", "goal", "without (goal)"},
+				{"linerate_a", "dut", "on (dut)"}, {"linerate_b", "dut", "on (dut)"}}},
 		{"an aggregation over other metrics names none of linerate's",
 			`sum by (job) (up) * 0 + linerate_a`, nil},
 		{"Grafana's label_values",
