@@ -10,6 +10,13 @@ if [ -x "$VENV/bin/python" ] && [ "$("$VENV/bin/python" -c 'from importlib.metad
 	exit 0
 fi
 echo "install-mlrsearch: mlrsearch $VERSION into $VENV"
+if ! python3 -c 'import ensurepip' 2>/dev/null; then
+	# Debian keeps venv's pip bootstrap in its own package
+	echo "install-mlrsearch: apt-get install python3-venv"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get install -y -qq --no-install-recommends python3-venv >/dev/null ||
+		{ apt-get update -qq && apt-get install -y -qq --no-install-recommends python3-venv >/dev/null; }
+fi
 rm -rf "$VENV"
 python3 -m venv "$VENV"
 "$VENV/bin/pip" install --quiet "mlrsearch==$VERSION"

@@ -143,6 +143,9 @@ type fullLengthSteps struct {
 	spoiled  bool         // the last full-length trial was spoiled: the tester's limit may be far below, halve
 	lastFail *Measurement // the last full-length trial that lost (not spoiled)
 	triedTop bool         // the first full-length trial went to the short trials' upper bound
+	// triedShortLower: the first full-length decision went to the short trials' lower bound, above a lower
+	// bound the goal already had
+	triedShortLower bool
 }
 
 // fullLengthBrackets are the bounds phase 2 steers by: loS and hi the short trials' (bounds), loV and hiG
@@ -192,6 +195,13 @@ func (s *state) fullLengthPhase(ctx context.Context, tol float64) (float64, *Mea
 func (s *state) nextFullLengthRate(tol float64, b fullLengthBrackets, steps *fullLengthSteps) (rate float64, ok bool) {
 	fullLengthBounds := s.goal(tol).FullLengthBounds
 	switch {
+	case !fullLengthBounds && b.loV >= 0 && b.loS > b.loV+s.width(b.loS) && steps.misses == 0 && !steps.triedShortLower:
+		// the goal has a lower bound before its own full-length trials (another goal's loads decided it:
+		// the NDR's for the PDR), well below what its short trials passed: decide there first, as when it
+		// had none, rather than climb to it from below in steps of the width (the cold-start model: six
+		// loads of 21 s each where one or two decide)
+		steps.triedShortLower = true
+		return math.Min(b.loS, s.ceiling), true
 	case b.loV >= 0:
 		return s.bisectAboveLowerBound(tol, b, steps.climb), true
 	case b.loS >= 0 && steps.misses == 0:

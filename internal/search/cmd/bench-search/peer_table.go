@@ -150,20 +150,8 @@ func peerRows(p *peer, seeds int, pdr bool) ([]peerRow, error) {
 					return nil, err
 				}
 			}
-			r, err := search.Multistage(ctx, csitParams(pdr), sim.New(d).Measure(m.size))
-			if err != nil {
+			if err := row.Linerate.addLinerate(ctx, m, d, truth, truthPDR, pdr); err != nil {
 				return nil, fmt.Errorf("%s, seed %d: linerate: %w", m.name, seed, err)
-			}
-			pdrErr := math.NaN()
-			if r.PDR != nil {
-				pdrErr = *r.PDR - truthPDR
-			}
-			row.Linerate.add(r.NDR-truth, pdrErr, r.TrialTime, r.Trials)
-			if capped(r) {
-				row.Linerate.capped++
-			}
-			if !r.Found {
-				row.Linerate.missing++
 			}
 
 			pr, err := p.search(ctx, spec, newTrialServer(d, m.size))
@@ -176,7 +164,7 @@ func peerRows(p *peer, seeds int, pdr bool) ([]peerRow, error) {
 				}
 				return 0
 			}
-			pdrErr = math.NaN()
+			pdrErr := math.NaN()
 			if pdr && pr.Goals[1].Lower != nil {
 				pdrErr = lower(1) - truthPDR
 			}
@@ -188,6 +176,26 @@ func peerRows(p *peer, seeds int, pdr bool) ([]peerRow, error) {
 		rows = append(rows, row)
 	}
 	return rows, nil
+}
+
+// addLinerate runs linerate's Multistage under the CSIT preset on the DUT d of the model m, and adds it.
+func (s *side) addLinerate(ctx context.Context, m model, d sim.DUT, truth, truthPDR float64, pdr bool) error {
+	r, err := search.Multistage(ctx, csitParams(pdr), sim.New(d).Measure(m.size))
+	if err != nil {
+		return err
+	}
+	pdrErr := math.NaN()
+	if r.PDR != nil {
+		pdrErr = *r.PDR - truthPDR
+	}
+	s.add(r.NDR-truth, pdrErr, r.TrialTime, r.Trials)
+	if capped(r) {
+		s.capped++
+	}
+	if !r.Found {
+		s.missing++
+	}
+	return nil
 }
 
 // capped says whether linerate's search ran into its trial cap, for the NDR (undetermined) or the PDR after it

@@ -129,3 +129,70 @@ func TestMLRsearchPeerBracketsASteadyDUT(t *testing.T) {
 		}
 	}
 }
+
+// mlrsearchAt300 is what `make bench-search-mlr MLRSEEDS=300` measured of MLRsearch 1.2.1 on each model: its
+// mean traffic time and mean |error| of the NDR and the PDR (% of line rate). The seeds are fixed and
+// MLRsearch is deterministic given its trials' answers, so the figures are the same on every run; rerun
+// the benchmark when a model changes.
+var mlrsearchAt300 = map[string]struct{ traffic, errNDR, errPDR float64 }{
+	"buffer 3M frames, 64B ~5 Mpps":          {35.0, 0.135, 0.136},
+	"rare loss 1e-7/frame, 1518B ~100 kpps":  {35.2, 0.031, 0.031},
+	"cold first 100 ms at half, 64B ~5 Mpps": {59.9, 0.041, 0.043},
+	"noise 2%, 64B ~5 Mpps":                  {78.3, 0.151, 0.149},
+	"drift -10%/h, 256B ~2 Mpps":             {37.9, 0.140, 0.133},
+	"noise 1%, 1024B ~4 Gbit/s":              {69.0, 0.128, 0.140},
+}
+
+// Under the CSIT preset linerate's search is as accurate as MLRsearch on every model (mean |error| of the NDR
+// and the PDR no more than the paired standard error, 0.01 % of line rate, above MLRsearch's), and spends
+// no more traffic on the models where the short trials and the forwarding rate lead it: buffer, rare
+// loss, drift, and the cold start (since the PDR decides at its short trials' lower bound before it
+// climbs; 1.79 times MLRsearch's traffic before). On the noisy DUTs it still spends about 1.2 times
+// MLRsearch's (issue 35 item 2, open): this guards today's figures against a change that costs more.
+func TestCSITPresetAgainstMLRsearchsFigures(t *testing.T) {
+	const seeds = 300
+	ratioAtMost := map[string]float64{"cold first 100 ms at half, 64B ~5 Mpps": 1.06, "noise 2%, 64B ~5 Mpps": 1.23,
+		"noise 1%, 1024B ~4 Gbit/s": 1.21}
+	cappedAtMost := map[string]int{"noise 2%, 64B ~5 Mpps": 1}
+	ctx := context.Background()
+	for _, m := range peerModels() {
+		peerFigures, ok := mlrsearchAt300[m.name]
+		if !ok {
+			t.Errorf("%s: no MLRsearch figures recorded", m.name)
+			continue
+		}
+		var s side
+		for seed := range seeds {
+			d := m.d(m.capacity*spread(seed, seeds), seed)
+			truth, err := goalTruth(d, m.size, csitFinal, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			truthPDR, err := goalTruth(d, m.size, csitFinal, csitPDRLoss)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.addLinerate(ctx, m, d, truth, truthPDR, true); err != nil {
+				t.Fatal(err)
+			}
+		}
+		traffic, _ := mean(s.traffic, identity)
+		errNDR, _ := mean(s.err, math.Abs)
+		errPDR, _ := mean(s.errPDR, math.Abs)
+		t.Logf("%s: traffic %.1f s (%.2f of MLRsearch's), mean |err| NDR %.3f PDR %.3f, capped %d",
+			m.name, traffic, traffic/peerFigures.traffic, errNDR, errPDR, s.capped)
+		ratio := ratioAtMost[m.name]
+		if ratio == 0 {
+			ratio = 1
+		}
+		if traffic > ratio*peerFigures.traffic {
+			t.Errorf("%s: traffic %.1f s, %.2f times MLRsearch's %.1f s (at most %.2f)", m.name, traffic, traffic/peerFigures.traffic, peerFigures.traffic, ratio)
+		}
+		if errNDR > peerFigures.errNDR+0.01 || errPDR > peerFigures.errPDR+0.01 {
+			t.Errorf("%s: mean |err| NDR %.3f, PDR %.3f; MLRsearch's %.3f, %.3f", m.name, errNDR, errPDR, peerFigures.errNDR, peerFigures.errPDR)
+		}
+		if s.capped > cappedAtMost[m.name] {
+			t.Errorf("%s: %d searches capped", m.name, s.capped)
+		}
+	}
+}
