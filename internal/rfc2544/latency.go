@@ -320,7 +320,9 @@ func (r *Runner) latencyAt(ctx context.Context, size int, load float64, first bo
 	flush()
 	// RFC 8219 asks for the summary over at least 20 repetitions: say so where invalid ones left fewer
 	for _, d := range ts.dirs {
-		if few := fewFramesNote(sums[d]); few != "" {
+		// the run's notes say where RFC 8219's 500 frames were missed; the row's note also where only
+		// the worst case was left out (the sparse probe's usual 500 to 999)
+		if few := fewFramesNote(sums[d]); few != "" && fewestFrames(sums[d]) < rfc8219Frames {
 			r.note(fmt.Sprintf("latency %d B %s %s: %s", size, dirs[d].Name, at, few))
 		}
 		if valid := len(sums[d]) - invalid[d]; reps >= rfc8219MinRepetitions && valid > 0 && valid < rfc8219MinRepetitions {
@@ -380,12 +382,7 @@ func rfc8219Summary(reps []v1alpha1.LatencySummary, invalid int) *v1alpha1.Laten
 // too few for its worst case (p99.9: 1,000), and which percentiles their count left out; "" where none
 // did (p99.99's 10,000 alone is not worth a note: its figure is left out, shown as –).
 func fewFramesNote(reps []v1alpha1.LatencySummary) string {
-	fewest := int64(-1)
-	for _, s := range reps {
-		if s.Valid && (fewest < 0 || s.Frames < fewest) {
-			fewest = s.Frames
-		}
-	}
+	fewest := fewestFrames(reps)
 	if fewest < 0 || fewest >= max(rfc8219Frames, expectations.PercentileFrames("p99.9")) {
 		return ""
 	}
@@ -401,6 +398,17 @@ func fewFramesNote(reps []v1alpha1.LatencySummary) string {
 	}
 	return fmt.Sprintf("a repetition timestamped %d frames, %s (a longer spec.durations.latencyTrial or a higher load gives more); a repetition leaves out the percentiles its frames cannot support (%s), and the worst case and PDV with p99.9",
 		fewest, few, joinList(left))
+}
+
+// fewestFrames is the fewest frames a valid repetition timestamped; -1 where none is valid.
+func fewestFrames(reps []v1alpha1.LatencySummary) int64 {
+	fewest := int64(-1)
+	for _, s := range reps {
+		if s.Valid && (fewest < 0 || s.Frames < fewest) {
+			fewest = s.Frames
+		}
+	}
+	return fewest
 }
 
 // median of v (the mean of the middle two when their number is even, rounded).
