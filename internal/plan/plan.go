@@ -8,6 +8,7 @@
 package plan
 
 import (
+	"strconv"
 	"time"
 
 	"linerate.dev/linerate/api/v1alpha1"
@@ -106,6 +107,14 @@ type LatencyBound struct {
 	Bound time.Duration `json:"bound"`
 	// Percentile is one the engine reports: 50, 90, 99, 99.9, 99.99 or 100 (the largest).
 	Percentile float64 `json:"percentile"`
+}
+
+// Statistic is the bound's percentile as a latency statistic: "p99", "max" for 100.
+func (b LatencyBound) Statistic() v1alpha1.Statistic {
+	if b.Percentile >= 100 {
+		return "max"
+	}
+	return v1alpha1.Statistic("p" + strconv.FormatFloat(b.Percentile, 'f', -1, 64))
 }
 
 // Goal is a search goal with its preset resolved.

@@ -351,12 +351,10 @@ func lostByTheDUT(drs []dirResult, tol float64) bool {
 // those as their spread, and the median of their PDVs.
 func rfc8219Summary(reps []v1alpha1.LatencySummary, invalid int) *v1alpha1.LatencyRepetitions {
 	var typical, worst, pdv []int64
-	valid := 0
 	for _, s := range reps {
 		if !s.Valid {
 			continue
 		}
-		valid++
 		// a repetition too short for a percentile has none (withoutUnsupportedPercentiles): it is not one
 		// of 0 (a single frame has no median; fewer than 1,000 no worst case, p99.9)
 		if s.Frames >= expectations.PercentileFrames("p50") {
@@ -369,7 +367,8 @@ func rfc8219Summary(reps []v1alpha1.LatencySummary, invalid int) *v1alpha1.Laten
 	if len(typical) == 0 {
 		return nil
 	}
-	out := &v1alpha1.LatencyRepetitions{Repetitions: int32(valid), Invalid: int32(invalid),
+	// the repetitions summarised are those with a typical latency; the worst case may be of fewer
+	out := &v1alpha1.LatencyRepetitions{Repetitions: int32(len(typical)), Invalid: int32(invalid),
 		TypicalNs: median(typical), TypicalP1Ns: nearestRank(typical, 0.01), TypicalP99Ns: nearestRank(typical, 0.99)}
 	if len(worst) > 0 {
 		out.WorstCaseNs, out.WorstCaseP1Ns, out.WorstCaseP99Ns = median(worst), nearestRank(worst, 0.01), nearestRank(worst, 0.99)

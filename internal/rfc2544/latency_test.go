@@ -14,6 +14,7 @@ import (
 	"linerate.dev/linerate/internal/engine"
 	"linerate.dev/linerate/internal/engine/sim"
 	"linerate.dev/linerate/internal/expectations"
+	"linerate.dev/linerate/internal/plan"
 	"linerate.dev/linerate/internal/rfc2544"
 )
 
@@ -218,5 +219,30 @@ func TestLatencyAgainstLoadIsARowPerLoadAtItsShareOfTheNDR(t *testing.T) {
 	bound.Duration = time.Hour
 	if verdict, why := expectations.Evaluate(&v1alpha1.Expectations{MaxLatency: []v1alpha1.LatencyExpectation{{Max: *bound}}}, res, p.Rows()); verdict == v1alpha1.VerdictPassed {
 		t.Errorf("verdict %s %q with no latency measured at the NDR", verdict, why)
+	}
+}
+
+// A search under a latency bound on a percentile its trials are too short to support (p99.99 of 1 s trials
+// of a few thousand frames) judges each trial's largest latency, its p99.99 by nearest rank: it finds the
+// rate where that crosses the bound, bound by latency. Judging such trials unknown once made every one the
+// tester's and the row collapsed to no rate (reviewed against e85c22d).
+func TestALatencyBoundOnAPercentileTooFineForItsTrials(t *testing.T) {
+	p := planFor(t, v1alpha1.TestThroughput)
+	p.FrameSizes = []int{1518}
+	p.Durations.ValidationTrial = time.Second
+	p.Throughput.ResolutionPercent = 0.005 // 41 frames/s of 1518 B at 10 GbE
+	p.Throughput.MaxLatency = &plan.LatencyBound{Bound: 50 * time.Microsecond, Percentile: 99.99}
+	res, _, _, err := run(t, p, sim.DUT{CapacityFPS: 8000, LatencyNs: 10000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := res.Throughput[0]
+	// the sim's largest latency (2.5 times its mean) reaches 50 µs at 94 % of its capacity: 7,520 frames/s
+	fps := float64(row.NDR.FramesPerSecond)
+	if row.TesterLimited || row.BoundBy != "latency" || fps < 7000 || fps > 7600 {
+		t.Errorf("NDR %.0f frames/s, bound by %q, tester-limited %v; want about 7,520, by latency: %+v", fps, row.BoundBy, row.TesterLimited, res.Notes)
+	}
+	if !strings.Contains(strings.Join(res.Notes, "\n"), "the bound judged their largest latency") {
+		t.Errorf("no note says the bound judged the largest latency: %q", res.Notes)
 	}
 }

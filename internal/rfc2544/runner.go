@@ -74,6 +74,8 @@ type Runner struct {
 	bursts     map[key][]int64
 	trials     []results.Trial
 	faultNoted bool
+	// fewBoundNoted: the note that a latency bound judged trials too short for its percentile is given once
+	fewBoundNoted bool
 	// restNoted, staleNoted: the notes on a DUT still forwarding an earlier trial are given once
 	restNoted, staleNoted bool
 	// skipSteps are the steps still to pass over because a checkpoint says they are done; resumes counts

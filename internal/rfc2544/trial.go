@@ -3,6 +3,7 @@ package rfc2544
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,7 +13,6 @@ import (
 	"linerate.dev/linerate/internal/plan"
 	"linerate.dev/linerate/internal/results"
 	"linerate.dev/linerate/internal/search"
-	"linerate.dev/linerate/internal/units"
 )
 
 // trialSpec describes one trial over one or more directions.
@@ -177,6 +177,12 @@ func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, 
 		if bounded {
 			var unknown string
 			rec.OverLatency, unknown = overLatency(p.Throughput.MaxLatency, sr.Latency)
+			if l := sr.Latency; l != nil && l.Valid && !r.fewBoundNoted && l.Count < expectations.PercentileFrames(p.Throughput.MaxLatency.Statistic()) {
+				r.fewBoundNoted = true
+				r.note(fmt.Sprintf("some trials of the search timestamped fewer frames than the p%s of spec.throughput.maxLatency needs (%d; the first: %d): the bound judged their largest latency, which is their p%s by nearest rank and at least the DUT's; longer trials (spec.durations) judge the percentile itself",
+					strconv.FormatFloat(p.Throughput.MaxLatency.Percentile, 'f', -1, 64), expectations.PercentileFrames(p.Throughput.MaxLatency.Statistic()), l.Count,
+					strconv.FormatFloat(p.Throughput.MaxLatency.Percentile, 'f', -1, 64)))
+			}
 			if unknown != "" && search.Pass(rec.LossPercent, judged) {
 				// a trial whose loss passes is judged by its latency too: unknown, it cannot be judged
 				rec.TesterFaults = append(rec.TesterFaults, "the latency the bound judges was not measured: "+unknown)
@@ -260,20 +266,16 @@ func overLatency(b *plan.LatencyBound, l *engine.Latency) (over bool, unknown st
 		}
 		return false, "no frame was received"
 	}
-	stat := map[float64]v1alpha1.Statistic{50: "p50", 90: "p90", 99: "p99", 99.9: "p99.9", 99.99: "p99.99", 100: "max"}[b.Percentile]
-	at := map[float64]int64{50: l.P50Ns, 90: l.P90Ns, 99: l.P99Ns, 99.9: l.P999Ns, 99.99: l.P9999Ns, 100: l.MaxNs}[b.Percentile]
-	// fail closed: within the bound only with the percentile's resolution and the clocks' offset added
-	slack := l.ResolutionNs + l.ClockBoundNs
-	if need := expectations.PercentileFrames(stat); l.Count < need {
-		// too few frames for the percentile (the record leaves it out): the largest latency is above
-		// it, so within the bound that proves it within; above, nothing is known of the percentile
-		if time.Duration(l.MaxNs+slack) <= b.Bound {
-			return false, ""
-		}
-		return false, fmt.Sprintf("%s needs %d frames, the trial timestamped %d, and their largest latency (%s) is above the bound",
-			stat, need, l.Count, units.FormatNs(l.MaxNs))
+	stat := b.Statistic()
+	at := expectations.Statistic(*latencySummary(l), stat)
+	if l.Count < expectations.PercentileFrames(stat) {
+		// too few frames for the percentile (the record leaves it out): of fewer than 1/(1-p) frames the
+		// p-th percentile by nearest rank is the largest latency seen, and the bound judges that (more
+		// frames would not repeat by repeating the trial: its rate and length give it these)
+		at = l.MaxNs
 	}
-	return time.Duration(at+slack) > b.Bound, ""
+	// within the bound only with the percentile's resolution and the clocks' offset added
+	return time.Duration(at+l.ResolutionNs+l.ClockBoundNs) > b.Bound, ""
 }
 
 // quietMax is the longest a trial waits for the DUT to stop forwarding an earlier one; maxQuiet the

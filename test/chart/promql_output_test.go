@@ -71,11 +71,14 @@ func (r *resultReader) expression() (queryResult, error) {
 		if r.peek().text == "bool" {
 			return queryResult{}, fmt.Errorf("bool modifiers are not read")
 		}
+		matching, matched := "", []string(nil)
 		if t := r.peek().text; t == "on" || t == "ignoring" {
 			r.at++
-			if _, err := r.labelList(); err != nil {
+			list, err := r.labelList()
+			if err != nil {
 				return queryResult{}, err
 			}
+			matching, matched = t, list
 		}
 		if t := r.peek().text; t == "group_left" || t == "group_right" {
 			return queryResult{}, fmt.Errorf("%s is not read", t)
@@ -98,6 +101,20 @@ func (r *resultReader) expression() (queryResult, error) {
 			}
 		case arithmetic[op]:
 			left.metricName = false
+		}
+		// one-to-one matching of vectors (arithmetic, comparison): on (…) keeps only those labels,
+		// ignoring (…) drops them; the set operators keep the left side's series as they are
+		if op != "and" && op != "or" && op != "unless" && !right.scalar && matching != "" {
+			kept := map[string]bool{}
+			for l := range left.labels {
+				if slices.Contains(matched, l) == (matching == "on") {
+					kept[l] = true
+				}
+			}
+			left.labels = kept
+			if matching == "on" {
+				left.metricName = false // kept only if listed
+			}
 		}
 	}
 	return left, nil
@@ -280,6 +297,8 @@ func TestQueryLabels(t *testing.T) {
 		{`sum by (x, o) (increase(linerate_b_total[5m]))`, []string{"o", "x"}, false},
 		{`linerate_a == 1 and on (x) changes(linerate_b_total[2h]) == 0`, []string{"s", "x", "y"}, true},
 		{"max by (x) (linerate_a)\n < 0.9 * max by (x) (max_over_time(linerate_a[7d] offset 1h))", []string{"x"}, false},
+		{`linerate_a / on (x, y) linerate_a`, []string{"x", "y"}, false},
+		{`linerate_a > ignoring (s) linerate_a`, []string{"x", "y"}, true},
 	}
 	for _, c := range cases {
 		got, err := queryLabels(c.expr, carried)

@@ -107,9 +107,10 @@ func TestTransformationsNameFieldsTheirQueriesReturn(t *testing.T) {
 	carried := carriedLabels(t)
 	checked := 0
 	for _, p := range transformedPanels(t) {
-		fields := map[string]bool{"Time": true, "Value": true}
+		// Grafana names a table's value column "Value" for one query, "Value #<refId>" for several
+		fields := map[string]bool{"Time": true, "Value": len(p.Targets) == 1}
 		for _, target := range p.Targets {
-			fields["Value #"+target.RefID] = true
+			fields["Value #"+target.RefID] = len(p.Targets) > 1
 			res, err := queryLabels(target.Expr, carried)
 			if err != nil {
 				t.Errorf("panel %q (%s): %v", p.Title, target.RefID, err)

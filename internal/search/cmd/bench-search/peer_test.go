@@ -177,8 +177,12 @@ func TestCSITPresetAgainstMLRsearchsFigures(t *testing.T) {
 			}
 		}
 		traffic, _ := mean(s.traffic, identity)
-		errNDR, _ := mean(s.err, math.Abs)
-		errPDR, _ := mean(s.errPDR, math.Abs)
+		errNDR, nNDR := mean(s.err, math.Abs)
+		errPDR, nPDR := mean(s.errPDR, math.Abs)
+		if nNDR != seeds || nPDR < seeds-s.capped || s.missing > 0 {
+			// a PDR left undetermined is NaN and drops out of the mean: only a capped search may leave one
+			t.Errorf("%s: %d NDRs and %d PDRs of %d searches, %d without a lower bound", m.name, nNDR, nPDR, seeds, s.missing)
+		}
 		t.Logf("%s: traffic %.1f s (%.2f of MLRsearch's), mean |err| NDR %.3f PDR %.3f, capped %d",
 			m.name, traffic, traffic/peerFigures.traffic, errNDR, errPDR, s.capped)
 		ratio := ratioAtMost[m.name]
