@@ -175,3 +175,46 @@ func TestALatencyBoundJudgesOnlyAPercentileTheFramesSupport(t *testing.T) {
 		})
 	}
 }
+
+// Every percentile a bound may name is judged on its own figure from the frames it needs on, and on the
+// largest latency below that; a percentile the engine does not report is no judgement at all.
+func TestALatencyBoundJudgesEachPercentileByItsOwnFigure(t *testing.T) {
+	// a distinct figure in every field: a wrong mapping judges the wrong one
+	lat := func(frames int64) *engine.Latency {
+		return &engine.Latency{Valid: true, Count: frames, MinNs: 1_000, MeanNs: 2_000, P50Ns: 10_000, P90Ns: 20_000,
+			P99Ns: 30_000, P999Ns: 40_000, P9999Ns: 50_000, MaxNs: 60_000}
+	}
+	for _, tc := range []struct {
+		percentile float64
+		stat       v1alpha1.Statistic
+		figure     int64 // with the frames the percentile needs
+		need       int64
+	}{
+		{50, "p50", 10_000, 2}, {90, "p90", 20_000, 10}, {99, "p99", 30_000, 100},
+		{99.9, "p99.9", 40_000, 1000}, {99.99, "p99.99", 50_000, 10000}, {100, "max", 60_000, 1},
+	} {
+		if got := (plan.LatencyBound{Percentile: tc.percentile}).Statistic(); got != tc.stat {
+			t.Errorf("percentile %g is the statistic %q, want %q", tc.percentile, got, tc.stat)
+		}
+		for _, frames := range []int64{tc.need - 1, tc.need} {
+			if frames < 1 {
+				continue
+			}
+			judged := tc.figure
+			if frames < tc.need {
+				judged = 60_000 // the largest latency
+			}
+			under := &plan.LatencyBound{Bound: time.Duration(judged), Percentile: tc.percentile}
+			over := &plan.LatencyBound{Bound: time.Duration(judged - 1), Percentile: tc.percentile}
+			if o, u := overLatency(under, lat(frames)); o || u != "" {
+				t.Errorf("%s of %d frames, bound at its figure %d ns: over %v %q", tc.stat, frames, judged, o, u)
+			}
+			if o, u := overLatency(over, lat(frames)); !o || u != "" {
+				t.Errorf("%s of %d frames, bound 1 ns under its figure %d ns: over %v %q", tc.stat, frames, judged, o, u)
+			}
+		}
+	}
+	if o, u := overLatency(&plan.LatencyBound{Bound: time.Second, Percentile: 95}, lat(1000)); o || u == "" {
+		t.Errorf("a percentile the engine does not report: over %v, unknown %q", o, u)
+	}
+}

@@ -177,9 +177,10 @@ func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, 
 		if bounded {
 			var unknown string
 			rec.OverLatency, unknown = overLatency(p.Throughput.MaxLatency, sr.Latency)
-			if l := sr.Latency; l != nil && l.Valid && !r.fewBoundNoted && l.Count < expectations.PercentileFrames(p.Throughput.MaxLatency.Statistic()) {
+			if l := sr.Latency; l != nil && l.Valid && !r.fewBoundNoted && len(rec.TesterFaults) == 0 && search.Pass(rec.LossPercent, judged) &&
+				l.Count < expectations.PercentileFrames(p.Throughput.MaxLatency.Statistic()) {
 				r.fewBoundNoted = true
-				r.note(fmt.Sprintf("some trials of the search timestamped fewer frames than the p%s of spec.throughput.maxLatency needs (%d; the first: %d): the bound judged their largest latency, which is their p%s by nearest rank and at least the DUT's; longer trials (spec.durations) judge the percentile itself",
+				r.note(fmt.Sprintf("some trials of the search timestamped fewer frames than the p%s of spec.throughput.maxLatency needs (%d; the first: %d): the bound judged their largest latency, which is their p%s by nearest rank: one frame decides it; longer trials (spec.durations) judge the percentile itself",
 					strconv.FormatFloat(p.Throughput.MaxLatency.Percentile, 'f', -1, 64), expectations.PercentileFrames(p.Throughput.MaxLatency.Statistic()), l.Count,
 					strconv.FormatFloat(p.Throughput.MaxLatency.Percentile, 'f', -1, 64)))
 			}
@@ -267,11 +268,16 @@ func overLatency(b *plan.LatencyBound, l *engine.Latency) (over bool, unknown st
 		return false, "no frame was received"
 	}
 	stat := b.Statistic()
+	if _, ok := expectations.Quantile(stat); !ok && stat != "max" {
+		return false, fmt.Sprintf("the bound's percentile %g is not one the engine reports", b.Percentile)
+	}
 	at := expectations.Statistic(*latencySummary(l), stat)
 	if l.Count < expectations.PercentileFrames(stat) {
 		// too few frames for the percentile (the record leaves it out): of fewer than 1/(1-p) frames the
-		// p-th percentile by nearest rank is the largest latency seen, and the bound judges that (more
-		// frames would not repeat by repeating the trial: its rate and length give it these)
+		// p-th percentile by nearest rank is the largest latency seen, and the bound judges that, as the
+		// engine's own figure did before percentiles were left out (repeating the trial would give the
+		// same few frames). One frame decides it: a DUT's rare slow frame, or a tester's delay shorter
+		// than spec.tester.validity.maxWorkerGap, the same as for the percentile of enough frames.
 		at = l.MaxNs
 	}
 	// within the bound only with the percentile's resolution and the clocks' offset added
