@@ -3,7 +3,6 @@ package rfc2544
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -177,12 +176,12 @@ func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, 
 		if bounded {
 			var unknown string
 			rec.OverLatency, unknown = overLatency(p.Throughput.MaxLatency, sr.Latency)
-			if l := sr.Latency; l != nil && l.Valid && !r.fewBoundNoted && len(rec.TesterFaults) == 0 && search.Pass(rec.LossPercent, judged) &&
-				l.Count < expectations.PercentileFrames(p.Throughput.MaxLatency.Statistic()) {
+			stat := p.Throughput.MaxLatency.Statistic()
+			need := expectations.PercentileFrames(stat)
+			if l := sr.Latency; l != nil && l.Valid && !r.fewBoundNoted && len(rec.TesterFaults) == 0 && search.Pass(rec.LossPercent, judged) && l.Count < need {
 				r.fewBoundNoted = true
-				r.note(fmt.Sprintf("some trials of the search timestamped fewer frames than the p%s of spec.throughput.maxLatency needs (%d; the first: %d): the bound judged their largest latency, which is their p%s by nearest rank: one frame decides it; longer trials (spec.durations) judge the percentile itself",
-					strconv.FormatFloat(p.Throughput.MaxLatency.Percentile, 'f', -1, 64), expectations.PercentileFrames(p.Throughput.MaxLatency.Statistic()), l.Count,
-					strconv.FormatFloat(p.Throughput.MaxLatency.Percentile, 'f', -1, 64)))
+				r.note(fmt.Sprintf("some trials of the search timestamped fewer frames than the %s of spec.throughput.maxLatency needs (%d; the first: %d): the bound judged their largest latency, which is their %s by nearest rank: one frame decides it; longer trials (spec.durations) judge the percentile itself",
+					stat, need, l.Count, stat))
 			}
 			if unknown != "" && search.Pass(rec.LossPercent, judged) {
 				// a trial whose loss passes is judged by its latency too: unknown, it cannot be judged
