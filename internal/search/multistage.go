@@ -146,6 +146,13 @@ type fullLengthSteps struct {
 	// triedShortLower: the first full-length decision went to the short trials' lower bound, above a lower
 	// bound the goal already had
 	triedShortLower bool
+	// onForwarding: the last step down went to the forwarding rate of the trial that lost above it, not a
+	// step of its own size
+	onForwarding bool
+	// forwardingMisses counts the trials at a lost trial's forwarding rate that lost again: from the second,
+	// that rate says nothing of where the DUT keeps up (a queue drained in each trial's drain time hides all
+	// but a little of the excess), and the search halves instead
+	forwardingMisses int
 }
 
 // fullLengthBrackets are the bounds phase 2 steers by: loS and hi the short trials' (bounds), loV and hiG
@@ -182,12 +189,17 @@ func (s *state) fullLengthPhase(ctx context.Context, tol float64) (float64, *Mea
 		if !m.TesterLimited && !m.Passes(tol) {
 			steps.lastFail = m
 		}
-		if m.TesterLimited || c == UpperBound {
+		switch {
+		case m.TesterLimited || c == UpperBound:
 			steps.misses++
 			steps.climb = 0
-		} else if c == LowerBound && b.loV >= 0 && rate > b.loV {
+			if c == UpperBound && steps.onForwarding {
+				steps.forwardingMisses++
+			}
+		case c == LowerBound && b.loV >= 0 && rate > b.loV:
 			steps.climb++
 		}
+		steps.onForwarding = false
 	}
 }
 
@@ -203,7 +215,7 @@ func (s *state) nextFullLengthRate(tol float64, b fullLengthBrackets, steps *ful
 		steps.triedShortLower = true
 		return math.Min(b.loS, s.ceiling), true
 	case b.loV >= 0:
-		return s.bisectAboveLowerBound(tol, b, steps.climb), true
+		return s.bisectAboveLowerBound(tol, b, steps), true
 	case b.loS >= 0 && steps.misses == 0:
 		// the first full-length trial goes to the short trials' upper bound, not their lower one: the
 		// lowest short failure is the least of several noisy draws, and a search that only climbs
@@ -231,7 +243,7 @@ func (s *state) nextFullLengthRate(tol float64, b fullLengthBrackets, steps *ful
 // bisectAboveLowerBound is the next full-length trial above the goal's lower bound b.loV: halfway to the
 // lowest rate above it that lost (or the ceiling); when they are a goal width apart that rate is only a
 // candidate upper bound, and its trials decide it.
-func (s *state) bisectAboveLowerBound(tol float64, b fullLengthBrackets, climb int) float64 {
+func (s *state) bisectAboveLowerBound(tol float64, b fullLengthBrackets, steps *fullLengthSteps) float64 {
 	top := math.Min(s.candidateAbove(b.loV, tol), s.ceiling+eps)
 	if s.goal(tol).FullLengthBounds && b.loS < 0 {
 		// no short trial passed, yet a full-length one did: the short trials misled at every rate
@@ -243,13 +255,30 @@ func (s *state) bisectAboveLowerBound(tol float64, b fullLengthBrackets, climb i
 	switch {
 	case top-b.loV <= w+eps:
 		rate = math.Min(top, s.ceiling)
-	case top-b.loV > 2*w+eps:
+	case top-b.loV > 2*w+eps && steps.forwardingMisses < 2 && s.underForwarding(b.loV, top, tol, w):
 		// the answer is likely close above the lower bound (a full-length pass just under the
 		// forwarding rate of a failure, or above every short trial that lost nearby), not halfway to
 		// a failure far away: climb in steps that double
-		rate = math.Min(rate, b.loV+s.width(b.loV)*math.Pow(2, float64(climb)))
+		rate = math.Min(rate, b.loV+s.width(b.loV)*math.Pow(2, float64(steps.climb)))
 	}
 	return rate
+}
+
+// underForwarding says whether the lower bound lo lies just under (within two goal widths w of) the
+// forwarding rate of the trial that lost at top, the lowest loss above it: the DUT forwarded there about
+// what it keeps up with, so the answer is likely close above lo. Otherwise (lo was a step of its own size
+// below the loss, or a queue made the loss's forwarding rate say little) it may lie anywhere between them.
+func (s *state) underForwarding(lo, top, tol, w float64) bool {
+	for i := range s.r.History {
+		m := &s.r.History[i]
+		if m.TesterLimited || m.Aborted != "" || m.Passes(tol) || math.Abs(m.RatePercent-top) > eps {
+			continue
+		}
+		if fwd := m.RatePercent * (1 - m.LossPercent/100); fwd-lo <= 2*w+eps {
+			return true
+		}
+	}
+	return false
 }
 
 // stepDown is the next full-length trial while none has passed: a step under the upper bound, doubling
@@ -273,11 +302,23 @@ func (s *state) stepDown(fullLengthBounds bool, b fullLengthBrackets, steps *ful
 	step := w
 	if steps.misses >= 2 {
 		step = w * math.Pow(2, float64(steps.misses-1))
+		if step > math.Sqrt(top*w) {
+			// steps that double from the width find an answer d below in about 2·log2(d/w) trials, halving
+			// in log2(top/w): past √(top·w) below, halving is the cheaper way on
+			step = math.Max(step, top/2)
+		}
+	}
+	lastFail := steps.lastFail
+	if steps.forwardingMisses >= 2 {
+		// the lost trials' forwarding rates misled twice: nothing says where below the DUT keeps up, so
+		// halve, as Binary does with no lower bound
+		step = math.Max(step, top/2)
+		lastFail = nil
 	}
 	if steps.spoiled {
 		step = math.Max(step, top/2)
 	}
-	rate = s.belowForwarding(steps.lastFail, w, top-step)
+	rate = s.belowForwarding(lastFail, w, top-step)
 	if rate <= eps {
 		if top > res/2 {
 			rate = top / 2
@@ -285,6 +326,7 @@ func (s *state) stepDown(fullLengthBounds bool, b fullLengthBrackets, steps *ful
 			return 0, false
 		}
 	}
+	steps.onForwarding = rate < top-step-eps
 	return rate, true
 }
 
