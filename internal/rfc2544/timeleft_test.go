@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/engine/sim"
 	"linerate.dev/linerate/internal/plan"
@@ -24,19 +22,7 @@ import (
 // demoPlan is the plan of the demo's TrafficTest (config/samples/throughput-test-demo.yaml).
 func demoPlan(t *testing.T) *plan.Plan {
 	t.Helper()
-	b, err := os.ReadFile("../../config/samples/throughput-test-demo.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tt v1alpha1.TrafficTest
-	if err := yaml.Unmarshal(b, &tt); err != nil {
-		t.Fatal(err)
-	}
-	p, err := plan.Resolve(&tt, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return rfc2544.PlanOfFile(t, "../../config/samples/throughput-test-demo.yaml")
 }
 
 // report is a progress report: when it was made on the simulated clock, where the run was and what it
@@ -169,7 +155,7 @@ func (f *timeLeftFigures) add(reports []report, took time.Duration) {
 		if math.Abs(off) <= 0.25 {
 			f.within++
 		}
-		if low, high := statedRange(rfc2544.TimeLeft(v1alpha1.Progress{Summary: rp.summary}), rp.left); truth >= low-time.Second && truth <= high+time.Second {
+		if low, high := rfc2544.StatedRange(rfc2544.TimeLeft(v1alpha1.Progress{Summary: rp.summary}), rp.left); truth >= low-time.Second && truth <= high+time.Second {
 			f.covered++
 		}
 		if math.Abs(off) >= f.worstOff() {
@@ -322,25 +308,4 @@ func TestTimeLeftIsTheRunnersPhrase(t *testing.T) {
 			t.Errorf("TimeLeft(%q) = %q, want %q", tc.summary, got, tc.want)
 		}
 	}
-}
-
-// statedRange is the range a time-left phrase states, "about 3m left (2m to 4m: ...)"; when it states
-// none, an eighth either side of the estimate (a narrower range is not stated).
-func statedRange(phrase string, left time.Duration) (time.Duration, time.Duration) {
-	// a range the DUT decides, the tester, or both ("(1m to 3m: the tester decides ...)")
-	i := strings.Index(phrase, " (")
-	j := strings.Index(phrase, ": the ")
-	if i < 0 || j < i {
-		return left - left/8, left + left/8
-	}
-	parts := strings.Split(phrase[i+2:j], " to ")
-	if len(parts) != 2 {
-		return left - left/8, left + left/8
-	}
-	low, err1 := time.ParseDuration(parts[0])
-	high, err2 := time.ParseDuration(parts[1])
-	if err1 != nil || err2 != nil {
-		return left - left/8, left + left/8
-	}
-	return low, high
 }
