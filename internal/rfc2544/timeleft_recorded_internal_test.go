@@ -19,6 +19,7 @@ import (
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/engine"
 	"linerate.dev/linerate/internal/engine/sim"
+	"linerate.dev/linerate/internal/estimate"
 	"linerate.dev/linerate/internal/plan"
 	"linerate.dev/linerate/internal/results"
 )
@@ -32,18 +33,19 @@ import (
 // The real gateways are what no simulated DUT of TestTheTimeLeftHoldsOnTheDemosPlan was made to be: a 5 s
 // trial at their own NDR loses now and then (they share a CPU with the cluster), their directions forward
 // differently from size to size, and their searches take from 17 to 55 trials at one size; and the
-// recordings are of a host that ran the tester more than 15 ms late in a third of the trials, in bursts
-// (a latency step spoiled nine times in a row). After the first step the range stated holds the truth in
-// nine reports of ten, as on the simulated DUTs. The figure itself does not hold: its median report is
-// off by a third to a half (mostly too short: the model expects the spoils of the steps done, not a burst),
-// where the simulated DUTs' is within a quarter; issue 28 is open on it, and this test prints it:
-// `go test ./internal/rfc2544 -run TestTheTimeLeftHoldsOnRecordedDemos -v`.
+// recordings are of a host that ran the tester more than 15 ms late in 16 % and 30 % of the trials. After
+// the first step the range stated holds the truth in nine reports of ten, as on the simulated DUTs. The
+// figure itself does not hold: its median report is off by a third to a half (mostly short: the model
+// expects the spoils of the steps done, not a burst of them), where the simulated DUTs' is within a
+// quarter. Issue 28 is open on it; here the median is only kept from growing past maxRecordedMedianOff.
+// `go test ./internal/rfc2544 -run TestTheTimeLeftsRangeHoldsOnRecordedDemos -v` prints every report off
+// by more than a quarter.
 //
 // A recording is of the search as it was: a change to what the runner asks of the engine makes the replay
 // leave the recording, and the test says so. Record again with `make demo`, then
 // `kubectl get configmap ipsec-demo-results -o jsonpath='{.binaryData.trials\.jsonl\.gz}' | base64 -d >
 // trials.jsonl.gz` beside a copy of config/samples/throughput-test-demo.yaml.
-func TestTheTimeLeftHoldsOnRecordedDemos(t *testing.T) {
+func TestTheTimeLeftsRangeHoldsOnRecordedDemos(t *testing.T) {
 	dirs, err := filepath.Glob("testdata/demo-runs/*")
 	if err != nil || len(dirs) == 0 {
 		t.Fatalf("no recorded demo runs: %v", err)
@@ -89,12 +91,20 @@ func TestTheTimeLeftHoldsOnRecordedDemos(t *testing.T) {
 			t.Logf("each step's first report, and every one off by more than a quarter:\n%s", table.String())
 			t.Logf("after the first step: median off %.0f%%, worst %+.0f%%; within a quarter %d of %d reports; the truth in the stated range %d of %d",
 				100*median, 100*worst, within, len(offs), covered, len(offs))
+			if median > maxRecordedMedianOff {
+				t.Errorf("the median report of the time left was off by %.0f%%, more than the %.0f%% it was when recorded; the worst: %s",
+					100*median, 100*maxRecordedMedianOff, worstAt)
+			}
 			if covered*10 < len(offs)*9 {
 				t.Errorf("the range stated held the truth in only %d of %d reports; the report furthest off: %s", covered, len(offs), worstAt)
 			}
 		})
 	}
 }
+
+// maxRecordedMedianOff is the most the median report of a recorded run may be off: the recordings' own
+// figures (32 % and 53 %) and a little, so that the estimate gets no worse on them while issue 28 is open.
+const maxRecordedMedianOff = 0.6
 
 // recordedReport is a progress report of a replayed run: when it was made on the recorded clock, how many
 // steps were done, and the time left it stated with its range.
@@ -169,9 +179,9 @@ func replayRecordedRun(t *testing.T, dir string) ([]recordedReport, time.Time) {
 	t.Helper()
 	p := PlanOfFile(t, filepath.Join(dir, "traffictest.yaml"))
 	trials := readRecordedTrials(t, filepath.Join(dir, "trials.jsonl.gz"))
-	// the clock stands at the end of the trial before; the first trial starts its own length before its end
+	// the clock stands at the end of the trial before; the first trial starts its phases before its end
 	first := trials[0][0]
-	now := first.Time.Add(-time.Duration(first.DurationS * float64(time.Second)))
+	now := first.Time.Add(-estimate.Phases(p.Durations, time.Duration(first.DurationS*float64(time.Second)), first.Burst > 0))
 	eng := &clockedReplay{replayEngine: replayEngine{Engine: sim.New(sim.DUT{LineRateBps: float64(p.Traffic.LineRateBps)}),
 		trials: trials, limits: limitsOf(p.Validity)}, now: &now}
 	sink := &recordedSink{now: &now}
