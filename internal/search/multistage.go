@@ -146,12 +146,13 @@ type fullLengthSteps struct {
 	// triedShortLower: the first full-length decision went to the short trials' lower bound, above a lower
 	// bound the goal already had
 	triedShortLower bool
-	// onForwarding: the last step down went to the forwarding rate of the trial that lost above it, not a
-	// step of its own size
+	// onForwarding: the last step down went at or under the forwarding rate of the trial that lost above
+	// it (to that rate, or a step of its own size further down)
 	onForwarding bool
-	// forwardingMisses counts the trials at a lost trial's forwarding rate that lost again: from the second,
-	// that rate says nothing of where the DUT keeps up (a queue drained in each trial's drain time hides all
-	// but a little of the excess), and the search halves instead
+	// forwardingMisses counts the full-length trials at or under a lost trial's forwarding rate that lost
+	// again (not only in a row): from the second, that rate says nothing of where the DUT keeps up (a
+	// queue drained in each trial's drain time hides all but a little of the excess), and the search halves
+	// instead
 	forwardingMisses int
 }
 
@@ -229,7 +230,9 @@ func (s *state) nextFullLengthRate(tol float64, b fullLengthBrackets, steps *ful
 	case b.loS >= 0 && steps.misses == 1 && steps.triedTop && s.fullTrialsAt(b.loS) == 0:
 		// the top lost at full length: validate the short-trial candidate, or lower when the top's
 		// forwarding rate says so
-		return math.Min(s.belowForwarding(steps.lastFail, s.width(b.loS), b.loS), s.ceiling), true
+		rate = math.Min(s.belowForwarding(steps.lastFail, s.width(b.loS), b.loS), s.ceiling)
+		steps.onForwarding = underLoss(steps.lastFail, rate)
+		return rate, true
 	case fullLengthBounds && b.loS < 0 && steps.misses == 0 && b.hi < math.Min(b.hiG, s.ceiling+eps):
 		// no short trial passed, and their losses bound nothing: a full-length trial at the lowest of them
 		// decides whether the DUT loses there too (then the search steps down from it, or at the lowest
@@ -255,7 +258,7 @@ func (s *state) bisectAboveLowerBound(tol float64, b fullLengthBrackets, steps *
 	switch {
 	case top-b.loV <= w+eps:
 		rate = math.Min(top, s.ceiling)
-	case top-b.loV > 2*w+eps && steps.forwardingMisses < 2 && s.underForwarding(b.loV, top, tol, w):
+	case top-b.loV > 2*w+eps && steps.forwardingMisses < 2 && s.underForwarding(b.loV, top, tol, w, steps.forwardingMisses > 0):
 		// the answer is likely close above the lower bound (a full-length pass just under the
 		// forwarding rate of a failure, or above every short trial that lost nearby), not halfway to
 		// a failure far away: climb in steps that double
@@ -268,17 +271,36 @@ func (s *state) bisectAboveLowerBound(tol float64, b fullLengthBrackets, steps *
 // forwarding rate of the trial that lost at top, the lowest loss above it: the DUT forwarded there about
 // what it keeps up with, so the answer is likely close above lo. Otherwise (lo was a step of its own size
 // below the loss, or a queue made the loss's forwarding rate say little) it may lie anywhere between them.
-func (s *state) underForwarding(lo, top, tol, w float64) bool {
+// A full-length loss at top speaks for it over a short one: a short trial's queue hides more. twoSided:
+// a forwarding rate has misled already, and lo far above the loss's forwarding rate says it misled
+// again; before, such a pass still climbs (a noisy DUT's capacity moves between trials, and bisecting
+// there costs more than it saves).
+func (s *state) underForwarding(lo, top, tol, w float64, twoSided bool) bool {
+	full := s.fullTrialsAt(top) > 0
 	for i := range s.r.History {
 		m := &s.r.History[i]
 		if m.TesterLimited || m.Aborted != "" || m.Passes(tol) || math.Abs(m.RatePercent-top) > eps {
 			continue
 		}
-		if fwd := m.RatePercent * (1 - m.LossPercent/100); fwd-lo <= 2*w+eps {
+		if full && m.Purpose == PurposeSearch {
+			continue
+		}
+		if d := forwardingRate(m) - lo; d <= 2*w+eps && (!twoSided || -d <= 2*w+eps) {
 			return true
 		}
 	}
 	return false
+}
+
+// forwardingRate is the rate the DUT forwarded in trial m: what it was offered less what it lost.
+func forwardingRate(m *Measurement) float64 {
+	return m.RatePercent * (1 - m.LossPercent/100)
+}
+
+// underLoss says whether rate lies at or under the forwarding rate of the lost trial: a loss there says
+// that rate misled.
+func underLoss(lost *Measurement, rate float64) bool {
+	return lost != nil && rate <= forwardingRate(lost)+eps
 }
 
 // stepDown is the next full-length trial while none has passed: a step under the upper bound, doubling
@@ -326,7 +348,7 @@ func (s *state) stepDown(fullLengthBounds bool, b fullLengthBrackets, steps *ful
 			return 0, false
 		}
 	}
-	steps.onForwarding = rate < top-step-eps
+	steps.onForwarding = underLoss(lastFail, rate)
 	return rate, true
 }
 
@@ -356,7 +378,7 @@ func (s *state) belowForwarding(lost *Measurement, w, rate float64) float64 {
 	if lost == nil {
 		return rate
 	}
-	if est := lost.RatePercent*(1-lost.LossPercent/100) - w/8; est > s.p.Resolution/2 && est < rate {
+	if est := forwardingRate(lost) - w/8; est > s.p.Resolution/2 && est < rate {
 		return est
 	}
 	return rate
