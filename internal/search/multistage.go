@@ -147,13 +147,17 @@ type fullLengthSteps struct {
 	// bound the goal already had
 	triedShortLower bool
 	// onForwarding: the last step down went at or under the forwarding rate of the trial that lost above
-	// it (to that rate, or a step of its own size further down)
+	// it (to that rate, or a step of its own size further down: the step down never goes above it)
 	onForwarding bool
 	// forwardingMisses counts the full-length trials at or under a lost trial's forwarding rate that lost
-	// again (not only in a row): from the second, that rate says nothing of where the DUT keeps up (a
-	// queue drained in each trial's drain time hides all but a little of the excess), and the search halves
-	// instead
+	// again: every full-length loss after the first before a pass. A DUT without a queue forwards at a
+	// loss about what it keeps up with and passes there; it loses again when its capacity moved (noise)
+	// or a queue hid all but a little of the excess.
 	forwardingMisses int
+	// forwardingIgnored: the forwarding rates misled twice and no short trial lost near above, so a deep
+	// queue, not noise, is the likely cause: the search halves, as Binary, and no longer climbs from a
+	// pass under a loss's forwarding rate
+	forwardingIgnored bool
 }
 
 // fullLengthBrackets are the bounds phase 2 steers by: loS and hi the short trials' (bounds), loV and hiG
@@ -231,7 +235,7 @@ func (s *state) nextFullLengthRate(tol float64, b fullLengthBrackets, steps *ful
 		// the top lost at full length: validate the short-trial candidate, or lower when the top's
 		// forwarding rate says so
 		rate = math.Min(s.belowForwarding(steps.lastFail, s.width(b.loS), b.loS), s.ceiling)
-		steps.onForwarding = underLoss(steps.lastFail, rate)
+		steps.onForwarding = atOrUnderForwardingOf(steps.lastFail, rate)
 		return rate, true
 	case fullLengthBounds && b.loS < 0 && steps.misses == 0 && b.hi < math.Min(b.hiG, s.ceiling+eps):
 		// no short trial passed, and their losses bound nothing: a full-length trial at the lowest of them
@@ -239,7 +243,7 @@ func (s *state) nextFullLengthRate(tol float64, b fullLengthBrackets, steps *ful
 		// rate it tries finds no rate) or the short trials misled (then it climbs from that pass)
 		return b.hi, true
 	default:
-		return s.stepDown(fullLengthBounds, b, steps)
+		return s.stepDown(tol, fullLengthBounds, b, steps)
 	}
 }
 
@@ -258,7 +262,7 @@ func (s *state) bisectAboveLowerBound(tol float64, b fullLengthBrackets, steps *
 	switch {
 	case top-b.loV <= w+eps:
 		rate = math.Min(top, s.ceiling)
-	case top-b.loV > 2*w+eps && steps.forwardingMisses < 2 && s.underForwarding(b.loV, top, tol, w, steps.forwardingMisses > 0):
+	case top-b.loV > 2*w+eps && !steps.forwardingIgnored && s.underForwarding(b.loV, top, tol, w):
 		// the answer is likely close above the lower bound (a full-length pass just under the
 		// forwarding rate of a failure, or above every short trial that lost nearby), not halfway to
 		// a failure far away: climb in steps that double
@@ -271,21 +275,13 @@ func (s *state) bisectAboveLowerBound(tol float64, b fullLengthBrackets, steps *
 // forwarding rate of the trial that lost at top, the lowest loss above it: the DUT forwarded there about
 // what it keeps up with, so the answer is likely close above lo. Otherwise (lo was a step of its own size
 // below the loss, or a queue made the loss's forwarding rate say little) it may lie anywhere between them.
-// A full-length loss at top speaks for it over a short one: a short trial's queue hides more. twoSided:
-// a forwarding rate has misled already, and lo far above the loss's forwarding rate says it misled
-// again; before, such a pass still climbs (a noisy DUT's capacity moves between trials, and bisecting
-// there costs more than it saves).
-func (s *state) underForwarding(lo, top, tol, w float64, twoSided bool) bool {
-	full := s.fullTrialsAt(top) > 0
+func (s *state) underForwarding(lo, top, tol, w float64) bool {
 	for i := range s.r.History {
 		m := &s.r.History[i]
 		if m.TesterLimited || m.Aborted != "" || m.Passes(tol) || math.Abs(m.RatePercent-top) > eps {
 			continue
 		}
-		if full && m.Purpose == PurposeSearch {
-			continue
-		}
-		if d := forwardingRate(m) - lo; d <= 2*w+eps && (!twoSided || -d <= 2*w+eps) {
+		if forwardingRate(m)-lo <= 2*w+eps {
 			return true
 		}
 	}
@@ -297,16 +293,16 @@ func forwardingRate(m *Measurement) float64 {
 	return m.RatePercent * (1 - m.LossPercent/100)
 }
 
-// underLoss says whether rate lies at or under the forwarding rate of the lost trial: a loss there says
-// that rate misled.
-func underLoss(lost *Measurement, rate float64) bool {
+// atOrUnderForwardingOf says whether rate lies at or under the forwarding rate of the lost trial: a loss
+// there says that rate misled.
+func atOrUnderForwardingOf(lost *Measurement, rate float64) bool {
 	return lost != nil && rate <= forwardingRate(lost)+eps
 }
 
 // stepDown is the next full-length trial while none has passed: a step under the upper bound, doubling
 // after two misses (halving when the tester spoiled the last one), and under the forwarding rate of the
 // last full-length trial that lost; !ok: the search ends, no rate passed.
-func (s *state) stepDown(fullLengthBounds bool, b fullLengthBrackets, steps *fullLengthSteps) (rate float64, ok bool) {
+func (s *state) stepDown(tol float64, fullLengthBounds bool, b fullLengthBrackets, steps *fullLengthSteps) (rate float64, ok bool) {
 	res := s.p.Resolution
 	top := math.Min(b.hi, s.ceiling)
 	if fullLengthBounds {
@@ -330,10 +326,16 @@ func (s *state) stepDown(fullLengthBounds bool, b fullLengthBrackets, steps *ful
 			step = math.Max(step, top/2)
 		}
 	}
+	if steps.forwardingMisses >= 2 && s.shortLossAtOrBelow(top+math.Sqrt(top*w), tol) == nil {
+		// the lost trials' forwarding rates misled twice, and no short trial lost near above (a queue
+		// let them all through): nothing says where below the DUT keeps up, so halve, as Binary does with
+		// no lower bound. Where short trials lost near above, the queue is as shallow as that bracket and
+		// the answer likely a few doubling steps down (halving there took 10.9-11.0 full-length trials on
+		// average where doubling takes 6.0-8.1: TestAQueueAsDeepAsTheShortBracket).
+		steps.forwardingIgnored = true
+	}
 	lastFail := steps.lastFail
-	if steps.forwardingMisses >= 2 {
-		// the lost trials' forwarding rates misled twice: nothing says where below the DUT keeps up, so
-		// halve, as Binary does with no lower bound
+	if steps.forwardingIgnored {
 		step = math.Max(step, top/2)
 		lastFail = nil
 	}
@@ -348,7 +350,7 @@ func (s *state) stepDown(fullLengthBounds bool, b fullLengthBrackets, steps *ful
 			return 0, false
 		}
 	}
-	steps.onForwarding = underLoss(lastFail, rate)
+	steps.onForwarding = atOrUnderForwardingOf(lastFail, rate)
 	return rate, true
 }
 
