@@ -11,7 +11,7 @@
 #
 #   DEMO_STATE=/var/tmp/linerate-demo   where the state lives (demo-down finds it there)
 #   DEMO_TEST=config/samples/throughput-test-demo.yaml
-#   DEMO_TIMEOUT=900                    seconds to wait for the test
+#   DEMO_TIMEOUT=1800                   seconds to wait for the test
 #   DEMO_DUT=ipsec                      or router (a plain forwarding namespace, fast)
 #   DEMO_EXCLUSIVE_CPUS=1               the tester gets a CPU of its own (the kubelet's static CPU manager;
 #                                       this script, the cluster and, on 2 CPUs, the DUT keep to CPU 0); 0:
@@ -24,7 +24,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib/bringup.sh
 . "$here/lib/bringup.sh"
 test_file=${DEMO_TEST:-$LR_ROOT/config/samples/throughput-test-demo.yaml}
-timeout=${DEMO_TIMEOUT:-900}
+timeout=${DEMO_TIMEOUT:-1800}   # the test took 10-16 min on a 2-vCPU host (2026-11-29): the gateways decide
 dut_kind=${DEMO_DUT:-ipsec}
 
 lr_require_root
