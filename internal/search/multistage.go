@@ -99,7 +99,7 @@ func (s *state) nextShortRate(tol float64, steps *shortSteps) (float64, nextShor
 // while the guesses keep failing, the steps never below half the lowest failure (where a plain bisection
 // would be; the guess itself may be lower).
 func (s *state) guessBelowFailures(tol float64, hiM *Measurement, hiEff, w float64, steps *shortSteps) (float64, nextShort) {
-	est := hiM.RatePercent * (1 - hiM.LossPercent/100)
+	est := forwardingRate(hiM)
 	rate := math.Min(est-s.width(est)/4, math.Max(hiEff/2, hiEff-w*math.Pow(2, float64(steps.down))))
 	steps.down++
 	if est <= 0 || rate <= s.p.Resolution/2 {
@@ -126,7 +126,7 @@ func (s *state) stepAboveLowerBound(lo, hiEff float64, hiM *Measurement, expand 
 	rate := math.Min(lo+step, mid)
 	if hiM != nil {
 		// A failure's forwarding rate is a good guess when it lies inside the bounds.
-		if est := hiM.RatePercent * (1 - hiM.LossPercent/100); est > lo+wLo && est < rate {
+		if est := forwardingRate(hiM); est > lo+wLo && est < rate {
 			rate = est
 		}
 	}
