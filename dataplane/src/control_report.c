@@ -132,6 +132,9 @@ int do_result(struct args *a, struct out *o)
 			c.tx_alloc_fail += pq->tx_alloc_fail;
 			c.tx_full += pq->tx_full;
 			c.rx_bad_cksum += pq->rx_bad_cksum;
+			c.rx_too_big += pq->rx_too_big;
+			if (pq->too_big_mtu != 0 && (c.too_big_mtu == 0 || pq->too_big_mtu < c.too_big_mtu))
+				c.too_big_mtu = pq->too_big_mtu;
 		}
 		struct rte_eth_stats es;
 		memset(&es, 0, sizeof(es));
@@ -176,7 +179,7 @@ int do_result(struct args *a, struct out *o)
 		    "\"rx_foreign\":%llu,\"rx_arp\":%llu,\"tx_arp\":%llu,\"rx_stale\":%llu,"
 		    "\"rx_warmup\":%llu,\"imissed\":%llu,\"ierrors\":%llu,\"oerrors\":%llu,\"rx_nombuf\":%llu,"
 		    "\"tx_alloc_fail\":%llu,\"tx_full\":%llu,\"rx_bad_checksum\":%llu,\"rx_kernel_drops\":%llu,"
-		    "\"rx_kernel_rollovers\":%llu,\"rx_kernel_unread\":%u}",
+		    "\"rx_kernel_rollovers\":%llu,\"rx_kernel_unread\":%u,\"rx_too_big\":%llu,\"too_big_mtu\":%u}",
 		    i ? "," : "", i, (unsigned long long)tm.kernel, (unsigned long long)tm.polled,
 		    (unsigned long long)tm.wait_max_ns, p->rx_misses_counted ? "true" : "false", p->rx_ring,
 		    (unsigned long long)peak, (unsigned long long)unread_ns, (unsigned long long)c.rx_foreign,
@@ -185,7 +188,8 @@ int do_result(struct args *a, struct out *o)
 		    (unsigned long long)es.imissed, (unsigned long long)es.ierrors, (unsigned long long)es.oerrors,
 		    (unsigned long long)es.rx_nombuf, (unsigned long long)c.tx_alloc_fail,
 		    (unsigned long long)c.tx_full, (unsigned long long)c.rx_bad_cksum,
-		    (unsigned long long)p->rx_kernel_drops, (unsigned long long)rollovers, p->rx_kernel_unread);
+		    (unsigned long long)p->rx_kernel_drops, (unsigned long long)rollovers, p->rx_kernel_unread,
+		    (unsigned long long)c.rx_too_big, c.too_big_mtu);
 	}
 	put(o, "],\"workers\":[");
 	for (unsigned i = 0; i < lr.nworkers; i++) {

@@ -151,7 +151,8 @@ int do_trial(struct args *a, struct out *o)
 		for (unsigned q = 0; q < LR_MAX_QUEUES; q++) {
 			struct lr_portq *pq = &lr.ports[i].q[q];
 			pq->rx_foreign = pq->rx_arp = pq->tx_arp = pq->rx_stale = pq->rx_warmup = pq->rx_total =
-				pq->tx_alloc_fail = pq->tx_full = pq->rx_bad_cksum = 0;
+				pq->tx_alloc_fail = pq->tx_full = pq->rx_bad_cksum = pq->rx_too_big = 0;
+			pq->too_big_mtu = 0;
 			pq->rx_times = (struct lr_rx_times){0};
 			pq->rx_win_start_tsc = pq->rx_win_frames = pq->rx_peak_win = 0;
 		}

@@ -64,6 +64,10 @@
  * port found with a bad IPv4 header or UDP checksum. */
 struct lr_portq {
 	uint64_t rx_foreign, rx_arp, tx_arp, rx_stale, rx_warmup, rx_total, tx_alloc_fail, tx_full, rx_bad_cksum;
+	/* ICMP errors that a hop refused one of our frames as too big for its MTU (frame.h LR_KIND_TOO_BIG),
+	 * and the smallest MTU they named (0: none named one) */
+	uint64_t rx_too_big;
+	uint32_t too_big_mtu;
 	unsigned owner; /* the worker that owns the queue pair (an index into lr.workers) */
 	/* an af_packet queue's socket and ring (kernel_rx_time.h; fd -1 and map NULL elsewhere), and how its
 	 * measured frames were timed in this trial */

@@ -194,8 +194,38 @@ enum lr_kind lr_parse_arp(const uint8_t *l3, size_t avail, struct lr_parsed *out
 	return LR_KIND_ARP;
 }
 
+/* The frame an ICMP error quotes (from its IP header, avail bytes) is ours when it is UDP and the quote
+ * reaches through our tag: a hop quotes at least the IP header and 8 bytes (RFC 792), Linux and RFC 1812
+ * routers up to 576 (IPv4) or 1280 (IPv6) bytes of the packet. A quote too short to hold the tag cannot be
+ * told from anyone's and stays foreign. */
+static enum lr_kind quoted_ours(const uint8_t *ip, size_t avail, uint32_t mtu, struct lr_parsed *out)
+{
+	size_t hl;
+	if (avail >= 20 && (ip[0] >> 4) == 4 && ip[9] == 17)
+		hl = (size_t)(ip[0] & 0x0f) * 4;
+	else if (avail >= 40 && (ip[0] >> 4) == 6 && ip[6] == 17)
+		hl = 40;
+	else
+		return LR_KIND_FOREIGN;
+	struct lr_tag tag;
+	if (hl < 20 || avail < hl + 8 + LR_TAG_LEN || !lr_tag_get(ip + hl + 8, &tag))
+		return LR_KIND_FOREIGN;
+	out->too_big_mtu = mtu;
+	out->too_big_stream = tag.stream;
+	return LR_KIND_TOO_BIG;
+}
+
+enum lr_kind lr_parse_icmp4(const uint8_t *icmp, size_t avail, struct lr_parsed *out)
+{
+	if (avail < 8 || icmp[0] != 3 || icmp[1] != 4) /* destination unreachable: fragmentation needed */
+		return LR_KIND_FOREIGN;
+	return quoted_ours(icmp + 8, avail - 8, lr_get16(icmp + 6), out);
+}
+
 enum lr_kind lr_parse_icmp6(const uint8_t *ip, const uint8_t *icmp, size_t avail, struct lr_parsed *out)
 {
+	if (avail >= 8 && icmp[0] == 2 && icmp[1] == 0) /* packet too big */
+		return quoted_ours(icmp + 8, avail - 8, lr_get32(icmp + 4), out);
 	if (avail < 24)
 		return LR_KIND_FOREIGN;
 	uint8_t type = icmp[0];

@@ -252,6 +252,9 @@ enum lr_kind {
 	LR_KIND_ARP,
 	LR_KIND_NS, /* IPv6 neighbour solicitation */
 	LR_KIND_NA, /* IPv6 neighbour advertisement */
+	/* ICMP "fragmentation needed" (IPv4, type 3 code 4) or ICMPv6 "packet too big" (type 2) that quotes one
+	 * of our tagged frames: a hop refused it for its MTU and said so */
+	LR_KIND_TOO_BIG,
 };
 
 struct lr_parsed {
@@ -270,11 +273,16 @@ struct lr_parsed {
 	struct lr_ip nd_src;     /* IPv6 source of the packet */
 	struct lr_ip nd_target;  /* target address */
 	const uint8_t *nd_lladdr; /* source (NS) or target (NA) link-layer address option, may be NULL */
+	/* TOO_BIG: the MTU the hop names (0: it named none, as pre-RFC 1191 routers do), and the stream of the
+	 * frame it quotes */
+	uint32_t too_big_mtu;
+	uint8_t too_big_stream;
 };
 
 /* The rarer kinds, out of line: the bodies of ARP (after the Ethernet header) and ICMPv6 ND. */
 enum lr_kind lr_parse_arp(const uint8_t *l3, size_t avail, struct lr_parsed *out);
 enum lr_kind lr_parse_icmp6(const uint8_t *ip, const uint8_t *icmp, size_t avail, struct lr_parsed *out);
+enum lr_kind lr_parse_icmp4(const uint8_t *icmp, size_t avail, struct lr_parsed *out);
 
 /* A UDP datagram (avail bytes of IP payload) that carries a tag. */
 static inline bool lr_udp_tag(const uint8_t *udp, size_t avail, struct lr_tag *tag)
@@ -435,10 +443,14 @@ static inline enum lr_kind lr_parse(const uint8_t *p, size_t len, struct lr_pars
 		size_t tot = lr_get16(l3 + 2);
 		if (ihl < 20 || tot < ihl || tot > avail)
 			return LR_KIND_FOREIGN;
-		if (l3[9] != 17 || (lr_get16(l3 + 6) & 0x3fff) != 0) /* not UDP, or a fragment */
+		if ((lr_get16(l3 + 6) & 0x3fff) != 0) /* a fragment */
 			return LR_KIND_FOREIGN;
 		out->l3 = 4;
-		return out->kind = lr_parse_udp(l3 + ihl, tot - ihl, out);
+		if (l3[9] == 17)
+			return out->kind = lr_parse_udp(l3 + ihl, tot - ihl, out);
+		if (l3[9] == 1)
+			return out->kind = lr_parse_icmp4(l3 + ihl, tot - ihl, out);
+		return LR_KIND_FOREIGN;
 	}
 	case 0x86dd: {
 		if (avail < 40 || (l3[0] >> 4) != 6)

@@ -246,6 +246,11 @@ static inline __attribute__((always_inline)) void rx_analyse(struct lr_port *p, 
 			case LR_KIND_NA:
 				handle_nd(p, q, &ps);
 				break;
+			case LR_KIND_TOO_BIG:
+				p->q[q].rx_too_big++;
+				if (ps.too_big_mtu != 0 && (p->q[q].too_big_mtu == 0 || ps.too_big_mtu < p->q[q].too_big_mtu))
+					p->q[q].too_big_mtu = ps.too_big_mtu;
+				break;
 			default:
 				p->q[q].rx_foreign++;
 			}

@@ -86,6 +86,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			      : NULL,
 		      60);
 		break;
+	case LR_KIND_TOO_BIG:
+		touch(ps.eth_src, 6);
+		sink ^= (uint8_t)(ps.too_big_mtu ^ ps.too_big_stream);
+		break;
 	default:
 		break;
 	}

@@ -90,6 +90,94 @@ class IPv6Router(Base):
         self.assertIn(self.net.mac("t1", tns), neigh)
 
 
+class TooBig(Base):
+    """A hop whose MTU is smaller than a frame refuses it (DF set) and says so with an ICMP error; the engine
+    counts each that quotes one of its frames, with the MTU it names, on the port the frame left by. The
+    router's own ICMP counters are the truth (its rate limits are off: one error a frame)."""
+
+    def router(self, l3, mtu):
+        tns, rns = self.net.ns("t"), self.net.ns("r")
+        self.net.veth("t0", tns, "r0", rns)
+        self.net.veth("t1", tns, "r1", rns)
+        sh("ip", "link", "set", "r1", "mtu", str(mtu), ns=rns)
+        if l3 == 4:
+            sh("sysctl", "-qw", "net.ipv4.ip_forward=1", ns=rns)
+            for k in ("all", "default", "r0", "r1"):
+                sh("sysctl", "-qw", "net.ipv4.conf.%s.rp_filter=0" % k, ns=rns)
+            sh("sysctl", "-qw", "net.ipv4.icmp_ratelimit=0", ns=rns)
+            sh("sysctl", "-qw", "net.ipv4.icmp_msgs_per_sec=1000000", ns=rns)
+            sh("ip", "addr", "add", "198.18.1.1/24", "dev", "r0", ns=rns)
+            sh("ip", "addr", "add", "198.19.1.1/24", "dev", "r1", ns=rns)
+        else:
+            for n in ("r0", "r1"):
+                sh("sysctl", "-qw", "net.ipv6.conf.%s.disable_ipv6=0" % n, ns=rns)
+            sh("sysctl", "-qw", "net.ipv6.conf.all.forwarding=1", ns=rns)
+            sh("sysctl", "-qw", "net.ipv6.icmp.ratelimit=0", ns=rns)
+            sh("ip", "-6", "addr", "add", "2001:db8:1::1/64", "dev", "r0", "nodad", ns=rns)
+            sh("ip", "-6", "addr", "add", "2001:db8:2::1/64", "dev", "r1", "nodad", ns=rns)
+        e = Engine(tns, ["t0", "t1"], tag="tb%d" % l3)
+        self.engines.append(e)
+        if l3 == 4:
+            e.cmd("PORT id=0 ip4=198.18.1.2/24 gw4=198.18.1.1")
+            e.cmd("PORT id=1 ip4=198.19.1.2/24 gw4=198.19.1.1")
+        else:
+            e.cmd("PORT id=0 ip6=2001:db8:1::2/64 gw6=2001:db8:1::1")
+            e.cmd("PORT id=1 ip6=2001:db8:2::2/64 gw6=2001:db8:2::1")
+        e.cmd("RESOLVE id=0 timeout_ms=3000")
+        e.cmd("RESOLVE id=1 timeout_ms=3000")
+        return e, rns
+
+    def router_sent(self, rns, l3):
+        """The router's count of the ICMP errors it sent for frames too big."""
+        path, key = ("/proc/net/snmp", None) if l3 == 4 else ("/proc/net/snmp6", "Icmp6OutPktTooBigs")
+        text = sh("cat", path, ns=rns).stdout
+        if l3 == 6:
+            return int(next(l.split()[1] for l in text.splitlines() if l.split()[0] == key))
+        # IcmpMsg's OutType3 counts destination unreachables, of which fragmentation needed is the only
+        # one this router sends
+        rows = [l.split() for l in text.splitlines() if l.startswith("IcmpMsg:")]
+        if not rows:
+            return 0
+        names, values = rows[0][1:], rows[1][1:]
+        return int(dict(zip(names, values)).get("OutType3", 0))
+
+    def check(self, l3, mtu, fits, refused):
+        e, rns = self.router(l3, mtu)
+        if l3 == 4:
+            addrs = "src=198.18.1.2 dst=198.19.1.2"
+        else:
+            addrs = "l3=ipv6 src=2001:db8:1::2 dst=2001:db8:2::2"
+        e.cmd("STREAM id=0 tx=0 rx=1 %s sizes=%d" % (addrs, refused))
+        e.cmd("STREAM id=1 tx=0 rx=1 %s sizes=%d" % (addrs, fits))
+        rate = 1000
+        for _ in range(3):
+            before = self.router_sent(rns, l3)
+            res = e.trial([0, 1], [rate, rate], duration_ms=1000, warmup_ms=300, drain_ms=500)
+            sent = self.router_sent(rns, l3) - before
+            if all(s["tx_max_lag_ns"] < 15_000_000 for s in res["streams"]):
+                break
+        else:
+            skip_for_load(self, "the engine fell behind its schedule in three trials: %s" %
+                          [s["tx_max_lag_ns"] for s in res["streams"]])
+        self.assertEqual(res["state"], "done", res)
+        refused_s, fits_s = res["streams"]
+        self.check_exact(fits_s, rate)  # a frame of exactly the MTU crosses whole
+        self.assertEqual((refused_s["tx_frames"], refused_s["rx_frames"]), (rate, 0))
+        p0, p1 = res["ports"]
+        self.assertGreaterEqual(sent, rate, "the router refused every frame of %d B, warm-up included" % refused)
+        self.assertEqual(p0["rx_too_big"], sent, "each of the router's errors counted once, on the port the frames left by")
+        self.assertEqual(p0["too_big_mtu"], mtu)
+        if l3 == 4:  # (an IPv6 router also sends its own multicast listener reports: foreign, and not errors)
+            self.assertEqual(p0["rx_foreign"], 0, "no error counted as foreign")
+        self.assertEqual((p1["rx_too_big"], p1["too_big_mtu"]), (0, 0))
+
+    def test_ipv4_fragmentation_needed_is_counted_with_its_mtu(self):
+        self.check(4, 1400, fits=1418, refused=1518)
+
+    def test_ipv6_packet_too_big_is_counted_with_its_mtu(self):
+        self.check(6, 1280, fits=1298, refused=1518)
+
+
 class Vlan(Base):
     def test_vlan_loop_exact(self):
         e = self.loop_engine("vl", "vlan=100")

@@ -43,6 +43,62 @@ static uint16_t udp_verify(const uint8_t *pkt, size_t l3_off, int l3)
 	return (uint16_t)sum;
 }
 
+
+/* The ICMP error a hop sends for a frame too big for its MTU (IPv4 "fragmentation needed", ICMPv6 "packet
+ * too big"), quoting quote bytes of the frame's IP packet as Linux routers do (up to 576 B of IPv4, 1280 B
+ * of IPv6, headers included). Returns the error's frame length. */
+static size_t too_big_error(uint8_t *out, const uint8_t *frame, size_t l3_off, size_t iplen, int l3, size_t quote,
+			    uint32_t mtu)
+{
+	const uint8_t *ip = frame + l3_off;
+	memcpy(out, frame + 6, 6); /* back to the sender */
+	memcpy(out + 6, frame, 6);
+	size_t q = iplen < quote ? iplen : quote;
+	if (l3 == 4) {
+		out[12] = 0x08, out[13] = 0x00;
+		uint8_t *h = out + 14;
+		memset(h, 0, 28);
+		h[0] = 0x45, h[8] = 64, h[9] = 1;
+		h[2] = (uint8_t)((28 + q) >> 8), h[3] = (uint8_t)(28 + q);
+		memcpy(h + 12, ip + 16, 4); /* from the hop: any address will do */
+		memcpy(h + 16, ip + 12, 4);
+		h[20] = 3, h[21] = 4;
+		h[26] = (uint8_t)(mtu >> 8), h[27] = (uint8_t)mtu;
+		memcpy(h + 28, ip, q);
+		return 14 + 28 + q;
+	}
+	out[12] = 0x86, out[13] = 0xdd;
+	uint8_t *h = out + 14;
+	memset(h, 0, 48);
+	h[0] = 0x60, h[6] = 58, h[7] = 64;
+	h[4] = (uint8_t)((8 + q) >> 8), h[5] = (uint8_t)(8 + q);
+	memcpy(h + 8, ip + 24, 16);
+	memcpy(h + 24, ip + 8, 16);
+	h[40] = 2;
+	h[44] = (uint8_t)(mtu >> 24), h[45] = (uint8_t)(mtu >> 16), h[46] = (uint8_t)(mtu >> 8), h[47] = (uint8_t)mtu;
+	memcpy(h + 48, ip, q);
+	return 14 + 48 + q;
+}
+
+/* A hop's refusal of one of our frames is told apart from anyone's by the tag in its quote: counted with the
+ * MTU it names and the stream it quotes; a quote too short for the tag (RFC 792's IP header and 8 bytes)
+ * stays foreign, as does the same error for a frame that is not ours. */
+static void check_too_big(const uint8_t *frame, size_t len, size_t l3_off, int l3, unsigned size)
+{
+	static uint8_t err[LR_MAX_FRAME + 128];
+	struct lr_parsed ps;
+	size_t iplen = len - l3_off, hdr = l3 == 4 ? 20 : 40;
+	uint32_t mtu = l3 == 4 ? 1400 : 1280;
+	size_t n = too_big_error(err, frame, l3_off, iplen, l3, l3 == 4 ? 548 : 1232, mtu);
+	CHECK(lr_parse(err, n, &ps) == LR_KIND_TOO_BIG && ps.too_big_mtu == mtu && ps.too_big_stream == 9,
+	      "too big l3=%d size=%u: kind %d mtu %u stream %u", l3, size, ps.kind, ps.too_big_mtu, ps.too_big_stream);
+	n = too_big_error(err, frame, l3_off, iplen, l3, hdr + 8, mtu);
+	CHECK(lr_parse(err, n, &ps) == LR_KIND_FOREIGN, "too big l3=%d size=%u quoting 8 bytes of UDP is foreign", l3, size);
+	n = too_big_error(err, frame, l3_off, iplen, l3, l3 == 4 ? 548 : 1232, mtu);
+	err[14 + hdr + 8 + hdr + 8] ^= 0xff; /* the tag's magic */
+	CHECK(lr_parse(err, n, &ps) == LR_KIND_FOREIGN, "too big l3=%d size=%u quoting a frame not ours is foreign", l3, size);
+}
+
 static void test_frames(void)
 {
 	static uint8_t mem[LR_MAX_FRAME], pkt[LR_MAX_FRAME];
@@ -123,6 +179,8 @@ static void test_frames(void)
 					      "tag round trip");
 					CHECK(ps.frame_size == size, "frame size %u != %u", ps.frame_size, size);
 					CHECK(ps.vlan == (vlan ? 100 : 0), "vlan");
+					if (!vlan)
+						check_too_big(pkt, t.len, t.l3_off, c.l3, size);
 					CHECK(rd16(pkt + t.l4_off) == (uint16_t)(1024 + f), "sport varies with the flow");
 				}
 				/* the fast path of fixed headers writes the same bytes as the general one */

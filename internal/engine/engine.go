@@ -244,6 +244,16 @@ type WorkerQueue struct {
 // Aborted says whether the trial was cut short.
 func (r *TrialResult) Aborted() bool { return r.State == StateAborted }
 
+// Port returns the counters of port id, or nil.
+func (r *TrialResult) Port(id int) *PortCounters {
+	for i := range r.Ports {
+		if r.Ports[i].ID == id {
+			return &r.Ports[i]
+		}
+	}
+	return nil
+}
+
 // Stream returns the result of stream id, or nil.
 func (r *TrialResult) Stream(id int) *StreamResult {
 	for i := range r.Streams {
@@ -398,6 +408,11 @@ type PortCounters struct {
 	TxFull int64 `json:"tx_full"`
 	// RxBadChecksum counts every frame the port found with a bad checksum, test frame or not.
 	RxBadChecksum int64 `json:"rx_bad_checksum"`
+	// RxTooBig counts the ICMP errors (IPv4 "fragmentation needed", ICMPv6 "packet too big") that arrived
+	// quoting one of the tester's frames: a hop refused frames that left by this port as too big for its
+	// MTU. TooBigMTU is the smallest MTU they named (0: none named one).
+	RxTooBig  int64 `json:"rx_too_big"`
+	TooBigMTU int64 `json:"too_big_mtu"`
 }
 
 // Error is an error response of the engine.

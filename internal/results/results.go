@@ -121,6 +121,11 @@ type Trial struct {
 	// Stale frames of earlier trials arrived on this direction's receiving port during this trial: the
 	// DUT was still forwarding an earlier load when it began, and this trial's frames waited behind them.
 	Stale int64 `json:"stale,omitempty"`
+	// TooBig counts the ICMP errors that came back saying a hop refused this direction's frames as too big
+	// for its MTU (IPv4 "fragmentation needed", ICMPv6 "packet too big": the frames carry DF); PathMTU is
+	// the smallest MTU they named. Such frames are dropped, not forwarded: they are in Lost.
+	TooBig  int64 `json:"tooBig,omitempty"`
+	PathMTU int64 `json:"pathMtu,omitempty"`
 	// RestExtendedS is how much longer than dutRest the DUT rested before this trial: the trial waited
 	// until nothing had arrived from it for dutRest (it was still forwarding an earlier trial).
 	RestExtendedS float64 `json:"restExtendedS,omitempty"`

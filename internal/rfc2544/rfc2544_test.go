@@ -568,3 +568,35 @@ func TestTrialRecordsSayWhichWorkerServedWhichQueues(t *testing.T) {
 		}
 	}
 }
+
+// A DUT whose path MTU is smaller than a frame size refuses those frames and says so by ICMP: the results
+// say which size and direction it refused and the largest frame that crosses whole, the trial records
+// count the errors, and the stall the refusal causes names it.
+func TestFramesOverThePathMTUAreSaidToBeRefused(t *testing.T) {
+	p := planFor(t, v1alpha1.TestThroughput)
+	res, rec, _, err := run(t, p, sim.DUT{CapacityFPS: 2e6, PathMTU: 1400})
+	if !errors.Is(err, rfc2544.ErrDUTStalled) || !contains(err.Error(), "west->east it refused the frames as too big (ICMP: path MTU 1400)") {
+		t.Fatalf("want the stall to name the refusal, got %v", err)
+	}
+	if len(res.Throughput) != 2 || res.Throughput[0].FrameSize != 64 || res.Throughput[1].FrameSize != 512 {
+		t.Errorf("the sizes that fit keep their rows: %+v", res.Throughput)
+	}
+	var refused, fitted int
+	for _, tr := range rec.trials {
+		switch {
+		case tr.FrameSize == 1518 && tr.TooBig == tr.TxFrames && tr.TooBig > 0 && tr.PathMTU == 1400:
+			refused++
+		case tr.FrameSize == 1518 || tr.TooBig != 0 || tr.PathMTU != 0:
+			t.Errorf("a trial's refusals are its own size's and direction's: %+v", tr)
+		default:
+			fitted++
+		}
+	}
+	if refused == 0 || fitted == 0 {
+		t.Errorf("want trials of both kinds, got %d refused and %d fitted", refused, fitted)
+	}
+	want := "the DUT refused frames of 1518 B west->east as too big for its MTU and said so by ICMP (the trial records count the errors: tooBig); such frames are dropped, not forwarded, and count as lost: path MTU 1400, so the largest frame that crosses it whole is 1418 B"
+	if !slices.Contains(res.Notes, want) {
+		t.Errorf("want the note %q, got %q", want, res.Notes)
+	}
+}

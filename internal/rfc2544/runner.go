@@ -176,6 +176,18 @@ func (r *Runner) Run(ctx context.Context) (*v1alpha1.Results, error) {
 	err := r.runTests(ctx)
 	if err != nil && errors.Is(err, ErrDUTStalled) {
 		r.note(fmt.Sprintf("the DUT stalled (nothing came back for %s) during %s: the run was aborted; results measured before are kept", r.opt.Stall, r.where()))
+		// the DUT's own ICMP may say why nothing came back: the frames of a direction of the last trial
+		// did not fit
+		for i := len(r.trials) - 1; i >= 0 && r.trials[i].Time.Equal(r.trials[len(r.trials)-1].Time); i-- {
+			if last := r.trials[i]; last.TooBig > 0 {
+				why := "it refused the frames as too big (ICMP)"
+				if last.PathMTU > 0 {
+					why = fmt.Sprintf("it refused the frames as too big (ICMP: path MTU %d)", last.PathMTU)
+				}
+				err = fmt.Errorf("%w; %s %s", err, last.Direction, why)
+				break
+			}
+		}
 	}
 	r.applyCalibration()
 	r.res.Diagnosis = nil

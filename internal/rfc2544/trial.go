@@ -199,6 +199,10 @@ func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, 
 			r.faultNoted = true
 			r.note("trials the tester spoiled are invalid, counted neither for nor against the DUT, and repeated; their records list why (testerFaults). The first: " + rec.TesterFaults[0])
 		}
+		if pc := res.Port(dirs[d].TX); pc != nil && pc.RxTooBig > 0 {
+			rec.TooBig, rec.PathMTU = pc.RxTooBig, pc.TooBigMTU
+			r.note(tooBigNote(ts.size, dirs[d].Name, pc.TooBigMTU, p.Traffic.VLAN != 0))
+		}
 		if sr.Corrupted > 0 {
 			r.note("the DUT corrupted frames: some arrived with a bad IPv4 header or UDP checksum and were not counted as received, so they show as loss (the trial records give how many: corrupt)")
 		}
@@ -361,4 +365,23 @@ func workersOf(ws []engine.WorkerHealth) []results.Worker {
 		out = append(out, rw)
 	}
 	return out
+}
+
+// tooBigNote says that a hop refused a size's frames for its MTU (the ICMP errors that came back: the
+// frames carry DF), and, where the errors named the MTU, the largest frame that crosses whole.
+func tooBigNote(size int, dir string, mtu int64, vlan bool) string {
+	what := "IMIX frames"
+	if size > 0 {
+		what = fmt.Sprintf("frames of %d B", size)
+	}
+	n := fmt.Sprintf("the DUT refused %s %s as too big for its MTU and said so by ICMP (the trial records count the errors: tooBig); such frames are dropped, not forwarded, and count as lost",
+		what, dir)
+	if mtu > 0 {
+		overhead := int64(14 + 4) // Ethernet header and FCS around the IP packet an MTU limits
+		if vlan {
+			overhead += 4
+		}
+		n += fmt.Sprintf(": path MTU %d, so the largest frame that crosses it whole is %d B", mtu, mtu+overhead)
+	}
+	return n
 }

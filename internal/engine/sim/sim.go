@@ -35,6 +35,11 @@ type DUT struct {
 	DriftPerHour float64
 	// StallAfterTrials makes the DUT stop forwarding from this trial on (1-based; 0: never).
 	StallAfterTrials int
+	// PathMTU refuses frames whose IP packet is larger (frame size - 18 B of Ethernet header and FCS) as a
+	// router with that egress MTU does with DF set: it drops them and sends an ICMP error for each, which
+	// the tester counts on the port the frames left by (0: no limit). A stream whose every frame is
+	// refused receives nothing: the trial stalls, as the engine's stall check sees it.
+	PathMTU int
 	// TesterMaxFPS is the most the tester's CPU can send per stream (0: line rate).
 	TesterMaxFPS float64
 	// TesterPortMaxFPS is the most the tester's port carries per stream (0: line rate), as a link slower
@@ -357,6 +362,16 @@ func (e *Engine) RunTrial(ctx context.Context, t engine.TrialConfig, progress fu
 		if stalled {
 			lost = tx
 		}
+		if refused := d.refused(l.s.Sizes, tx); refused > 0 {
+			lost += refused
+			res.Ports = append(res.Ports, engine.PortCounters{ID: l.s.TX, RxTooBig: refused, TooBigMTU: int64(d.PathMTU)})
+			if refused == tx && t.Burst == 0 && res.State == engine.StateDone {
+				res.State, res.Reason = engine.StateAborted, engine.ReasonDUTStalled
+				if stall := t.Stall; stall > 0 && stall < t.Duration {
+					dur = stall.Seconds()
+				}
+			}
+		}
 		if d.DropEvery > 0 && !stalled {
 			lost += (tx - lost) / d.DropEvery
 		}
@@ -425,6 +440,23 @@ func (e *Engine) RunTrial(ctx context.Context, t engine.TrialConfig, progress fu
 	}
 	e.last = res
 	return res, nil
+}
+
+// refused counts the frames of tx (sent in turn from sizes) over the path MTU.
+func (d *DUT) refused(sizes []int, tx int64) int64 {
+	if d.PathMTU <= 0 || len(sizes) == 0 {
+		return 0
+	}
+	var n int64
+	for i, z := range sizes {
+		if z-18 > d.PathMTU {
+			n += tx / int64(len(sizes))
+			if int64(i) < tx%int64(len(sizes)) {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // latency models a queue: the idle latency grows as the load u approaches capacity.
