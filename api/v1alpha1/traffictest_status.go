@@ -341,6 +341,11 @@ type Results struct {
 	// +optional
 	// +listType=atomic
 	Imix []ImixResult `json:"imix,omitempty"`
+	// pathMTU has one row per direction of the path MTU finder: the largest frame that crossed the DUT
+	// whole.
+	// +optional
+	// +listType=atomic
+	PathMTU []PathMTUResult `json:"pathMTU,omitempty"`
 	// timeline has one row per direction of the timeline test: the load held, the outages found.
 	// +optional
 	// +listType=atomic
@@ -405,6 +410,39 @@ type Spread struct {
 	Max int64 `json:"max"`
 }
 
+// PathMTUResult is the path MTU finder's answer in one direction.
+type PathMTUResult struct {
+	// direction is "<from port>-><to port>".
+	// +required
+	Direction string `json:"direction"`
+	// largestFrame is the largest frame size, FCS included, that crossed the DUT whole (0: none crossed,
+	// or undetermined).
+	// +required
+	LargestFrame int32 `json:"largestFrame"`
+	// mtu is the IP MTU that frame means: largestFrame less the Ethernet header and FCS (18 B, 22 B with a
+	// VLAN tag).
+	// +optional
+	MTU int32 `json:"mtu,omitempty"`
+	// atLeast says the largest frame tried (spec.pathMTU.maxFrameSize) crossed, so the path may carry larger.
+	// +optional
+	AtLeast bool `json:"atLeast,omitempty"`
+	// icmpMTU is the smallest MTU the DUT's ICMP errors named for the frames it refused (IPv4
+	// "fragmentation needed", ICMPv6 "packet too big"); 0: no error named one.
+	// +optional
+	ICMPMTU int32 `json:"icmpMTU,omitempty"`
+	// silent says the DUT refused the next larger frame without any ICMP error (dropped it unseen), so only
+	// the probes tell its MTU.
+	// +optional
+	Silent bool `json:"silent,omitempty"`
+	// probes is how many trials the finder ran in this direction.
+	// +required
+	Probes int32 `json:"probes"`
+	// undetermined says why the finder gave no size: no frame crossed at all, or the tester spoiled every
+	// try of a probe.
+	// +optional
+	Undetermined string `json:"undetermined,omitempty"`
+}
+
 // ThroughputResult is the NDR (and PDR) at one frame size and direction.
 type ThroughputResult struct {
 	// frameSize is the Ethernet frame size in bytes, FCS included (the RFC 2544 convention).
@@ -466,6 +504,12 @@ type ThroughputResult struct {
 	// +kubebuilder:validation:Enum=loss;latency
 	// +optional
 	BoundBy string `json:"boundBy,omitempty"`
+	// refused says why no frame of this size crossed the DUT in this direction, where the DUT said so: a hop
+	// refused every frame as too big for its MTU and sent ICMP errors back (the frames carry DF), e.g. "too
+	// big for the path MTU 1400 (the DUT's ICMP)". The NDR is then 0, at any rate; the search stopped at the
+	// first such trial, and the tests that follow skip the size where every direction refused it.
+	// +optional
+	Refused string `json:"refused,omitempty"`
 }
 
 // LatencySummary is a latency distribution; all values in nanoseconds.

@@ -7,7 +7,7 @@ import (
 )
 
 // TestKind names one of the benchmarks a TrafficTest runs.
-// +kubebuilder:validation:Enum=throughput;latency;frameLoss;backToBack;imixThroughput;timeline
+// +kubebuilder:validation:Enum=throughput;latency;frameLoss;backToBack;imixThroughput;timeline;pathMTU
 type TestKind string
 
 const (
@@ -24,6 +24,10 @@ const (
 	// TestTimeline holds one load for a long time (seconds to days) and finds every outage in it, to the
 	// frame: IPsec rekeys, failovers, soak tests (spec.timeline).
 	TestTimeline TestKind = "timeline"
+	// TestPathMTU finds the largest frame that crosses the DUT whole in each direction, before every other
+	// test: frames of one size at a time at a low rate (spec.pathMTU), the DUT's ICMP "too big" errors
+	// taken as a hint and every answer confirmed by a frame that crossed.
+	TestPathMTU TestKind = "pathMTU"
 )
 
 // Direction says which way traffic flows between the two ports.
@@ -100,7 +104,7 @@ type TrafficTestSpec struct {
 	// tests to run, in RFC 2544 order whatever the order given here. Latency, frameLoss and backToBack
 	// use the throughput result of the same frame size, so throughput is run for them when missing.
 	// +kubebuilder:validation:MinItems=1
-	// +kubebuilder:validation:MaxItems=6
+	// +kubebuilder:validation:MaxItems=7
 	// +listType=set
 	// +required
 	Tests []TestKind `json:"tests"`
@@ -157,6 +161,10 @@ type TrafficTestSpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	Timeline TimelineParams `json:"timeline,omitzero"`
+
+	// pathMTU tunes the path MTU finder (tests: pathMTU).
+	// +optional
+	PathMTU PathMTUParams `json:"pathMTU,omitzero"`
 
 	// traffic is what the frames look like and where they go.
 	// +kubebuilder:default={}
@@ -465,6 +473,30 @@ type BackToBackParams struct {
 	// +kubebuilder:validation:Maximum=1000
 	// +optional
 	Repetitions int32 `json:"repetitions,omitempty"`
+}
+
+// PathMTUParams tune the path MTU finder: frames of one size at a time, at a low rate, between the
+// smallest frame and maxFrameSize.
+// +kubebuilder:validation:XValidation:rule="!has(self.trial) || (duration(self.trial) >= duration('100ms') && duration(self.trial) <= duration('10s'))",message="pathMTU.trial must be from 100ms to 10s",fieldPath=".trial"
+type PathMTUParams struct {
+	// maxFrameSize is the largest frame tried, FCS (and any VLAN tag) included. Default: 1518 B, or
+	// dut.maxFrameSize where smaller. The tester's own ports must send it: a port at MTU 1500 sends frames
+	// up to 1518 B, and preflight refuses a larger one rather than let the tester's limit pass for the
+	// DUT's.
+	// +kubebuilder:validation:Minimum=64
+	// +kubebuilder:validation:Maximum=9216
+	// +optional
+	MaxFrameSize *int32 `json:"maxFrameSize,omitempty"`
+	// framesPerSecond each probe sends: low, so that only the size decides.
+	// +kubebuilder:default=1000
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000
+	// +optional
+	FramesPerSecond int64 `json:"framesPerSecond,omitempty"`
+	// trial is how long each probe sends (warm-up and drain as spec.durations).
+	// +kubebuilder:default="500ms"
+	// +optional
+	Trial *metav1.Duration `json:"trial,omitempty"`
 }
 
 // TimelineParams tune the timeline test: one load held for duration, every frame judged received or lost

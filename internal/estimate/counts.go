@@ -12,6 +12,7 @@ import (
 const (
 	FrameLossDecides  = "how many steps the frame loss curves take"
 	BackToBackDecides = "how many bursts the back-to-back searches take"
+	PathMTUDecides    = "how many probes the path MTU finder takes"
 	// a latency run the DUT makes lossy at its NDR is run again (rfc2544's latency, validity retries)
 	LatencyDecides = "how often a latency run loses frames and is run again"
 )
@@ -49,6 +50,22 @@ func Search(p *plan.Plan) (trials float64, phases time.Duration) {
 		add(searches, ds.ValidationTrial)
 	}
 	return trials, phases
+}
+
+// PathMTUProbes counts the path MTU finder's probes in all directions: at most the largest size and the
+// smallest, a halving of the sizes between (a DUT that drops oversize frames silently) and the answer's two
+// probes again; at least the largest alone (it crossed).
+func PathMTUProbes(p *plan.Plan) (most, least int) {
+	if p.PathMTU == nil {
+		return 0, 0
+	}
+	span := p.PathMTU.MaxFrame - plan.MinFrameSize(p.Traffic.IPVersion, p.Traffic.VLAN != 0)
+	halvings := 0
+	for ; span > 1; span = (span + 1) / 2 {
+		halvings++
+	}
+	dirs := len(p.Directions())
+	return dirs * (4 + halvings), dirs
 }
 
 // FrameLossSteps are the most and the least steps a frame loss curve takes: from maxRate down in steps of

@@ -88,6 +88,13 @@ func step(p *plan.Plan, t v1alpha1.TestKind) (mean, low, high time.Duration, dec
 			high += trials(float64(BurstTrials(p.BackToBack, 2*scatter)), 0, true)
 		}
 		return mean, low, high, BackToBackDecides
+	case v1alpha1.TestPathMTU:
+		if p.PathMTU != nil {
+			most, least := PathMTUProbes(p)
+			mean = trials(float64(most), p.PathMTU.Trial, false)
+			low = trials(float64(least), p.PathMTU.Trial, false)
+		}
+		return mean, low, mean, PathMTUDecides
 	case v1alpha1.TestTimeline:
 		if p.Timeline != nil {
 			// one trial, every direction at once, as long as the plan says

@@ -140,6 +140,9 @@ func Missing(res *v1alpha1.Results, planned []plan.Row) []plan.Row {
 	for _, b := range res.BackToBack {
 		have[plan.Row{Test: v1alpha1.TestBackToBack, FrameSize: int(b.FrameSize), Direction: b.Direction}] = true
 	}
+	for _, m := range res.PathMTU {
+		have[plan.Row{Test: v1alpha1.TestPathMTU, Direction: m.Direction}] = m.Undetermined == ""
+	}
 	for _, t := range res.Timeline {
 		// a timeline the tester spoiled beyond timeline.maxTesterSpoiled says nothing of the DUT
 		have[plan.Row{Test: v1alpha1.TestTimeline, FrameSize: int(t.FrameSize), Direction: t.Direction}] = !t.TesterLimited

@@ -44,6 +44,9 @@ var (
 		"RFC 2544 frame loss rate at an offered load (fraction of line rate).", append(append([]string{}, rowLabels...), "offered_load"), nil)
 	backToBack = prometheus.NewDesc("linerate_back_to_back_frames",
 		"RFC 2544 back-to-back: mean longest burst forwarded without loss (only measured rows: none that is saturated, tester-limited or not measurable).", rowLabels, nil)
+	pathMTUFrame = prometheus.NewDesc("linerate_path_mtu_largest_frame_bytes",
+		"Path MTU finder: the largest frame (FCS included) that crossed the DUT whole in a direction; with at_least=\"true\" the largest tried, which crossed. Only determined rows.",
+		append(append([]string{}, testLabels...), "direction", "at_least"), nil)
 	imixL2 = prometheus.NewDesc("linerate_imix_throughput_l2_bits_per_second",
 		"IMIX throughput (NDR) in bit/s of Ethernet frames.", append(append([]string{}, testLabels...), "direction"), nil)
 	timelineOutages = prometheus.NewDesc("linerate_timeline_outages",
@@ -127,7 +130,7 @@ type ResultsCollector struct {
 // Describe implements prometheus.Collector.
 func (c *ResultsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{throughputL1, throughputL2, throughputFPS, throughputConditional, throughputRatio, throughputTesterLimited, throughputUndetermined, latency, frameLoss,
-		backToBack, imixL2, timelineOutages, timelineOutageFrames, timelineLostFrames, timelineLoss, timelineLongestOutage, timelineOutageTime,
+		backToBack, pathMTUFrame, imixL2, timelineOutages, timelineOutageFrames, timelineLostFrames, timelineLoss, timelineLongestOutage, timelineOutageTime,
 		timelineSES, timelineAvailability, timelineLiveOffered, timelineLiveReceived, timelineLiveSeconds, timelineLiveOutages,
 		timelineLiveLost, timelineLiveLastOutage, timelineLiveTesterBins, timelineBins, timelineTesterBins, timelineTesterLimited, penalty, phase, verdict, trials, completion, ndrChange, latencyChange,
 		scheduleNDR, scheduleNDRChange, scheduleLatencyChange, scheduleLastPassed, scheduleLastRun, scheduleStalled} {
@@ -328,6 +331,12 @@ func collectTest(ch chan<- prometheus.Metric, tt *v1alpha1.TrafficTest) {
 			continue // a lower bound (the plan's longest burst, the tester's limit, a trial's length), not the DUT's burst
 		}
 		gauge(backToBack, float64(b.Frames), row(b.FrameSize, b.Direction))
+	}
+	for _, m := range r.PathMTU {
+		if m.Undetermined != "" {
+			continue
+		}
+		gauge(pathMTUFrame, float64(m.LargestFrame), append(append([]string{}, base...), m.Direction, strconv.FormatBool(m.AtLeast)))
 	}
 	for _, m := range r.Imix {
 		if m.TesterLimited {

@@ -44,8 +44,10 @@ type Plan struct {
 	BackToBack BackToBack `json:"backToBack"`
 	// Timeline is the timeline test's (nil when the run has none).
 	Timeline *Timeline `json:"timeline,omitempty"`
-	Traffic  Traffic   `json:"traffic"`
-	Ports    []Port    `json:"ports"`
+	// PathMTU is the path MTU finder's (nil when the run has none).
+	PathMTU *PathMTU `json:"pathMTU,omitempty"`
+	Traffic Traffic  `json:"traffic"`
+	Ports   []Port   `json:"ports"`
 
 	Validity Validity `json:"validity"`
 	// Polling is how the engine's workers wait (spec.tester.polling; "" is Auto).

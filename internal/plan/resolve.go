@@ -10,8 +10,9 @@ import (
 	"linerate.dev/linerate/internal/calibration"
 )
 
-// testOrder is RFC 2544's order; latency, frame loss and back-to-back follow throughput.
-var testOrder = []v1alpha1.TestKind{v1alpha1.TestThroughput, v1alpha1.TestLatency, v1alpha1.TestFrameLoss,
+// testOrder is RFC 2544's order, after the path MTU finder (a size that does not fit is said first);
+// latency, frame loss and back-to-back follow throughput.
+var testOrder = []v1alpha1.TestKind{v1alpha1.TestPathMTU, v1alpha1.TestThroughput, v1alpha1.TestLatency, v1alpha1.TestFrameLoss,
 	v1alpha1.TestBackToBack, v1alpha1.TestImixThroughput, v1alpha1.TestTimeline}
 
 // Resolve builds the plan of a TrafficTest. imix is the referenced ImixProfile's spec (nil when the
@@ -62,6 +63,11 @@ func Resolve(tt *v1alpha1.TrafficTest, profile *v1alpha1.ImixProfile) (*Plan, er
 
 	if err := p.resolveTimeline(&s.Timeline); err != nil {
 		return nil, err
+	}
+	if slices.Contains(p.Tests, v1alpha1.TestPathMTU) {
+		if p.PathMTU, err = resolvePathMTU(&s.PathMTU, p.Traffic, s.DUT.MaxFrameSize); err != nil {
+			return nil, err
+		}
 	}
 	if err := p.resolveTester(&s.Tester); err != nil {
 		return nil, err

@@ -31,9 +31,13 @@ func MinFrameSize(ipVersion int, vlan bool) int {
 	return max(n, 64)
 }
 
-// LargestFrame is the largest frame the plan sends, FCS included (frame sizes and the IMIX's).
+// LargestFrame is the largest frame the plan sends, FCS included (frame sizes, the IMIX's and the path MTU
+// finder's largest).
 func (p *Plan) LargestFrame() int {
 	largest := 0
+	if p.PathMTU != nil {
+		largest = p.PathMTU.MaxFrame
+	}
 	for _, f := range p.FrameSizes {
 		largest = max(largest, f)
 	}

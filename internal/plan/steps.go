@@ -70,7 +70,7 @@ type Step struct {
 func (p *Plan) Steps() []Step {
 	var out []Step
 	for _, t := range p.Tests {
-		if t == v1alpha1.TestImixThroughput {
+		if t == v1alpha1.TestImixThroughput || t == v1alpha1.TestPathMTU {
 			out = append(out, Step{t, 0})
 			continue
 		}

@@ -30,6 +30,14 @@ func (r *Runner) backToBack(ctx context.Context, size int) error {
 	res := max(int64(1), b.Resolution)
 	reps := max(1, b.Repetitions)
 	for _, lane := range r.plan.Lanes() {
+		if why := r.refusedAt(size, lane[0]); why != "" {
+			// no frame of the size crosses (the lane's directions share the throughput's verdict)
+			for _, d := range lane {
+				r.res.BackToBack = append(r.res.BackToBack, v1alpha1.BackToBackResult{FrameSize: int32(size),
+					Direction: dirs[d].Name, NotMeasurable: "the DUT refused every frame of this size as " + r.refusedAt(size, d)})
+			}
+			continue
+		}
 		if why := r.atLineRate(size, lane); why != "" {
 			// the full-length trial at line rate lost none of its frames: that many back to back, at least
 			held := int64(r.lineFPS(float64(size)) * r.jointGoal(0).FinalTrialDuration.Seconds())

@@ -344,6 +344,12 @@ func (r *Runner) modelStep(t v1alpha1.TestKind, size int) modelled {
 			high = high.plus(burst(estimate.BurstTrials(b, max(2*scatter, estimate.AssumedBurstScatter*res))))
 		}
 		return ranged(mean, low, high, estimate.BackToBackDecides)
+	case v1alpha1.TestPathMTU:
+		if p.PathMTU == nil {
+			return modelled{}
+		}
+		most, least := estimate.PathMTUProbes(p)
+		return ranged(one(float64(most), p.PathMTU.Trial), one(float64(least), p.PathMTU.Trial), one(float64(most), p.PathMTU.Trial), estimate.PathMTUDecides)
 	case v1alpha1.TestTimeline:
 		if p.Timeline == nil {
 			return modelled{}

@@ -201,8 +201,12 @@ func refusePort(p *plan.Plan, port plan.Port, info *engine.PortInfo, waited time
 				name, iface, info.KernelFirstRxQueue, info.KernelFirstRxQueue, before)})
 	}
 	if largest := p.LargestFrame(); info.MaxFrame > 0 && largest > info.MaxFrame {
+		lower := "set dut.maxFrameSize"
+		if p.PathMTU != nil && p.PathMTU.MaxFrame == largest {
+			lower = "lower spec.pathMTU.maxFrameSize (the path MTU finder's largest frame)"
+		}
 		out = append(out, &PreflightError{Reason: v1alpha1.ReasonFrameTooLargeForPort,
-			Message: fmt.Sprintf("port %s: carries frames up to %d B, the plan's largest is %d B: raise the VF's MTU (SriovNetworkNodePolicy mtu, or ip link set <PF> mtu) or set dut.maxFrameSize", name, info.MaxFrame, largest)})
+			Message: fmt.Sprintf("port %s: carries frames up to %d B, the plan's largest is %d B: raise the VF's MTU (SriovNetworkNodePolicy mtu, or ip link set <PF> mtu) or %s", name, info.MaxFrame, largest, lower)})
 	}
 	return out
 }

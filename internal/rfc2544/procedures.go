@@ -73,6 +73,11 @@ func (r *Runner) frameLoss(ctx context.Context, size int) error {
 		rate = math.Round(rate*1e6) / 1e6
 		ts := trialSpec{test: v1alpha1.TestFrameLoss, size: size, duration: r.plan.Durations.ValidationTrial, tol: 0}
 		for d := range dirs {
+			if why := r.refusedAt(size, d); why != "" {
+				// no frame of it crosses: its trials would only stall the others'
+				r.note(fmt.Sprintf("frame loss %d B %s: not run, the DUT refused every frame of that size as %s", size, dirs[d].Name, why))
+				continue
+			}
 			ts.dirs = append(ts.dirs, d)
 			ts.rates = append(ts.rates, rate)
 			ts.purposes = append(ts.purposes, "step")

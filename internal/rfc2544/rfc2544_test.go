@@ -569,34 +569,123 @@ func TestTrialRecordsSayWhichWorkerServedWhichQueues(t *testing.T) {
 	}
 }
 
-// A DUT whose path MTU is smaller than a frame size refuses those frames and says so by ICMP: the results
-// say which size and direction it refused and the largest frame that crosses whole, the trial records
-// count the errors, and the stall the refusal causes names it.
-func TestFramesOverThePathMTUAreSaidToBeRefused(t *testing.T) {
+// A DUT whose path MTU is smaller than a frame size refuses those frames and says so by ICMP: that size
+// and direction is a result (NDR 0, and why), found by its first trial, not a stall that ends the run; the
+// trial records count the errors; the tests that follow skip a size no direction carries; and a stall the
+// refusal causes cuts the other direction's trial short, which runs again, not against the DUT.
+func TestFramesOverThePathMTUAreAResultNotAStall(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		direction v1alpha1.Direction
+		ports     []int  // the ports whose frames the MTU holds (none: all)
+		stall     bool   // the search trial is longer than the stall check: the refusal stalls it
+		want      string // the 1518 B rows refused, by direction
+		skipped   bool   // the tests after throughput skip 1518 B: no direction carries it
+	}{
+		{name: "one direction", direction: v1alpha1.Unidirectional, want: "west->east", skipped: true},
+		{name: "both directions", direction: v1alpha1.Bidirectional, want: "west->east east->west", skipped: true},
+		{name: "one of two, stalled", direction: v1alpha1.Bidirectional, ports: []int{0}, stall: true, want: "west->east"},
+		{name: "one of a bound pair", direction: v1alpha1.BidirectionalBound, ports: []int{1}, stall: true, want: "west->east east->west", skipped: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := planFor(t, v1alpha1.TestThroughput, v1alpha1.TestLatency, v1alpha1.TestFrameLoss, v1alpha1.TestBackToBack)
+			p.Traffic.Direction = c.direction
+			opt := rfc2544.Options{}
+			if c.stall {
+				p.Durations.SearchTrial = 5 * time.Second
+				opt.Stall = time.Second
+			}
+			e := sim.New(sim.DUT{CapacityFPS: 2e6, PathMTU: 1400, PathMTUPorts: c.ports})
+			rec := &recorder{}
+			opt.Sleep = e.Sleep
+			res, err := rfc2544.New(p, e, rec, opt).Run(context.Background())
+			if err != nil {
+				t.Fatalf("a size that does not fit is a result, not the end of the run: %v", err)
+			}
+			var refused []string
+			for _, row := range res.Throughput {
+				switch {
+				case row.FrameSize == 1518 && row.Refused != "":
+					refused = append(refused, row.Direction)
+					if !strings.HasPrefix(row.Refused, "too big for the path MTU 1400 (the DUT's ICMP)") || row.NDR.FramesPerSecond != 0 ||
+						row.LossPercent != "100" || row.Trials != 1 {
+						t.Errorf("a refused row is NDR 0 after one trial, and says why: %+v", row)
+					}
+				case row.Refused != "" || pct(row.NDR.PercentOfLineRate) <= 0:
+					t.Errorf("a size or direction that fits is measured: %+v", row)
+				}
+			}
+			if strings.Join(refused, " ") != c.want {
+				t.Errorf("refused rows %q, want %q", refused, c.want)
+			}
+			var tooBig, cutShort, probes int
+			for _, tr := range rec.trials {
+				if tr.TooBig > 0 {
+					tooBig++
+					if tr.FrameSize != 1518 || tr.PathMTU != 1400 || tr.RxFrames != 0 || tr.TooBig != tr.TxFrames {
+						t.Errorf("a trial's refusals are its own size's and direction's: %+v", tr)
+					}
+				}
+				if tr.Aborted != "" && tr.TooBig == 0 {
+					cutShort++
+				}
+				if tr.Purpose == "probe" {
+					probes++
+				}
+			}
+			if tooBig == 0 || probes == 0 {
+				t.Errorf("the trial records count the ICMP errors (%d), and a low-rate probe confirmed each refusal (%d)", tooBig, probes)
+			}
+			if c.stall != (cutShort > 0) {
+				t.Errorf("%d trials cut short by the refusal's stall (want some only where it stalled)", cutShort)
+			}
+			notes := strings.Join(res.Notes, "\n")
+			if !contains(notes, "the largest frame that crosses it whole is 1418 B") || !contains(notes, "no frame crossed the DUT, which refused every one as too big for the path MTU 1400 (the DUT's ICMP)") {
+				t.Errorf("the notes say which size was refused and the largest that fits: %q", res.Notes)
+			}
+			skipped := contains(notes, "latency 1518 B was not run: the DUT refused every frame of that size") &&
+				contains(notes, "frameLoss 1518 B was not run") && contains(notes, "backToBack 1518 B was not run")
+			if skipped != c.skipped {
+				t.Errorf("the tests after throughput skip a size only where every direction refused it (skipped %v): %q", skipped, res.Notes)
+			}
+			for _, l := range res.Latency {
+				if l.FrameSize == 1518 && slices.Contains(refused, l.Direction) {
+					t.Errorf("latency where the size was refused: %+v", l)
+				}
+			}
+			for _, f := range res.FrameLoss {
+				if f.FrameSize == 1518 && slices.Contains(refused, f.Direction) {
+					t.Errorf("a frame loss curve where the size was refused: %+v", f)
+				}
+			}
+			for _, b := range res.BackToBack {
+				if b.FrameSize == 1518 && slices.Contains(refused, b.Direction) != strings.Contains(b.NotMeasurable, "refused") {
+					t.Errorf("back-to-back is not measurable exactly where the size was refused: %+v", b)
+				}
+			}
+		})
+	}
+}
+
+// A refusal is concluded only from a trial the tester did not spoil: where it spoiled the one that stalled,
+// the stall is the DUT's as before (the run ends DUTStalled, measured results kept), and its message says
+// what the DUT's ICMP said.
+func TestARefusalInASpoiledTrialIsNoResult(t *testing.T) {
 	p := planFor(t, v1alpha1.TestThroughput)
-	res, rec, _, err := run(t, p, sim.DUT{CapacityFPS: 2e6, PathMTU: 1400})
+	p.FrameSizes = []int{1518}
+	p.Durations.SearchTrial = 5 * time.Second
+	e := sim.New(sim.DUT{CapacityFPS: 2e6, PathMTU: 1400, TesterLagAbovePercent: 50})
+	rec := &recorder{}
+	res, err := rfc2544.New(p, e, rec, rfc2544.Options{Sleep: e.Sleep, Stall: time.Second}).Run(context.Background())
 	if !errors.Is(err, rfc2544.ErrDUTStalled) || !contains(err.Error(), "west->east it refused the frames as too big (ICMP: path MTU 1400)") {
-		t.Fatalf("want the stall to name the refusal, got %v", err)
+		t.Fatalf("want the DUT's stall, naming what its ICMP said, got %v; %+v %+v", err, res.Throughput, rec.trials)
 	}
-	if len(res.Throughput) != 2 || res.Throughput[0].FrameSize != 64 || res.Throughput[1].FrameSize != 512 {
-		t.Errorf("the sizes that fit keep their rows: %+v", res.Throughput)
-	}
-	var refused, fitted int
-	for _, tr := range rec.trials {
-		switch {
-		case tr.FrameSize == 1518 && tr.TooBig == tr.TxFrames && tr.TooBig > 0 && tr.PathMTU == 1400:
-			refused++
-		case tr.FrameSize == 1518 || tr.TooBig != 0 || tr.PathMTU != 0:
-			t.Errorf("a trial's refusals are its own size's and direction's: %+v", tr)
-		default:
-			fitted++
+	for _, row := range res.Throughput {
+		if row.Refused != "" {
+			t.Errorf("no refusal from a spoiled trial: %+v", row)
 		}
 	}
-	if refused == 0 || fitted == 0 {
-		t.Errorf("want trials of both kinds, got %d refused and %d fitted", refused, fitted)
-	}
-	want := "the DUT refused frames of 1518 B west->east as too big for its MTU and said so by ICMP (the trial records count the errors: tooBig); such frames are dropped, not forwarded, and count as lost: path MTU 1400, so the largest frame that crosses it whole is 1418 B"
-	if !slices.Contains(res.Notes, want) {
-		t.Errorf("want the note %q, got %q", want, res.Notes)
+	if len(rec.trials) != 1 || !rec.trials[0].TesterLimited {
+		t.Errorf("one trial, the tester's: %+v", rec.trials)
 	}
 }

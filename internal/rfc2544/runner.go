@@ -69,6 +69,9 @@ type Runner struct {
 	progress   v1alpha1.Progress
 	streams    [2]streamDef
 	ndr        map[key]ndrInfo
+	// refusedTooBig are the sizes and directions the DUT refused whole as too big for its MTU while their
+	// throughput was searched, with the MTU its ICMP named (0: none)
+	refusedTooBig map[key]refusal
 	// bursts are the back-to-back answers so far, by size and the lane's first direction: the estimate
 	// of the repetitions left rests on their scatter
 	bursts     map[key][]int64
@@ -133,7 +136,7 @@ func New(p *plan.Plan, e engine.Engine, sink Sink, opt Options) *Runner {
 	if opt.ResolveTimeout == 0 {
 		opt.ResolveTimeout = 3 * time.Second
 	}
-	r := &Runner{plan: p, eng: e, sink: sink, opt: opt, ndr: map[key]ndrInfo{}, bursts: map[key][]int64{}}
+	r := &Runner{plan: p, eng: e, sink: sink, opt: opt, ndr: map[key]ndrInfo{}, refusedTooBig: map[key]refusal{}, bursts: map[key][]int64{}}
 	dut := p.DUT
 	r.res = &v1alpha1.Results{DUT: &dut, LineRateBitsPerSecond: p.Traffic.LineRateBps}
 	r.res.Notes = append(r.res.Notes, opt.Notes...)
@@ -239,6 +242,16 @@ func (r *Runner) runTests(ctx context.Context) error {
 					r.stepDone()
 				}
 			}
+		case v1alpha1.TestPathMTU:
+			if p.PathMTU == nil {
+				err = fmt.Errorf("plan: pathMTU without its parameters")
+			} else if !r.skipStep() {
+				r.progress = v1alpha1.Progress{Test: t}
+				r.stepStart = r.opt.Now()
+				if err = r.pathMTU(ctx); err == nil {
+					r.stepDone()
+				}
+			}
 		case v1alpha1.TestImixThroughput:
 			if p.Imix == nil {
 				err = fmt.Errorf("plan: imixThroughput without an imix")
@@ -266,6 +279,12 @@ func (r *Runner) forSizes(ctx context.Context, t v1alpha1.TestKind, f func(conte
 		}
 		r.progress = v1alpha1.Progress{Test: t, FrameSize: int32(size)}
 		r.stepStart = r.opt.Now()
+		if why := r.refusedWhole(size); why != "" && t != v1alpha1.TestThroughput {
+			// no frame of the size crosses: every trial would stall
+			r.note(fmt.Sprintf("%s %d B was not run: the DUT refused every frame of that size as %s", t, size, why))
+			r.stepDone()
+			continue
+		}
 		if err := f(ctx, size); err != nil {
 			return err
 		}
@@ -285,6 +304,30 @@ func (r *Runner) applyCalibration() {
 	for _, n := range calibration.Apply(r.res, c, r.plan.CeilingMarginPercent, r.plan.Throughput.PrecisionPercent) {
 		r.note(n)
 	}
+}
+
+// refusedAt says why no frame of a size crosses the DUT in direction d, as its throughput row says (rows
+// come back with a resumed run's results too); "" when the direction carried it.
+func (r *Runner) refusedAt(size, d int) string {
+	name := r.plan.Directions()[d].Name
+	for _, tr := range r.res.Throughput {
+		if int(tr.FrameSize) == size && tr.Direction == name {
+			return tr.Refused
+		}
+	}
+	return ""
+}
+
+// refusedWhole says why no frame of a size crosses the DUT in any direction; "" when some direction carried
+// it.
+func (r *Runner) refusedWhole(size int) string {
+	why := ""
+	for d := range r.plan.Directions() {
+		if why = r.refusedAt(size, d); why == "" {
+			return ""
+		}
+	}
+	return why
 }
 
 func (r *Runner) note(n string) {

@@ -103,6 +103,7 @@ func (r *Runner) searchLanes(ctx context.Context, test v1alpha1.TestKind, size, 
 	var firstErr error
 	active := len(lanes)
 	pending := map[int]laneReq{}
+	refusedIn := map[int]time.Duration{} // the lanes refused whole, with the trial that showed it
 	for active > 0 {
 		// Collect a request (or the end) of every active lane.
 		for len(pending) < active {
@@ -112,7 +113,12 @@ func (r *Runner) searchLanes(ctx context.Context, test v1alpha1.TestKind, size, 
 			case d := <-dones:
 				out[d.lane], finished[d.lane] = d.res, true
 				active--
-				if d.err != nil && firstErr == nil {
+				if spent, ok := refusedIn[d.lane]; ok && d.res != nil {
+					// the trial that showed the refusal is the search's, which its error kept from counting
+					d.res.Trials++
+					d.res.TrialTime += spent
+				}
+				if d.err != nil && firstErr == nil && !errors.Is(d.err, errRefused) {
 					firstErr = d.err
 				}
 			case <-ctx.Done():
@@ -149,9 +155,33 @@ func (r *Runner) searchLanes(ctx context.Context, test v1alpha1.TestKind, size, 
 			}
 		}
 		drs, aborted, err := r.trial(ctx, ts)
+		var refused map[int]refusal
+		if err == nil {
+			refused, err = r.refusedLanes(ctx, test, size, drs, laneOf, pending)
+		}
+		// a stall the refused lanes explain (nothing else came back empty) cut the other lanes' trial short:
+		// theirs runs again without them
+		rerun := aborted == engine.ReasonDUTStalled && len(refused) > 0 && onlyRefusedEmpty(drs, laneOf, refused)
 		for l, rq := range pending {
 			if err != nil {
 				rq.reply <- laneReply{err: err}
+				continue
+			}
+			if why, ok := refused[l]; ok {
+				for _, d := range lanes[l] {
+					r.refusedTooBig[key{size, d}] = why
+				}
+				refusedIn[l] = ts.duration
+				for _, dr := range drs {
+					if laneOf[dr.dir] == l {
+						refusedIn[l] = time.Duration(dr.rec.DurationS * float64(time.Second))
+					}
+				}
+				rq.reply <- laneReply{err: errRefused}
+				delete(pending, l)
+				continue
+			}
+			if rerun {
 				continue
 			}
 			m := search.Measurement{Duration: ts.duration, Aborted: aborted}
@@ -178,12 +208,83 @@ func (r *Runner) searchLanes(ctx context.Context, test v1alpha1.TestKind, size, 
 			m.Detail = det
 			rq.reply <- laneReply{m: m}
 		}
-		pending = map[int]laneReq{}
+		if !rerun {
+			pending = map[int]laneReq{}
+		}
 	}
 	if firstErr != nil && errors.Is(firstErr, search.ErrAborted) {
 		return out, fmt.Errorf("%w: %v", ErrDUTStalled, firstErr)
 	}
 	return out, firstErr
+}
+
+// errRefused ends the search of a lane whose every frame the DUT refused as too big for its MTU: the size
+// does not fit there, at any rate.
+var errRefused = errors.New("the DUT refused every frame as too big for its MTU")
+
+// refusal is why a direction's frames of a size never cross: the DUT refused them as too big (MTU, from
+// its ICMP; 0: it named none), in that direction or, for a lane whose directions share one verdict, in
+// another of the lane (by: its name).
+type refusal struct {
+	mtu int64
+	by  string
+}
+
+// refusedLanes are the lanes searching in a trial (pending) of which a direction the DUT refused whole: its
+// ICMP said the frames were too big and none crossed, in a record the tester did not spoil, and a probe at
+// the path MTU finder's low rate confirms it (an MTU does not depend on the rate; a DUT overloaded at the
+// trial's rate is not refusing the size). A lane whose directions share one verdict fails with any of them.
+func (r *Runner) refusedLanes(ctx context.Context, test v1alpha1.TestKind, size int, drs []dirResult, laneOf map[int]int, pending map[int]laneReq) (map[int]refusal, error) {
+	if size == 0 {
+		return nil, nil // an IMIX: its refused sizes show as its classes' loss
+	}
+	dirs := r.plan.Directions()
+	out := map[int]refusal{}
+	for _, dr := range drs {
+		l := laneOf[dr.dir]
+		if _, searching := pending[l]; !searching || dr.rec.TooBig == 0 || dr.rec.RxFrames > 0 || dr.rec.TesterLimited {
+			continue
+		}
+		if _, done := out[l]; done {
+			continue
+		}
+		p, err := r.probePathMTU(ctx, test, dr.dir, size)
+		if err != nil {
+			return nil, err
+		}
+		if p.fits || p.spoiled != "" || p.tooBig == 0 {
+			continue // not confirmed: the trial counts as it measured
+		}
+		mtu := dr.rec.PathMTU
+		if p.mtu > 0 && (mtu == 0 || p.mtu < mtu) {
+			mtu = p.mtu
+		}
+		out[l] = refusal{mtu: mtu, by: dirs[dr.dir].Name}
+	}
+	return out, nil
+}
+
+// onlyRefusedEmpty says whether every direction of a trial that received nothing is in a refused lane: a
+// stall then is the refusal's, not the DUT's stopping.
+func onlyRefusedEmpty(drs []dirResult, laneOf map[int]int, refused map[int]refusal) bool {
+	for _, dr := range drs {
+		if _, ok := refused[laneOf[dr.dir]]; dr.rec.RxFrames == 0 && !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// refusedText is what a row of direction dir says of a size the DUT refused (its refused field).
+func refusedText(why refusal, dir string) string {
+	text := "too big for the path MTU (the DUT's ICMP named none)"
+	if why.mtu > 0 {
+		text = fmt.Sprintf("too big for the path MTU %d (the DUT's ICMP)", why.mtu)
+	}
+	if why.by != dir {
+		text = fmt.Sprintf("%s, in %s, whose verdict this direction shares", text, why.by)
+	}
+	return text
 }
 
 // confirmed confirms a Bidirectional pair (joint.go) and books its trials to every direction's row. A
@@ -200,8 +301,10 @@ func (r *Runner) confirmed(ctx context.Context, test v1alpha1.TestKind, size, re
 		return searchErr
 	}
 	n, spent, err := r.confirmBidirectional(ctx, test, size, rep, res)
-	for _, sr := range res {
-		if sr != nil {
+	lanes := r.plan.Lanes()
+	for l, sr := range res {
+		// a lane refused whole sends nothing in the pair's trials
+		if _, refused := r.refusedTooBig[key{size, lanes[l][0]}]; sr != nil && !refused {
 			sr.Trials += n
 			sr.TrialTime += spent
 		}
@@ -269,7 +372,11 @@ func (r *Runner) throughput(ctx context.Context, size int) error {
 		if !a.limited && a.undetermined == "" {
 			tr.BoundBy = r.boundBy(best.AboveNDR)
 		}
+		why, refused := r.refusedTooBig[key{size, d}]
 		switch {
+		case refused:
+			tr.NDR, tr.LossPercent, tr.Refused = r.rate(0, float64(size)), "100", refusedText(why, dirs[d].Name)
+			r.note(fmt.Sprintf("throughput %d B %s: no frame crossed the DUT, which refused every one as %s: the NDR is 0, at any rate", size, dirs[d].Name, tr.Refused))
 		case a.undetermined != "":
 			given := "the rate given is the highest a full-length trial passed at, a lower bound"
 			if !best.Found || a.notFound {

@@ -38,6 +38,26 @@ func PrintTable(w io.Writer, r *v1alpha1.Results, lossTolerance string) {
 	if r.DUT != nil && r.DUT.Name != "" {
 		fmt.Fprintf(tw, "DUT: %s %s %s %s\n", r.DUT.Name, r.DUT.Model, r.DUT.Software, r.DUT.Cipher)
 	}
+	if len(r.PathMTU) > 0 {
+		fmt.Fprintln(tw, "\nPath MTU (the largest frame that crossed the DUT whole)")
+		fmt.Fprintln(tw, "direction\tlargest frame\tMTU\trefused\tprobes\t")
+		for _, m := range r.PathMTU {
+			if m.Undetermined != "" {
+				fmt.Fprintf(tw, "%s\tundetermined: %s\t\t\t%d\t\n", m.Direction, m.Undetermined, m.Probes)
+				continue
+			}
+			largest, refused := fmt.Sprintf("%d B", m.LargestFrame), "by ICMP"
+			switch {
+			case m.AtLeast:
+				largest, refused = "at least "+largest, "none tried"
+			case m.Silent:
+				refused = "silently"
+			case m.ICMPMTU > 0:
+				refused = fmt.Sprintf("by ICMP (MTU %d)", m.ICMPMTU)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t\n", m.Direction, largest, m.MTU, refused, m.Probes)
+		}
+	}
 	if len(r.Throughput) > 0 {
 		fmt.Fprintf(tw, "\nThroughput (RFC 2544 26.1, NDR at %s%% loss)\n", lossTolerance)
 		fmt.Fprintln(tw, "frame\tdirection\tframes/s\tL2\tL1\t% line\tloss %\tPDR frames/s\tlatency p50/p99\ttrials\t")
@@ -54,6 +74,9 @@ func PrintTable(w io.Writer, r *v1alpha1.Results, lossTolerance string) {
 				lat = pct(t.Latency.P50Ns) + " / " + pct(t.Latency.P99Ns)
 			}
 			mark := rowMarks(t.TesterLimited, t.Undetermined, t.CeilingMarginPercent)
+			if t.Refused != "" {
+				mark += " refused: " + t.Refused
+			}
 			fmt.Fprintf(tw, "%d B\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d (%s s)%s\t\n", t.FrameSize, t.Direction,
 				fmtInt(t.NDR.FramesPerSecond), units.FormatBits(t.NDR.L2BitsPerSecond),
 				units.FormatBits(t.NDR.L1BitsPerSecond), t.NDR.PercentOfLineRate, t.LossPercent, pdr, lat,

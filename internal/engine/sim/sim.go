@@ -40,6 +40,11 @@ type DUT struct {
 	// the tester counts on the port the frames left by (0: no limit). A stream whose every frame is
 	// refused receives nothing: the trial stalls, as the engine's stall check sees it.
 	PathMTU int
+	// PathMTUPorts are the tester ports whose frames PathMTU holds (none listed: all), as a path whose MTU
+	// differs by direction.
+	PathMTUPorts []int
+	// PathMTUSilent drops the frames over PathMTU without any ICMP error: the tester counts none.
+	PathMTUSilent bool
 	// TesterMaxFPS is the most the tester's CPU can send per stream (0: line rate).
 	TesterMaxFPS float64
 	// TesterPortMaxFPS is the most the tester's port carries per stream (0: line rate), as a link slower
@@ -362,9 +367,11 @@ func (e *Engine) RunTrial(ctx context.Context, t engine.TrialConfig, progress fu
 		if stalled {
 			lost = tx
 		}
-		if refused := d.refused(l.s.Sizes, tx); refused > 0 {
+		if refused := d.refused(l.s.Sizes, tx); refused > 0 && (len(d.PathMTUPorts) == 0 || slices.Contains(d.PathMTUPorts, l.s.TX)) {
 			lost += refused
-			res.Ports = append(res.Ports, engine.PortCounters{ID: l.s.TX, RxTooBig: refused, TooBigMTU: int64(d.PathMTU)})
+			if !d.PathMTUSilent {
+				res.Ports = append(res.Ports, engine.PortCounters{ID: l.s.TX, RxTooBig: refused, TooBigMTU: int64(d.PathMTU)})
+			}
 			if refused == tx && t.Burst == 0 && res.State == engine.StateDone {
 				res.State, res.Reason = engine.StateAborted, engine.ReasonDUTStalled
 				if stall := t.Stall; stall > 0 && stall < t.Duration {

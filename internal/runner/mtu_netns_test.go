@@ -1,0 +1,180 @@
+package runner_test
+
+import (
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+
+	"linerate.dev/linerate/api/v1alpha1"
+)
+
+// A router whose egress MTU (1400) is smaller than the largest frame size refuses those frames (they carry
+// DF) and sends ICMP "fragmentation needed" for each. Through the CLI: the 1518 B row is a result (NDR 0,
+// refused, naming the MTU), not a stall that ends the run; 1418 B, exactly the MTU, crosses and is
+// measured, as is 64 B; latency skips the refused size; the trial records count exactly the errors the
+// router's own counter says it sent.
+func TestAPathMTUSmallerThanAFrameIsAResult(t *testing.T) {
+	eng := need(t)
+	tns, rns := router(t, "mt")
+	sh(t, "ip", "-n", rns, "link", "set", "r1", "mtu", "1400")
+	// one error a refused frame (the kernel's rate limits off): the count is the router's, not its limiter's
+	sh(t, "ip", "netns", "exec", rns, "sysctl", "-qw", "net.ipv4.icmp_ratelimit=0")
+	sh(t, "ip", "netns", "exec", rns, "sysctl", "-qw", "net.ipv4.icmp_msgs_per_sec=1000000")
+	before := fragNeededSent(t, rns)
+	o := runCLI(t, eng, tns, routedTest("mtu", []v1alpha1.TestKind{v1alpha1.TestThroughput, v1alpha1.TestLatency},
+		[]int32{64, 1418, 1518}, "0.5", "2"))
+	sent := fragNeededSent(t, rns) - before
+	defer logTrialsIfFailed(t, o)
+	if o.Error != "" {
+		t.Fatalf("a size that does not fit must not end the run: %q", o.Error)
+	}
+	_ = spoiledTrials(t, o, v1alpha1.TestThroughput) // every fault is one load explains
+	rows := map[int32]v1alpha1.ThroughputResult{}
+	for _, r := range o.Results.Throughput {
+		rows[r.FrameSize] = r
+	}
+	for _, size := range []int32{64, 1418} {
+		if r, ok := rows[size]; !ok || r.Refused != "" || r.NDR.FramesPerSecond <= 0 {
+			t.Errorf("%d B fits the path MTU and is measured: %+v", size, r)
+		}
+	}
+	big := rows[1518]
+	if big.Refused != "too big for the path MTU 1400 (the DUT's ICMP)" || big.NDR.FramesPerSecond != 0 {
+		t.Errorf("1518 B is refused, NDR 0, naming the MTU: %+v", big)
+	}
+	var counted int64
+	for _, tr := range o.Trials {
+		if tr.TooBig == 0 {
+			continue
+		}
+		counted += tr.TooBig
+		if tr.FrameSize != 1518 || tr.PathMTU != 1400 || tr.RxFrames != 0 {
+			t.Errorf("only 1518 B frames were refused, with the router's MTU: %+v", tr)
+		}
+	}
+	if counted == 0 || counted != sent {
+		t.Errorf("the trial records count %d errors; the router sent %d", counted, sent)
+	}
+	notes := strings.Join(o.Results.Notes, "\n")
+	for _, want := range []string{"latency 1518 B was not run: the DUT refused every frame of that size",
+		"the largest frame that crosses it whole is 1418 B"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("the notes must say %q: %q", want, o.Results.Notes)
+		}
+	}
+	for _, l := range o.Results.Latency {
+		if l.FrameSize == 1518 {
+			t.Errorf("latency at a refused size: %+v", l)
+		}
+	}
+}
+
+// fragNeededSent is the router's own count of the ICMP destination unreachables it sent (IcmpMsg OutType3;
+// fragmentation needed is the only kind this router sends).
+func fragNeededSent(t *testing.T, ns string) int64 {
+	t.Helper()
+	out, err := exec.Command("ip", "netns", "exec", ns, "cat", "/proc/net/snmp").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows [][]string
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "IcmpMsg:") {
+			rows = append(rows, strings.Fields(l)[1:])
+		}
+	}
+	if len(rows) < 2 {
+		return 0 // no ICMP message counted yet
+	}
+	for i, name := range rows[0] {
+		if name == "OutType3" {
+			n, err := strconv.ParseInt(rows[1][i], 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	return 0
+}
+
+// The path MTU finder through the CLI, against routers whose MTU is known: one that refuses larger frames
+// with ICMP (IPv4 at 1400, IPv6 at 1280, its egress MTU), and one that drops them silently (an nft rule on
+// the IP length, no ICMP). Each answer is exactly the largest frame that fits, in each direction on its own.
+func TestThePathMTUFinderFindsTheRoutersMTU(t *testing.T) {
+	eng := need(t)
+	for _, c := range []struct {
+		name    string
+		ip      int
+		setup   func(t *testing.T, rns string)
+		largest int32
+		icmp    int32
+		silent  bool
+	}{
+		// the routes' MTU, locked, not the links': a veth drops a frame larger than its own MTU on receipt,
+		// silently, which would make one direction of each pair the silent case
+		{name: "icmp", ip: 4, largest: 1418, icmp: 1400, setup: func(t *testing.T, rns string) {
+			sh(t, "ip", "-n", rns, "route", "replace", "198.19.1.0/24", "dev", "r1", "mtu", "lock", "1400")
+			sh(t, "ip", "-n", rns, "route", "replace", "198.18.1.0/24", "dev", "r0", "mtu", "lock", "1400")
+		}},
+		{name: "silent", ip: 4, largest: 1455, silent: true, setup: func(t *testing.T, rns string) {
+			// the forwarding path drops IP packets over 1437 B and says nothing
+			nft(t, rns, `table inet lrt {
+  chain lrfwd { type filter hook forward priority 0; policy accept;
+    ip length > 1437 drop
+  }
+}`)
+		}},
+		{name: "ipv6", ip: 6, largest: 1298, icmp: 1280},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tns, rns := router(t, "pm"+c.name[:1])
+			if c.setup != nil {
+				c.setup(t, rns)
+			}
+			tt := routedTest("pmtu", []v1alpha1.TestKind{v1alpha1.TestPathMTU}, []int32{64}, "1", "1")
+			tt.Spec.Traffic.Direction = v1alpha1.Bidirectional
+			if c.ip == 6 {
+				ipv6Router(t, rns)
+				tt.Spec.Traffic.IPVersion = 6
+				tt.Spec.FrameSizes = []int32{128} // (unused: the finder sizes its own; IPv6's smallest is 84 B)
+				tt.Spec.Ports[0].Address, tt.Spec.Ports[0].Gateway = "2001:db8:1::2/64", "2001:db8:1::1"
+				tt.Spec.Ports[1].Address, tt.Spec.Ports[1].Gateway = "2001:db8:2::2/64", "2001:db8:2::1"
+			}
+			o := runCLI(t, eng, tns, tt)
+			defer logTrialsIfFailed(t, o)
+			if o.Error != "" || len(o.Results.PathMTU) != 2 {
+				t.Fatalf("run: %q %+v", o.Error, o.Results.PathMTU)
+			}
+			for _, m := range o.Results.PathMTU {
+				if m.Undetermined != "" && strings.Contains(m.Undetermined, "the tester spoiled") {
+					t.Skipf("the tester spoiled every try of a probe on this loaded host: %+v", m)
+				}
+				want := v1alpha1.PathMTUResult{Direction: m.Direction, LargestFrame: c.largest, MTU: c.largest - 18,
+					ICMPMTU: c.icmp, Silent: c.silent, Probes: m.Probes}
+				if m != want {
+					t.Errorf("got %+v, want %+v", m, want)
+				}
+			}
+		})
+	}
+}
+
+// ipv6Router gives the router of router() IPv6 on both links (2001:db8:1::1 and 2001:db8:2::1, forwarding;
+// the engine answers neighbour discovery for the tester's addresses itself), at an IPv6 MTU of 1280.
+func ipv6Router(t *testing.T, rns string) {
+	t.Helper()
+	for _, l := range []string{"r0", "r1"} {
+		sh(t, "ip", "netns", "exec", rns, "sysctl", "-qw", "net.ipv6.conf."+l+".disable_ipv6=0")
+	}
+	sh(t, "ip", "netns", "exec", rns, "sysctl", "-qw", "net.ipv6.conf.all.forwarding=1")
+	sh(t, "ip", "netns", "exec", rns, "sysctl", "-qw", "net.ipv6.icmp.ratelimit=0")
+	sh(t, "ip", "-n", rns, "-6", "addr", "add", "2001:db8:1::1/64", "dev", "r0", "nodad")
+	sh(t, "ip", "-n", rns, "-6", "addr", "add", "2001:db8:2::1/64", "dev", "r1", "nodad")
+	// IPv6's smallest MTU as each link's IPv6 MTU, which forwarding uses (the links keep theirs: see the
+	// IPv4 case)
+	for _, l := range []string{"r0", "r1"} {
+		sh(t, "ip", "netns", "exec", rns, "sysctl", "-qw", "net.ipv6.conf."+l+".mtu=1280")
+	}
+}
