@@ -212,6 +212,7 @@ static enum lr_kind quoted_ours(const uint8_t *ip, size_t avail, uint32_t mtu, s
 		return LR_KIND_FOREIGN;
 	out->too_big_mtu = mtu;
 	out->too_big_stream = tag.stream;
+	out->too_big_flags = tag.flags;
 	return LR_KIND_TOO_BIG;
 }
 

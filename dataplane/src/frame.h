@@ -276,7 +276,7 @@ struct lr_parsed {
 	/* TOO_BIG: the MTU the hop names (0: it named none, as pre-RFC 1191 routers do), and the stream of the
 	 * frame it quotes */
 	uint32_t too_big_mtu;
-	uint8_t too_big_stream;
+	uint8_t too_big_stream, too_big_flags; /* the quoted frame's stream and tag flags (its trial's bits) */
 };
 
 /* The rarer kinds, out of line: the bodies of ARP (after the Ethernet header) and ICMPv6 ND. */

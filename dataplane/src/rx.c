@@ -247,6 +247,10 @@ static inline __attribute__((always_inline)) void rx_analyse(struct lr_port *p, 
 				handle_nd(p, q, &ps);
 				break;
 			case LR_KIND_TOO_BIG:
+				/* an error about a frame of an earlier trial (a DUT that answers late) says nothing of
+				 * this one's sizes */
+				if ((ps.too_big_flags & ~LR_FLAG_WARMUP) != LR_TRIAL_BITS(lr.trial.id))
+					break;
 				p->q[q].rx_too_big++;
 				if (ps.too_big_mtu != 0 && (p->q[q].too_big_mtu == 0 || ps.too_big_mtu < p->q[q].too_big_mtu))
 					p->q[q].too_big_mtu = ps.too_big_mtu;

@@ -165,6 +165,8 @@ class TooBig(Base):
         self.assertEqual((refused_s["tx_frames"], refused_s["rx_frames"]), (rate, 0))
         p0, p1 = res["ports"]
         self.assertGreaterEqual(sent, rate, "the router refused every frame of %d B, warm-up included" % refused)
+        print("\n  IPv%d MTU %d: router sent %d errors, engine counted %d, MTU %d" % (l3, mtu, sent, p0["rx_too_big"], p0["too_big_mtu"]),
+              file=sys.stderr)
         self.assertEqual(p0["rx_too_big"], sent, "each of the router's errors counted once, on the port the frames left by")
         self.assertEqual(p0["too_big_mtu"], mtu)
         if l3 == 4:  # (an IPv6 router also sends its own multicast listener reports: foreign, and not errors)

@@ -69,6 +69,11 @@ func Evaluate(exp *v1alpha1.Expectations, res *v1alpha1.Results, planned []plan.
 			undecided = append(undecided, "minBackToBackFrames: no back-to-back result was measured")
 		}
 		for _, b := range res.BackToBack {
+			if why := refusedSize(res, b.FrameSize, b.Direction); why != "" {
+				failures = append(failures, fmt.Sprintf("minBackToBackFrames: %d B %s: the DUT forwards no frame of that size (refused as %s)",
+					b.FrameSize, b.Direction, why))
+				continue
+			}
 			if b.NotMeasurable != "" && b.Frames >= *exp.MinBackToBackFrames {
 				continue // a full-length trial at line rate lost none of its b.Frames frames
 			}
@@ -147,13 +152,32 @@ func Missing(res *v1alpha1.Results, planned []plan.Row) []plan.Row {
 		// a timeline the tester spoiled beyond timeline.maxTesterSpoiled says nothing of the DUT
 		have[plan.Row{Test: v1alpha1.TestTimeline, FrameSize: int(t.FrameSize), Direction: t.Direction}] = !t.TesterLimited
 	}
+	// a size the DUT refused in a direction (throughput's refused: too big for its MTU) has nothing more to
+	// measure there: its NDR of 0 is the result, and the tests that follow have no rate to run at
+	refused := map[plan.Row]bool{}
+	for _, t := range res.Throughput {
+		if t.Refused != "" {
+			refused[plan.Row{FrameSize: int(t.FrameSize), Direction: t.Direction}] = true
+		}
+	}
 	var out []plan.Row
 	for _, r := range planned {
-		if !have[r] {
+		if !have[r] && (r.Test == v1alpha1.TestThroughput || !refused[plan.Row{FrameSize: r.FrameSize, Direction: r.Direction}]) {
 			out = append(out, r)
 		}
 	}
 	return out
+}
+
+// refusedSize says why the DUT forwards no frame of a size in a direction, as its throughput row says ("":
+// it does, or no row says).
+func refusedSize(res *v1alpha1.Results, size int32, dir string) string {
+	for _, t := range res.Throughput {
+		if t.FrameSize == size && t.Direction == dir {
+			return t.Refused
+		}
+	}
+	return ""
 }
 
 // measured says whether a throughput row holds a figure of the DUT: a tester limit with no valid

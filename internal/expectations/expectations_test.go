@@ -433,3 +433,30 @@ func TestTimelineAvailabilityAgainstItsBound(t *testing.T) {
 		})
 	}
 }
+
+// A size the DUT refused (too big for its MTU: a throughput row with refused, NDR 0) is a result: the
+// latency, frame loss and back-to-back rows planned there have nothing to measure and are not missing; an
+// expectation on the size fails on it.
+func TestARefusedSizeIsAResult(t *testing.T) {
+	res := sampleResults()
+	res.Throughput[1] = v1alpha1.ThroughputResult{FrameSize: 1518, Direction: "west-east", Refused: "too big for the path MTU 1400 (the DUT's ICMP)"}
+	res.Latency = res.Latency[:1]
+	withMore := append(append([]plan.Row{}, planned...),
+		plan.Row{Test: v1alpha1.TestLatency, FrameSize: 1518, Direction: "west-east", Load: "100"},
+		plan.Row{Test: v1alpha1.TestFrameLoss, FrameSize: 1518, Direction: "west-east"},
+		plan.Row{Test: v1alpha1.TestBackToBack, FrameSize: 1518, Direction: "west-east"})
+	exp := &v1alpha1.Expectations{MinThroughput: []v1alpha1.ThroughputExpectation{{FrameSize: 64, L2BitsPerSecond: quantity("100M")}}}
+	if v, f := Evaluate(exp, res, withMore); v != v1alpha1.VerdictPassed {
+		t.Errorf("nothing planned is missing at a refused size: %s %q", v, f)
+	}
+	exp.MinThroughput = append(exp.MinThroughput, v1alpha1.ThroughputExpectation{FrameSize: 1518, L2BitsPerSecond: quantity("1M")})
+	if v, f := Evaluate(exp, res, withMore); v != v1alpha1.VerdictFailed || !strings.Contains(strings.Join(f, " "), "1518") {
+		t.Errorf("an expectation on a refused size fails: %s %q", v, f)
+	}
+	frames := int64(10)
+	exp = &v1alpha1.Expectations{MinBackToBackFrames: &frames}
+	res.BackToBack = []v1alpha1.BackToBackResult{{FrameSize: 1518, Direction: "west-east", NotMeasurable: "the DUT refused every frame of this size as too big for the path MTU 1400 (the DUT's ICMP)"}}
+	if v, f := Evaluate(exp, res, withMore); v != v1alpha1.VerdictFailed || !strings.Contains(strings.Join(f, " "), "forwards no frame of that size") {
+		t.Errorf("a back-to-back expectation on a refused size fails: %s %q", v, f)
+	}
+}

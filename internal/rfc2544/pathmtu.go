@@ -12,9 +12,10 @@ import (
 // pathMTU finds, in each direction on its own, the largest frame that crosses the DUT whole: a search over
 // frame sizes at a low rate, where a size fits when frames of it arrived and no ICMP error refused any. The
 // DUT's ICMP "too big" errors name the MTU: the search tries that size and the next first, so a DUT that
-// says its MTU costs a few probes and one that drops oversize frames silently a binary search. Every answer
-// stands on probes the tester did not spoil; a probe it spoiled on every try leaves the direction
-// undetermined.
+// says its MTU costs a few probes and one that drops oversize frames silently a binary search. A size fits
+// on any probe in which frames of it crossed (the tester's faults lose frames, they make none cross); it
+// does not fit only on a probe the tester did not spoil, and a probe it spoiled on every try leaves the
+// direction undetermined.
 func (r *Runner) pathMTU(ctx context.Context) error {
 	for d, dir := range r.plan.Directions() {
 		row, err := r.findPathMTU(ctx, d)
@@ -31,6 +32,7 @@ func (r *Runner) pathMTU(ctx context.Context) error {
 // pathMTUProbe is what one probe of a size found.
 type pathMTUProbe struct {
 	fits    bool
+	crossed int64 // frames of it that arrived
 	tooBig  int64 // ICMP errors refusing frames of the size
 	mtu     int64 // the smallest MTU they named (0: none)
 	spoiled string
@@ -139,29 +141,33 @@ func (r *Runner) probePathMTU(ctx context.Context, test v1alpha1.TestKind, d, si
 	}
 	ts := trialSpec{test: test, size: size, dirs: []int{d}, duration: trial,
 		rates: []float64{100 * fps / r.lineFPS(float64(size))}, purposes: []string{"probe"}}
-	drs, aborted, spoiled, err := r.validTrial(ctx, ts)
-	if err != nil {
-		return pathMTUProbe{}, err
-	}
-	if len(drs) != 1 {
-		return pathMTUProbe{}, fmt.Errorf("path MTU probe of %d B: %d directions came back, want 1", size, len(drs))
-	}
-	rec := drs[0].rec
-	p := pathMTUProbe{tooBig: rec.TooBig, mtu: rec.PathMTU}
-	switch {
-	case spoiled:
-		p.spoiled = "the tester spoiled it"
-		if len(rec.TesterFaults) > 0 {
-			p.spoiled = rec.TesterFaults[0]
+	for try := 0; ; try++ {
+		drs, _, err := r.trial(ctx, ts)
+		if err != nil {
+			return pathMTUProbe{}, err
 		}
-	case aborted != "" && rec.RxFrames > 0:
-		// cut short after frames crossed: they did
-		p.fits = rec.TooBig == 0
-	default:
-		// a size fits when frames of it crossed whole and the DUT refused none
-		p.fits = rec.RxFrames > 0 && rec.TooBig == 0
+		if len(drs) != 1 {
+			return pathMTUProbe{}, fmt.Errorf("path MTU probe of %d B: %d directions came back, want 1", size, len(drs))
+		}
+		rec := drs[0].rec
+		p := pathMTUProbe{tooBig: rec.TooBig, mtu: rec.PathMTU, crossed: rec.RxFrames}
+		switch {
+		case rec.RxFrames > 0 && rec.TooBig == 0:
+			// frames of the size crossed whole and none was refused: it fits, whatever the tester's lag or
+			// pauses (they lose frames, they make none cross)
+			p.fits = true
+			return p, nil
+		case !rec.TesterLimited:
+			return p, nil // nothing crossed, or the DUT refused some: the size does not fit
+		case try >= r.plan.Validity.InvalidTrialRetries:
+			// a refusal is concluded only from a probe the tester did not spoil
+			p.spoiled = "the tester spoiled it"
+			if len(rec.TesterFaults) > 0 {
+				p.spoiled = rec.TesterFaults[0]
+			}
+			return p, nil
+		}
 	}
-	return p, nil
 }
 
 // pathMTUNote says the finder's answer in a direction as a person reads it.

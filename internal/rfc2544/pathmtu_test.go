@@ -14,21 +14,21 @@ import (
 // sizes where the DUT drops oversize frames silently, and "at least" where the largest frame tried crossed.
 func TestThePathMTUFinderAnswersToTheByte(t *testing.T) {
 	for _, c := range []struct {
-		name       string
-		dut        sim.DUT
-		bidir      bool
-		maxFrame   int
-		want       []v1alpha1.PathMTUResult // largestFrame, mtu, atLeast, icmpMTU, silent by direction
-		mostProbes int32
+		name     string
+		dut      sim.DUT
+		bidir    bool
+		maxFrame int
+		want     []v1alpha1.PathMTUResult // largestFrame, mtu, atLeast, icmpMTU, silent by direction
+		probes   []int32
 	}{
-		{name: "icmp", dut: sim.DUT{PathMTU: 1400}, want: []v1alpha1.PathMTUResult{{LargestFrame: 1418, MTU: 1400, ICMPMTU: 1400}}, mostProbes: 6},
-		{name: "silent", dut: sim.DUT{PathMTU: 1400, PathMTUSilent: true}, want: []v1alpha1.PathMTUResult{{LargestFrame: 1418, MTU: 1400, Silent: true}}, mostProbes: 15},
-		{name: "silent odd", dut: sim.DUT{PathMTU: 1437, PathMTUSilent: true}, want: []v1alpha1.PathMTUResult{{LargestFrame: 1455, MTU: 1437, Silent: true}}, mostProbes: 15},
-		{name: "no limit", dut: sim.DUT{}, want: []v1alpha1.PathMTUResult{{LargestFrame: 1518, MTU: 1500, AtLeast: true}}, mostProbes: 1},
-		{name: "jumbo", dut: sim.DUT{PathMTU: 9000}, maxFrame: 9216, want: []v1alpha1.PathMTUResult{{LargestFrame: 9018, MTU: 9000, ICMPMTU: 9000}}, mostProbes: 6},
+		{name: "icmp", dut: sim.DUT{PathMTU: 1400}, want: []v1alpha1.PathMTUResult{{LargestFrame: 1418, MTU: 1400, ICMPMTU: 1400}}, probes: []int32{6}},
+		{name: "silent", dut: sim.DUT{PathMTU: 1400, PathMTUSilent: true}, want: []v1alpha1.PathMTUResult{{LargestFrame: 1418, MTU: 1400, Silent: true}}, probes: []int32{14}},
+		{name: "silent odd", dut: sim.DUT{PathMTU: 1437, PathMTUSilent: true}, want: []v1alpha1.PathMTUResult{{LargestFrame: 1455, MTU: 1437, Silent: true}}, probes: []int32{15}},
+		{name: "no limit", dut: sim.DUT{}, want: []v1alpha1.PathMTUResult{{LargestFrame: 1518, MTU: 1500, AtLeast: true}}, probes: []int32{1}},
+		{name: "jumbo", dut: sim.DUT{PathMTU: 9000}, maxFrame: 9216, want: []v1alpha1.PathMTUResult{{LargestFrame: 9018, MTU: 9000, ICMPMTU: 9000}}, probes: []int32{6}},
 		{name: "one direction", dut: sim.DUT{PathMTU: 1280, PathMTUPorts: []int{1}}, bidir: true, want: []v1alpha1.PathMTUResult{
-			{LargestFrame: 1518, MTU: 1500, AtLeast: true}, {LargestFrame: 1298, MTU: 1280, ICMPMTU: 1280}}, mostProbes: 6},
-		{name: "nothing crosses", dut: sim.DUT{PathMTU: 10, PathMTUSilent: true}, want: []v1alpha1.PathMTUResult{{}}, mostProbes: 2},
+			{LargestFrame: 1518, MTU: 1500, AtLeast: true}, {LargestFrame: 1298, MTU: 1280, ICMPMTU: 1280}}, probes: []int32{1, 6}},
+		{name: "nothing crosses", dut: sim.DUT{PathMTU: 10, PathMTUSilent: true}, want: []v1alpha1.PathMTUResult{{}}, probes: []int32{2}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := planFor(t, v1alpha1.TestPathMTU)
@@ -53,8 +53,9 @@ func TestThePathMTUFinderAnswersToTheByte(t *testing.T) {
 				if got != w {
 					t.Errorf("got %+v, want %+v", got, w)
 				}
-				if got.Probes < 1 || got.Probes > c.mostProbes {
-					t.Errorf("%d probes, want 1 to %d", got.Probes, c.mostProbes)
+				// the largest, the smallest, the sizes between, and the answer's two again
+				if got.Probes != c.probes[i] {
+					t.Errorf("%d probes, want %d", got.Probes, c.probes[i])
 				}
 				if (c.name == "nothing crosses") != (got.Undetermined != "") {
 					t.Errorf("undetermined only where no frame crossed: %q", got.Undetermined)

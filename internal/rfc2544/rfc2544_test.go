@@ -607,8 +607,9 @@ func TestFramesOverThePathMTUAreAResultNotAStall(t *testing.T) {
 				switch {
 				case row.FrameSize == 1518 && row.Refused != "":
 					refused = append(refused, row.Direction)
+					// the loss is the refused direction's; a bound pair's other direction shares its verdict
 					if !strings.HasPrefix(row.Refused, "too big for the path MTU 1400 (the DUT's ICMP)") || row.NDR.FramesPerSecond != 0 ||
-						row.LossPercent != "100" || row.Trials != 1 {
+						(row.LossPercent == "100") == strings.Contains(row.Refused, "whose verdict this direction shares") || row.Trials != 1 {
 						t.Errorf("a refused row is NDR 0 after one trial, and says why: %+v", row)
 					}
 				case row.Refused != "" || pct(row.NDR.PercentOfLineRate) <= 0:
@@ -667,25 +668,67 @@ func TestFramesOverThePathMTUAreAResultNotAStall(t *testing.T) {
 	}
 }
 
-// A refusal is concluded only from a trial the tester did not spoil: where it spoiled the one that stalled,
-// the stall is the DUT's as before (the run ends DUTStalled, measured results kept), and its message says
-// what the DUT's ICMP said.
-func TestARefusalInASpoiledTrialIsNoResult(t *testing.T) {
-	p := planFor(t, v1alpha1.TestThroughput)
-	p.FrameSizes = []int{1518}
+// A refusal stands on a low-rate probe the tester did not spoil: a high-rate trial the tester spoiled (it
+// fell behind) still shows the refusal once the probe confirms it; where the tester spoiled every try of the
+// probe, nothing is concluded, the stall is the DUT's as before (the run ends DUTStalled, measured results
+// kept), and its message says what the DUT's ICMP said.
+func TestARefusalStandsOnAProbeTheTesterDidNotSpoil(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		lagOver float64 // the tester lags (spoils) every trial above this share of line rate, percent
+		refused bool
+	}{
+		{name: "a spoiled trial, a clean probe", lagOver: 50, refused: true},
+		{name: "a spoiled probe", lagOver: 0.01},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := planFor(t, v1alpha1.TestThroughput)
+			p.FrameSizes = []int{1518}
+			p.Durations.SearchTrial = 5 * time.Second
+			e := sim.New(sim.DUT{CapacityFPS: 2e6, PathMTU: 1400, TesterLagAbovePercent: c.lagOver})
+			rec := &recorder{}
+			res, err := rfc2544.New(p, e, rec, rfc2544.Options{Sleep: e.Sleep, Stall: time.Second}).Run(context.Background())
+			if c.refused {
+				if err != nil || len(res.Throughput) != 1 || res.Throughput[0].Refused == "" {
+					t.Fatalf("want the size refused, got %v %+v", err, res.Throughput)
+				}
+				return
+			}
+			if !errors.Is(err, rfc2544.ErrDUTStalled) || !contains(err.Error(), "west->east it refused the frames as too big (ICMP: path MTU 1400)") {
+				t.Fatalf("want the DUT's stall, naming what its ICMP said, got %v; %+v", err, res.Throughput)
+			}
+			for _, row := range res.Throughput {
+				if row.Refused != "" {
+					t.Errorf("no refusal from a spoiled probe: %+v", row)
+				}
+			}
+		})
+	}
+}
+
+// A DUT that drops oversize frames silently cannot be told from a lossy one by a trial: with the path MTU
+// finder in the run, the sizes above what it found are refused without a trial, and the run goes on.
+func TestTheFindersAnswerRefusesLargerSizes(t *testing.T) {
+	p := planFor(t, v1alpha1.TestPathMTU, v1alpha1.TestThroughput, v1alpha1.TestLatency)
+	p.Traffic.Direction = v1alpha1.Bidirectional
 	p.Durations.SearchTrial = 5 * time.Second
-	e := sim.New(sim.DUT{CapacityFPS: 2e6, PathMTU: 1400, TesterLagAbovePercent: 50})
+	e := sim.New(sim.DUT{CapacityFPS: 2e6, PathMTU: 1400, PathMTUSilent: true})
 	rec := &recorder{}
 	res, err := rfc2544.New(p, e, rec, rfc2544.Options{Sleep: e.Sleep, Stall: time.Second}).Run(context.Background())
-	if !errors.Is(err, rfc2544.ErrDUTStalled) || !contains(err.Error(), "west->east it refused the frames as too big (ICMP: path MTU 1400)") {
-		t.Fatalf("want the DUT's stall, naming what its ICMP said, got %v; %+v %+v", err, res.Throughput, rec.trials)
+	if err != nil {
+		t.Fatalf("the finder's answer makes 1518 B a result: %v", err)
 	}
 	for _, row := range res.Throughput {
-		if row.Refused != "" {
-			t.Errorf("no refusal from a spoiled trial: %+v", row)
+		if (row.FrameSize == 1518) != (row.Refused == "too big for the path MTU 1400 the path MTU finder found") {
+			t.Errorf("1518 B refused by the finder's answer, the rest measured: %+v", row)
+		}
+		if row.FrameSize == 1518 && (row.Trials != 0 || row.NDR.FramesPerSecond != 0) {
+			t.Errorf("no trial at a size the finder refused: %+v", row)
 		}
 	}
-	if len(rec.trials) != 1 || !rec.trials[0].TesterLimited {
-		t.Errorf("one trial, the tester's: %+v", rec.trials)
+	for _, tr := range rec.trials {
+		if tr.FrameSize == 1518 && tr.Test != v1alpha1.TestPathMTU {
+			t.Errorf("a trial at a refused size: %+v", tr)
+		}
 	}
 }

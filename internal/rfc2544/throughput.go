@@ -135,6 +135,14 @@ func (r *Runner) searchLanes(ctx context.Context, test v1alpha1.TestKind, size, 
 			pending = map[int]laneReq{}
 			continue
 		}
+		// a lane the path MTU finder already refused runs no trial: its search ends before its first
+		if known := r.refusedByFinder(size, lanes, pending); len(known) > 0 {
+			for _, l := range known {
+				pending[l].reply <- laneReply{err: errRefused}
+				delete(pending, l)
+			}
+			continue
+		}
 		ts := trialSpec{test: test, size: size, rep: rep, tol: tp.LossTolerancePercent}
 		laneOf := map[int]int{}
 		for l, dirs := range lanes {
@@ -228,12 +236,16 @@ var errRefused = errors.New("the DUT refused every frame as too big for its MTU"
 type refusal struct {
 	mtu int64
 	by  string
+	// finder: the path MTU finder of the run found the direction carries no frame this large (its row
+	// says whether the DUT said so); no trial of the size was run
+	finder bool
 }
 
 // refusedLanes are the lanes searching in a trial (pending) of which a direction the DUT refused whole: its
-// ICMP said the frames were too big and none crossed, in a record the tester did not spoil, and a probe at
-// the path MTU finder's low rate confirms it (an MTU does not depend on the rate; a DUT overloaded at the
-// trial's rate is not refusing the size). A lane whose directions share one verdict fails with any of them.
+// ICMP said the frames were too big and none crossed, and a probe at the path MTU finder's low rate, which
+// the tester did not spoil, confirms that none cross (an MTU does not depend on the rate; a DUT overloaded at
+// the trial's rate is not refusing the size; a router that rate-limits its ICMP may send none for the
+// probe). A lane whose directions share one verdict fails with any of them.
 func (r *Runner) refusedLanes(ctx context.Context, test v1alpha1.TestKind, size int, drs []dirResult, laneOf map[int]int, pending map[int]laneReq) (map[int]refusal, error) {
 	if size == 0 {
 		return nil, nil // an IMIX: its refused sizes show as its classes' loss
@@ -242,7 +254,7 @@ func (r *Runner) refusedLanes(ctx context.Context, test v1alpha1.TestKind, size 
 	out := map[int]refusal{}
 	for _, dr := range drs {
 		l := laneOf[dr.dir]
-		if _, searching := pending[l]; !searching || dr.rec.TooBig == 0 || dr.rec.RxFrames > 0 || dr.rec.TesterLimited {
+		if _, searching := pending[l]; !searching || dr.rec.TooBig == 0 || dr.rec.RxFrames > 0 {
 			continue
 		}
 		if _, done := out[l]; done {
@@ -252,7 +264,7 @@ func (r *Runner) refusedLanes(ctx context.Context, test v1alpha1.TestKind, size 
 		if err != nil {
 			return nil, err
 		}
-		if p.fits || p.spoiled != "" || p.tooBig == 0 {
+		if p.spoiled != "" || p.crossed > 0 {
 			continue // not confirmed: the trial counts as it measured
 		}
 		mtu := dr.rec.PathMTU
@@ -262,6 +274,41 @@ func (r *Runner) refusedLanes(ctx context.Context, test v1alpha1.TestKind, size 
 		out[l] = refusal{mtu: mtu, by: dirs[dr.dir].Name}
 	}
 	return out, nil
+}
+
+// refusedByFinder are the searching lanes (pending) of which a direction cannot carry frames of size by the
+// path MTU finder of this run (a determined row, not "at least"), marked refused: a DUT that drops larger
+// frames silently would only stall their trials.
+func (r *Runner) refusedByFinder(size int, lanes [][]int, pending map[int]laneReq) []int {
+	if size == 0 {
+		return nil
+	}
+	dirs := r.plan.Directions()
+	var out []int
+	for l := range pending {
+		for _, d := range lanes[l] {
+			row := r.pathMTURow(dirs[d].Name)
+			if row == nil || row.Undetermined != "" || row.AtLeast || row.LargestFrame <= 0 || size <= int(row.LargestFrame) {
+				continue
+			}
+			for _, other := range lanes[l] {
+				r.refusedTooBig[key{size, other}] = refusal{mtu: int64(row.MTU), by: dirs[d].Name, finder: true}
+			}
+			out = append(out, l)
+			break
+		}
+	}
+	return out
+}
+
+// pathMTURow is the path MTU finder's row of a direction in this run (nil: none).
+func (r *Runner) pathMTURow(dir string) *v1alpha1.PathMTUResult {
+	for i := range r.res.PathMTU {
+		if r.res.PathMTU[i].Direction == dir {
+			return &r.res.PathMTU[i]
+		}
+	}
+	return nil
 }
 
 // onlyRefusedEmpty says whether every direction of a trial that received nothing is in a refused lane: a
@@ -278,7 +325,10 @@ func onlyRefusedEmpty(drs []dirResult, laneOf map[int]int, refused map[int]refus
 // refusedText is what a row of direction dir says of a size the DUT refused (its refused field).
 func refusedText(why refusal, dir string) string {
 	text := "too big for the path MTU (the DUT's ICMP named none)"
-	if why.mtu > 0 {
+	switch {
+	case why.finder:
+		text = fmt.Sprintf("too big for the path MTU %d the path MTU finder found", why.mtu)
+	case why.mtu > 0:
 		text = fmt.Sprintf("too big for the path MTU %d (the DUT's ICMP)", why.mtu)
 	}
 	if why.by != dir {
@@ -375,7 +425,10 @@ func (r *Runner) throughput(ctx context.Context, size int) error {
 		why, refused := r.refusedTooBig[key{size, d}]
 		switch {
 		case refused:
-			tr.NDR, tr.LossPercent, tr.Refused = r.rate(0, float64(size)), "100", refusedText(why, dirs[d].Name)
+			tr.NDR, tr.Refused = r.rate(0, float64(size)), refusedText(why, dirs[d].Name)
+			if why.by == dirs[d].Name {
+				tr.LossPercent = "100"
+			}
 			r.note(fmt.Sprintf("throughput %d B %s: no frame crossed the DUT, which refused every one as %s: the NDR is 0, at any rate", size, dirs[d].Name, tr.Refused))
 		case a.undetermined != "":
 			given := "the rate given is the highest a full-length trial passed at, a lower bound"

@@ -53,6 +53,7 @@ func TestAPathMTUSmallerThanAFrameIsAResult(t *testing.T) {
 			t.Errorf("only 1518 B frames were refused, with the router's MTU: %+v", tr)
 		}
 	}
+	t.Logf("1518 B: %d ICMP errors in the trial records, %d sent by the router; rows %+v", counted, sent, o.Results.Throughput)
 	if counted == 0 || counted != sent {
 		t.Errorf("the trial records count %d errors; the router sent %d", counted, sent)
 	}
@@ -147,6 +148,7 @@ func TestThePathMTUFinderFindsTheRoutersMTU(t *testing.T) {
 			if o.Error != "" || len(o.Results.PathMTU) != 2 {
 				t.Fatalf("run: %q %+v", o.Error, o.Results.PathMTU)
 			}
+			t.Logf("%+v", o.Results.PathMTU)
 			for _, m := range o.Results.PathMTU {
 				if m.Undetermined != "" && strings.Contains(m.Undetermined, "the tester spoiled") {
 					t.Skipf("the tester spoiled every try of a probe on this loaded host: %+v", m)

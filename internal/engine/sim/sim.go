@@ -372,11 +372,14 @@ func (e *Engine) RunTrial(ctx context.Context, t engine.TrialConfig, progress fu
 			if !d.PathMTUSilent {
 				res.Ports = append(res.Ports, engine.PortCounters{ID: l.s.TX, RxTooBig: refused, TooBigMTU: int64(d.PathMTU)})
 			}
-			if refused == tx && t.Burst == 0 && res.State == engine.StateDone {
+			// nothing arrives: the engine's stall check ends a trial longer than it
+			stall := t.Stall
+			if stall <= 0 {
+				stall = 2 * time.Second
+			}
+			if refused == tx && t.Burst == 0 && res.State == engine.StateDone && stall < t.Duration {
 				res.State, res.Reason = engine.StateAborted, engine.ReasonDUTStalled
-				if stall := t.Stall; stall > 0 && stall < t.Duration {
-					dur = stall.Seconds()
-				}
+				dur = stall.Seconds()
 			}
 		}
 		if d.DropEvery > 0 && !stalled {
