@@ -147,6 +147,9 @@ int do_trial(struct args *a, struct out *o)
 		s->fps = u == 0 ? rate : u == 1 ? rate / (s->mean_frame * 8) : rate / ((s->mean_frame + 20) * 8);
 		s->in_trial = true;
 	}
+	/* the new trial's number before its counters are zeroed: an ICMP error about a frame of the trial before,
+	 * arriving from here on, is no longer counted (rx.c) */
+	t->id = id ? (uint32_t)id : t->id + 1;
 	for (unsigned i = 0; i < lr.nports; i++)
 		for (unsigned q = 0; q < LR_MAX_QUEUES; q++) {
 			struct lr_portq *pq = &lr.ports[i].q[q];
@@ -175,7 +178,6 @@ int do_trial(struct args *a, struct out *o)
 		atomic_store_explicit(&lr.workers[i].drained, false, memory_order_relaxed);
 		atomic_store_explicit(&lr.workers[i].burst_sent, false, memory_order_relaxed);
 	}
-	t->id = id ? (uint32_t)id : t->id + 1;
 	t->burst = burst;
 	t->warmup_tsc = warm * lr.tsc_hz / 1000;
 	t->duration_tsc = dur * lr.tsc_hz / 1000;

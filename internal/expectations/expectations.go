@@ -65,7 +65,22 @@ func Evaluate(exp *v1alpha1.Expectations, res *v1alpha1.Results, planned []plan.
 		failures, undecided = append(failures, f...), append(undecided, u...)
 	}
 	if exp.MinBackToBackFrames != nil {
-		if len(res.BackToBack) == 0 {
+		// a planned size the DUT refused has no back-to-back row at all where no direction carried it: no
+		// burst of it crosses, which fails the expectation as a row of 0 frames would
+		have := map[plan.Row]bool{}
+		for _, b := range res.BackToBack {
+			have[plan.Row{FrameSize: int(b.FrameSize), Direction: b.Direction}] = true
+		}
+		refusedRows := 0
+		for _, r := range planned {
+			k := plan.Row{FrameSize: r.FrameSize, Direction: r.Direction}
+			if why := refusedSize(res, int32(r.FrameSize), r.Direction); r.Test == v1alpha1.TestBackToBack && why != "" && !have[k] {
+				refusedRows++
+				failures = append(failures, fmt.Sprintf("minBackToBackFrames: %d B %s: the DUT forwards no frame of that size (refused as %s)",
+					r.FrameSize, r.Direction, why))
+			}
+		}
+		if len(res.BackToBack) == 0 && refusedRows == 0 {
 			undecided = append(undecided, "minBackToBackFrames: no back-to-back result was measured")
 		}
 		for _, b := range res.BackToBack {

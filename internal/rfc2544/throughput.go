@@ -425,10 +425,9 @@ func (r *Runner) throughput(ctx context.Context, size int) error {
 		why, refused := r.refusedTooBig[key{size, d}]
 		switch {
 		case refused:
-			tr.NDR, tr.Refused = r.rate(0, float64(size)), refusedText(why, dirs[d].Name)
-			if why.by == dirs[d].Name {
-				tr.LossPercent = "100"
-			}
+			// the loss that decides the row: every frame of the refused direction (a bound pair's other
+			// direction shares that verdict; the finder's probes lost every frame of the size)
+			tr.NDR, tr.LossPercent, tr.Refused = r.rate(0, float64(size)), "100", refusedText(why, dirs[d].Name)
 			r.note(fmt.Sprintf("throughput %d B %s: no frame crossed the DUT, which refused every one as %s: the NDR is 0, at any rate", size, dirs[d].Name, tr.Refused))
 		case a.undetermined != "":
 			given := "the rate given is the highest a full-length trial passed at, a lower bound"
