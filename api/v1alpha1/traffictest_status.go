@@ -434,6 +434,10 @@ type PathMTUResult struct {
 	// the probes tell its MTU.
 	// +optional
 	Silent bool `json:"silent,omitempty"`
+	// fragmented says the DUT fragmented the next larger frame (sent with DF clear: spec.traffic.dontFragment
+	// false) rather than carry it whole.
+	// +optional
+	Fragmented bool `json:"fragmented,omitempty"`
 	// probes is how many trials the finder ran in this direction.
 	// +required
 	Probes int32 `json:"probes"`

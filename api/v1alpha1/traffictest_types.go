@@ -68,6 +68,19 @@ type FlowField string
 // +kubebuilder:validation:Enum=Zeros;Random;Incrementing
 type PayloadPattern string
 
+// FragmentedFrames is what a frame that arrived in fragments counts as.
+// +kubebuilder:validation:Enum=Received;Lost
+type FragmentedFrames string
+
+const (
+	// FragmentedReceived counts a frame every fragment of which arrived as received (the results say how
+	// many came so).
+	FragmentedReceived FragmentedFrames = "Received"
+	// FragmentedLost counts every frame that arrived in fragments as lost: for a DUT that must carry the
+	// frames whole.
+	FragmentedLost FragmentedFrames = "Lost"
+)
+
 // PortDriver is how the tester pod drives a port.
 // +kubebuilder:validation:Enum=vfio-pci;af_packet;af_xdp
 type PortDriver string
@@ -93,6 +106,7 @@ type Percent string
 // +kubebuilder:validation:XValidation:rule="!has(self.frameSizes) || !has(self.dut.maxFrameSize) || self.frameSizes.all(s, s <= self.dut.maxFrameSize)",message="frameSizes: every size must be at most dut.maxFrameSize"
 // +kubebuilder:validation:XValidation:rule="!has(self.ipPacketSizes) || !has(self.dut.maxFrameSize) || self.ipPacketSizes.all(s, s + 18 + (has(self.traffic.vlan) ? 4 : 0) <= self.dut.maxFrameSize)",message="ipPacketSizes: every size plus Ethernet header and FCS (18 B, 22 B with VLAN) must be at most dut.maxFrameSize"
 // +kubebuilder:validation:XValidation:rule="!has(self.imix) || !has(self.imix.entries) || !has(self.dut.maxFrameSize) || self.imix.entries.all(e, e.frameSize <= self.dut.maxFrameSize)",message="imix.entries: every frameSize must be at most dut.maxFrameSize"
+// +kubebuilder:validation:XValidation:rule="!(has(self.traffic.dontFragment) && !self.traffic.dontFragment && (self.tests.exists(t, t == 'pathMTU') || (has(self.traffic.fragmentedFrames) && self.traffic.fragmentedFrames == 'Lost')) && ((has(self.ports[1].driver) && self.ports[1].driver == 'af_packet') || (has(self.ports[0].driver) && self.ports[0].driver == 'af_packet' && (!has(self.traffic.direction) || self.traffic.direction != 'Unidirectional'))))",message="traffic.dontFragment false with the pathMTU test or traffic.fragmentedFrames Lost needs receiving ports that see fragments (vfio-pci or af_xdp): an af_packet port's kernel socket reassembles them before the tester sees any",fieldPath=".traffic.dontFragment"
 // +kubebuilder:validation:XValidation:rule="self.ports[0].name != self.ports[1].name",message="ports: the two ports need distinct names"
 // +kubebuilder:validation:XValidation:rule="(has(self.ports[0].node) && has(self.ports[1].node) && size(self.ports[0].node) > 0 && size(self.ports[1].node) > 0 && self.ports[0].node != self.ports[1].node) || ((has(self.ports[0].driver) ? self.ports[0].driver : 'vfio-pci') == 'vfio-pci' && !(has(self.ports[0].network) && size(self.ports[0].network) > 0) ? 'vfio0' : (has(self.ports[0].interface) && size(self.ports[0].interface) > 0 ? self.ports[0].interface : 'net1')) != ((has(self.ports[1].driver) ? self.ports[1].driver : 'vfio-pci') == 'vfio-pci' && !(has(self.ports[1].network) && size(self.ports[1].network) > 0) ? 'vfio1' : (has(self.ports[1].interface) && size(self.ports[1].interface) > 0 ? self.ports[1].interface : 'net2'))",message="ports[].interface: both ports would use one interface of one tester pod (as named, or Multus's net1 and net2 when not), where each takes a share of the other's frames: give each port its own interface, or pin the ports to two different nodes (ports[].node)",fieldPath=".ports"
 // +kubebuilder:validation:XValidation:rule="!has(self.tester) || !has(self.tester.calibration) || !has(self.tester.calibration.measure) || !self.tester.calibration.measure || !(has(self.expectations) || has(self.baseline) || has(self.previousRun))",message="tester.calibration.measure: a calibration run measures the tester with its ports joined, not a DUT: remove expectations, baseline and previousRun",fieldPath=".tester.calibration.measure"
@@ -564,6 +578,7 @@ type TimelineParams struct {
 }
 
 // TrafficParams describe the generated frames.
+// +kubebuilder:validation:XValidation:rule="!has(self.dontFragment) || self.dontFragment || !has(self.ipVersion) || self.ipVersion == 4",message="dontFragment: only IPv4 has a DF bit to clear (a hop never fragments an IPv6 packet; it answers packet too big)",fieldPath=".dontFragment"
 type TrafficParams struct {
 	// direction of the traffic.
 	// +kubebuilder:default=Bidirectional
@@ -615,7 +630,23 @@ type TrafficParams struct {
 	// +kubebuilder:default=Zeros
 	// +optional
 	Payload PayloadPattern `json:"payload,omitempty"`
+	// dontFragment sets the IPv4 DF bit on every frame (the default): a hop whose MTU is smaller than a frame
+	// refuses it and says so with ICMP "fragmentation needed", which the results report. false lets the DUT
+	// fragment IPv4 frames instead; the results then count the frames that arrived in fragments, those
+	// whole, and the fragments (fragmentedFrames says what such a frame counts as).
+	// +kubebuilder:default=true
+	// +optional
+	DontFragment *bool `json:"dontFragment,omitempty"`
+	// fragmentedFrames is what a frame that arrived in fragments, every one of them, counts as: Received (the
+	// default; the results say how many came so) or Lost (a DUT that must carry the frames whole fails). A
+	// frame a fragment of which never arrived is lost either way.
+	// +kubebuilder:default=Received
+	// +optional
+	FragmentedFrames FragmentedFrames `json:"fragmentedFrames,omitempty"`
 }
+
+// Fragmentable is whether the DUT may fragment the frames (dontFragment false).
+func (t TrafficParams) Fragmentable() bool { return t.DontFragment != nil && !*t.DontFragment }
 
 // PortSpec is one tester port and how it reaches the DUT.
 // +kubebuilder:validation:XValidation:rule="!(has(self.gateway) && has(self.peerMAC))",message="a port has either a gateway (routed DUT, resolved by ARP) or a static peerMAC (transparent DUT), not both"

@@ -95,7 +95,8 @@ int do_result(struct args *a, struct out *o)
 		    "\"reordered\":%llu,\"early\":%llu,\"late\":%llu,\"beyond_window\":%llu,\"max_late\":%llu,"
 		    "\"max_early\":%llu,"
 		    "\"bad_flow\":%llu,\"unknown_lane\":%llu,\"corrupted\":%llu,\"tx_max_lag_ns\":%llu,\"scheduled_frames\":%llu,"
-		    "\"tx_peak_fps\":%llu,\"tx_restamped_bursts\":%llu,\"rx_queues\":%u,",
+		    "\"tx_peak_fps\":%llu,\"tx_restamped_bursts\":%llu,\"rx_queues\":%u,\"fragmented\":%llu,"
+		    "\"fragmented_whole\":%llu,\"fragments\":%llu,",
 		    i ? "," : "", s->id, t->burst ? 0.0 : s->fps, achieved, saturated ? "true" : "false",
 		    (unsigned long long)tx.tx_frames, (unsigned long long)tx.tx_bytes, (unsigned long long)rx,
 		    (unsigned long long)m.rx_bytes, (unsigned long long)dup,
@@ -106,7 +107,8 @@ int do_result(struct args *a, struct out *o)
 		    (unsigned long long)tx.lag_ns,
 		    (unsigned long long)(s->tx_port < 0 ? 0 : t->burst ? t->burst : expected),
 		    (unsigned long long)tx.peak_fps, (unsigned long long)tx.restamped,
-		    nq_seen);
+		    nq_seen, (unsigned long long)m.fragmented,
+		    (unsigned long long)m.fragmented_whole, (unsigned long long)m.fragments);
 		put_latency(o, s, &m);
 		put(o, ",\"classes\":[");
 		for (unsigned c = 0; c < s->nclasses; c++) {
@@ -133,6 +135,7 @@ int do_result(struct args *a, struct out *o)
 			c.tx_full += pq->tx_full;
 			c.rx_bad_cksum += pq->rx_bad_cksum;
 			c.rx_too_big += pq->rx_too_big;
+			c.rx_frag_unmatched += pq->rx_frag_unmatched;
 			if (pq->too_big_mtu != 0 && (c.too_big_mtu == 0 || pq->too_big_mtu < c.too_big_mtu))
 				c.too_big_mtu = pq->too_big_mtu;
 		}
@@ -179,7 +182,8 @@ int do_result(struct args *a, struct out *o)
 		    "\"rx_foreign\":%llu,\"rx_arp\":%llu,\"tx_arp\":%llu,\"rx_stale\":%llu,"
 		    "\"rx_warmup\":%llu,\"imissed\":%llu,\"ierrors\":%llu,\"oerrors\":%llu,\"rx_nombuf\":%llu,"
 		    "\"tx_alloc_fail\":%llu,\"tx_full\":%llu,\"rx_bad_checksum\":%llu,\"rx_kernel_drops\":%llu,"
-		    "\"rx_kernel_rollovers\":%llu,\"rx_kernel_unread\":%u,\"rx_too_big\":%llu,\"too_big_mtu\":%u}",
+		    "\"rx_kernel_rollovers\":%llu,\"rx_kernel_unread\":%u,\"rx_too_big\":%llu,\"too_big_mtu\":%u,"
+		    "\"rx_fragments_unmatched\":%llu}",
 		    i ? "," : "", i, (unsigned long long)tm.kernel, (unsigned long long)tm.polled,
 		    (unsigned long long)tm.wait_max_ns, p->rx_misses_counted ? "true" : "false", p->rx_ring,
 		    (unsigned long long)peak, (unsigned long long)unread_ns, (unsigned long long)c.rx_foreign,
@@ -189,7 +193,7 @@ int do_result(struct args *a, struct out *o)
 		    (unsigned long long)es.rx_nombuf, (unsigned long long)c.tx_alloc_fail,
 		    (unsigned long long)c.tx_full, (unsigned long long)c.rx_bad_cksum,
 		    (unsigned long long)p->rx_kernel_drops, (unsigned long long)rollovers, p->rx_kernel_unread,
-		    (unsigned long long)c.rx_too_big, c.too_big_mtu);
+		    (unsigned long long)c.rx_too_big, c.too_big_mtu, (unsigned long long)c.rx_frag_unmatched);
 	}
 	put(o, "],\"workers\":[");
 	for (unsigned i = 0; i < lr.nworkers; i++) {

@@ -51,7 +51,7 @@ static int parse_sizes(const char *s, struct lr_stream *st, struct out *o, unsig
 
 int do_stream(struct args *a, struct out *o)
 {
-	uint64_t id, sport, dport, flows, dscp, lanes;
+	uint64_t id, sport, dport, flows, dscp, lanes, df;
 	int tx = -1, rx = -1;
 	if (get_u64(a, o, "id", 0, LR_MAX_STREAMS - 1, UINT64_MAX, &id))
 		return -1;
@@ -67,7 +67,8 @@ int do_stream(struct args *a, struct out *o)
 	const char *payload = arg(a, "payload"), *sizes = arg(a, "sizes");
 	if (get_u64(a, o, "sport", 0, 65535, 1024, &sport) || get_u64(a, o, "dport", 0, 65535, 1024, &dport) ||
 	    get_u64(a, o, "flows", 1, 65536, 1, &flows) || get_u64(a, o, "dscp", 0, 63, 0, &dscp) ||
-	    get_u64(a, o, "lanes", 1, LR_MAX_QUEUES, 0, &lanes) || check_unused(a, o, "STREAM"))
+	    get_u64(a, o, "lanes", 1, LR_MAX_QUEUES, 0, &lanes) || get_u64(a, o, "df", 0, 1, 1, &df) ||
+	    check_unused(a, o, "STREAM"))
 		return -1;
 	/* a stream this engine sends has its TX port's queues as lanes; one another engine sends has the
 	 * lanes that engine gives it, which only the runner of both knows */
@@ -81,6 +82,9 @@ int do_stream(struct args *a, struct out *o)
 		l3 = 6;
 	else if (l3s && strcmp(l3s, "ipv4") != 0)
 		return fail(o, "bad-value", "l3=%s: want ipv4 or ipv6", l3s);
+	if (df == 0 && l3 == 6)
+		return fail(o, "bad-value", "df=0: IPv6 has no DF bit (a hop never fragments an IPv6 packet; it answers "
+					    "packet too big)");
 	if (!src || !dst || !sizes)
 		return fail(o, "bad-request", "STREAM: src=, dst= and sizes= are required");
 	struct lr_stream *s = lr.streams[id];
@@ -156,6 +160,7 @@ int do_stream(struct args *a, struct out *o)
 	s->dport = (uint16_t)dport;
 	s->flows = (uint32_t)flows;
 	s->vary = n.vary;
+	s->fragmentable = df == 0;
 	s->dscp = (uint8_t)dscp;
 	s->payload = n.payload;
 	s->cycle_len = n.cycle_len;

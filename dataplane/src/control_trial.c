@@ -32,6 +32,7 @@ static void prepare_tx(struct lr_stream *s)
 	h->sport = s->sport;
 	h->dport = s->dport;
 	h->dscp = s->dscp;
+	h->fragmentable = s->fragmentable;
 	for (unsigned i = 0; i < sizeof(s->random_bytes); i++)
 		s->random_bytes[i] = (uint8_t)((i * 2654435761u + (unsigned)s->id * 40503u) >> 13);
 	for (unsigned c = 0; c < s->nclasses; c++) {
@@ -156,6 +157,8 @@ int do_trial(struct args *a, struct out *o)
 			pq->rx_foreign = pq->rx_arp = pq->tx_arp = pq->rx_stale = pq->rx_warmup = pq->rx_total =
 				pq->tx_alloc_fail = pq->tx_full = pq->rx_bad_cksum = pq->rx_too_big = 0;
 			pq->too_big_mtu = 0;
+			pq->rx_frag_unmatched = 0;
+			memset(pq->frag, 0, sizeof(pq->frag));
 			pq->rx_times = (struct lr_rx_times){0};
 			pq->rx_win_start_tsc = pq->rx_win_frames = pq->rx_peak_win = 0;
 		}

@@ -54,6 +54,7 @@
 #define LR_MAX_TRIAL_STREAMS 16
 #define LR_BURST 32
 #define LR_MAX_QUEUES 8 /* queue pairs per port */
+#define LR_FRAG_SLOTS 256 /* first fragments remembered per RX queue (a power of two) */
 #define LR_MAX_WORKERS 16
 /* mbufs each lcore's mempool cache keeps (and up to half again before it flushes) */
 #define LR_POOL_CACHE 256
@@ -68,6 +69,9 @@ struct lr_portq {
 	 * and the smallest MTU they named (0: none named one) */
 	uint64_t rx_too_big;
 	uint32_t too_big_mtu;
+	/* fragments of UDP datagrams that no recent first fragment of a measured frame received here explains
+	 * (its first was lost, arrived on another queue, or is older than the table keeps) */
+	uint64_t rx_frag_unmatched;
 	unsigned owner; /* the worker that owns the queue pair (an index into lr.workers) */
 	/* an af_packet queue's socket and ring (kernel_rx_time.h; fd -1 and map NULL elsewhere), and how its
 	 * measured frames were timed in this trial */
@@ -79,6 +83,17 @@ struct lr_portq {
 	/* when a frame of the tester's that no trial measures last arrived on the queue (an earlier trial's, a
 	 * warm-up frame, a corrupted one): the DUT still forwards onto the port. QUIET waits for it (control_trial.c). */
 	uint64_t last_unmeasured_tsc;
+	/* the first fragments of measured frames that arrived last, by a hash of their source, destination and
+	 * IP ID: the later fragments of a datagram follow its first within a few frames (a hop sends them
+	 * back to back), so a small table that overwrites its oldest match finds them (rx.c) */
+	struct lr_frag_slot {
+		uint32_t src, dst;
+		uint16_t id;
+		uint8_t stream, lane;
+		bool used, measured; /* measured: its frame was (lr_measured), whose stream counts the rest */
+		bool whole; /* counted as whole already */
+		uint32_t bytes, end; /* datagram bytes arrived; where it ends, once its last fragment came (else 0) */
+	} frag[LR_FRAG_SLOTS];
 } __rte_cache_aligned;
 
 struct lr_port {
@@ -161,6 +176,10 @@ struct lr_rxq {
 	struct lr_seqwin win;
 	uint64_t rx_bytes, late, bad_flow;
 	uint64_t corrupted; /* measured frames with a bad checksum: not counted as received */
+	/* measured frames that arrived in fragments (counted by their first, which carries the tag, as received),
+	 * those of them whose every fragment arrived, and the fragments of them that arrived, first ones
+	 * included (rx.c) */
+	uint64_t fragmented, fragmented_whole, fragments;
 	/* measured frames of a sender lane the stream keeps no state for (counted on lane 0's entry): the
 	 * tester's configuration (STREAM lanes= short of the sender's lanes), never the DUT's */
 	uint64_t unknown_lane;
@@ -227,6 +246,7 @@ struct lr_stream {
 	uint32_t flows;
 	unsigned vary;
 	uint8_t dscp;
+	bool fragmentable; /* STREAM df=0 (frame.h lr_hdr_cfg) */
 	enum lr_payload payload;
 	uint32_t cycle_len;
 	/* RX finds a frame's flow and cycle position from its sequence number: multiply, not divide */

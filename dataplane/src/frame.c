@@ -79,6 +79,7 @@ void lr_tmpl_build(struct lr_tmpl *t, const struct lr_hdr_cfg *c, unsigned frame
 	t->frame_size = (uint16_t)frame_size;
 	t->len = (uint16_t)(frame_size - LR_FCS_LEN);
 	t->l3 = c->l3;
+	t->fragmentable = c->l3 == 4 && c->fragmentable;
 	memset(p, 0, t->len);
 	t->l3_off = (uint16_t)put_eth(p, c->dst_mac, c->src_mac, c->vlan, c->l3 == 6 ? 0x86dd : 0x0800);
 	uint8_t *ip = p + t->l3_off;
@@ -93,7 +94,8 @@ void lr_tmpl_build(struct lr_tmpl *t, const struct lr_hdr_cfg *c, unsigned frame
 		ip[0] = 0x45;
 		ip[1] = (uint8_t)(c->dscp << 2);
 		put16(ip + 2, (uint16_t)(t->len - t->l3_off));
-		put16(ip + 6, 0x4000); /* DF: a tester must see a DUT's MTU problem, not hide it */
+		/* DF unless asked: a tester must see a DUT's MTU problem, not hide it */
+		put16(ip + 6, c->fragmentable ? 0 : 0x4000);
 		ip[8] = 64;
 		ip[9] = 17;
 	}
@@ -147,6 +149,9 @@ void lr_frame_write(uint8_t *pkt, const struct lr_tmpl *t, const struct lr_flow_
 	} else {
 		memcpy(ip + 12, ff->src.b, 4);
 		memcpy(ip + 16, ff->dst.b, 4);
+		if (t->fragmentable)
+			put16(ip + 4, lr_ip_id(tag->seq));
+		put16(ip + 10, 0); /* a template lr_tmpl_fix_flow completed carries its own */
 		put16(ip + 10, (uint16_t)~lr_fold(lr_sum16(ip, 20, 0)));
 	}
 	put16(udp, ff->sport);
@@ -214,6 +219,28 @@ static enum lr_kind quoted_ours(const uint8_t *ip, size_t avail, uint32_t mtu, s
 	out->too_big_stream = tag.stream;
 	out->too_big_flags = tag.flags;
 	return LR_KIND_TOO_BIG;
+}
+
+enum lr_kind lr_parse_fragment(const uint8_t *ip, size_t ihl, size_t tot, size_t l2, struct lr_parsed *out)
+{
+	memcpy(&out->frag_src, ip + 12, 4);
+	memcpy(&out->frag_dst, ip + 16, 4);
+	out->frag_id = lr_get16(ip + 4);
+	uint16_t fo = lr_get16(ip + 6);
+	out->frag_len = (uint16_t)(tot - ihl);
+	out->frag_end = (fo & 0x2000) ? 0 : (uint16_t)((fo & 0x1fff) * 8u + out->frag_len);
+	if ((fo & 0x1fff) != 0)
+		return LR_KIND_FRAG_REST;
+	/* the first: the datagram's UDP header and our tag, its length the whole datagram's (longer than this
+	 * fragment carries, else it was no fragment) */
+	const uint8_t *udp = ip + ihl;
+	if (tot < ihl + 8 + LR_TAG_LEN || !lr_tag_get(udp + 8, &out->tag))
+		return LR_KIND_FOREIGN;
+	size_t ulen = lr_get16(udp + 4);
+	if (ulen < 8 + LR_TAG_LEN || ulen <= tot - ihl)
+		return LR_KIND_FOREIGN;
+	out->frame_size = (uint32_t)(l2 + ihl + ulen + LR_FCS_LEN);
+	return LR_KIND_FRAG_FIRST;
 }
 
 enum lr_kind lr_parse_icmp4(const uint8_t *icmp, size_t avail, struct lr_parsed *out)

@@ -46,6 +46,9 @@ struct lr_hdr_cfg {
 	struct lr_ip src, dst;
 	uint16_t sport, dport;
 	uint8_t dscp;
+	/* IPv4 with DF clear: a hop may fragment the frame (STREAM df=0), and each frame carries an IP ID of
+	 * its own (lr_ip_id), which a hop copies into every fragment and the receiver matches them by */
+	bool fragmentable;
 };
 
 /* Which header fields change with the flow index. */
@@ -68,7 +71,17 @@ struct lr_tmpl {
 	/* With lr_tmpl_fix_flow: the sum with the fixed addresses and ports included too. */
 	uint32_t fixed_sum;
 	uint8_t *data;
+	bool fragmentable; /* lr_hdr_cfg's: lr_frame_write gives each frame its IP ID */
 };
+
+/* The IP ID of the frame numbered seq (its lane's number, engine.h): the count's low bits, the lane in the
+ * top four, so that two lanes' frames between one source and destination do not share an ID while the
+ * fragments of either are on their way (RFC 6864: unique within the datagrams' lifetime, which at the rates
+ * a tester sends is milliseconds, not the 65,536 frames a lane sends before its IDs repeat). */
+static inline uint16_t lr_ip_id(uint64_t seq)
+{
+	return (uint16_t)(seq ^ (seq >> 32));
+}
 
 size_t lr_hdr_len(int l3, bool vlan);
 /* The smallest frame (with FCS) that holds the headers and the tag. */
@@ -255,6 +268,11 @@ enum lr_kind {
 	/* ICMP "fragmentation needed" (IPv4, type 3 code 4) or ICMPv6 "packet too big" (type 2) that quotes one
 	 * of our tagged frames: a hop refused it for its MTU and said so */
 	LR_KIND_TOO_BIG,
+	/* IPv4 fragments of a UDP datagram (a frame sent with DF clear that a hop fragmented): the first
+	 * carries the UDP header and the tag, the others only the IP header's source, destination and ID,
+	 * by which they are matched to the first (rx.c) */
+	LR_KIND_FRAG_FIRST,
+	LR_KIND_FRAG_REST,
 };
 
 struct lr_parsed {
@@ -277,12 +295,21 @@ struct lr_parsed {
 	 * frame it quotes */
 	uint32_t too_big_mtu;
 	uint8_t too_big_stream, too_big_flags; /* the quoted frame's stream and tag flags (its trial's bits) */
+	/* FRAG_FIRST and FRAG_REST: what the fragments of one datagram share (RFC 791), as read (network
+	 * order); FRAG_FIRST has the tag too, and frame_size the whole frame's, from the UDP length */
+	uint32_t frag_src, frag_dst;
+	uint16_t frag_id;
+	/* the datagram bytes this fragment carries, and where the datagram ends if it is the last (MF clear;
+	 * else 0) */
+	uint16_t frag_len, frag_end;
 };
 
 /* The rarer kinds, out of line: the bodies of ARP (after the Ethernet header) and ICMPv6 ND. */
 enum lr_kind lr_parse_arp(const uint8_t *l3, size_t avail, struct lr_parsed *out);
 enum lr_kind lr_parse_icmp6(const uint8_t *ip, const uint8_t *icmp, size_t avail, struct lr_parsed *out);
 enum lr_kind lr_parse_icmp4(const uint8_t *icmp, size_t avail, struct lr_parsed *out);
+/* An IPv4 fragment of UDP (ip: its header of ihl bytes, tot its total length; l2: the bytes before it). */
+enum lr_kind lr_parse_fragment(const uint8_t *ip, size_t ihl, size_t tot, size_t l2, struct lr_parsed *out);
 
 /* A UDP datagram (avail bytes of IP payload) that carries a tag. */
 static inline bool lr_udp_tag(const uint8_t *udp, size_t avail, struct lr_tag *tag)
@@ -443,9 +470,9 @@ static inline enum lr_kind lr_parse(const uint8_t *p, size_t len, struct lr_pars
 		size_t tot = lr_get16(l3 + 2);
 		if (ihl < 20 || tot < ihl || tot > avail)
 			return LR_KIND_FOREIGN;
-		if ((lr_get16(l3 + 6) & 0x3fff) != 0) /* a fragment */
-			return LR_KIND_FOREIGN;
 		out->l3 = 4;
+		if ((lr_get16(l3 + 6) & 0x3fff) != 0) /* a fragment: ours only if UDP */
+			return out->kind = l3[9] == 17 ? lr_parse_fragment(l3, ihl, tot, off, out) : LR_KIND_FOREIGN;
 		if (l3[9] == 17)
 			return out->kind = lr_parse_udp(l3 + ihl, tot - ihl, out);
 		if (l3[9] == 1)

@@ -106,6 +106,74 @@ static inline void analyse_tag(struct lr_run *run, struct lr_port *p, unsigned q
 	lr_analyse_next(run, p, q, &f, st, arrival_ns32, now);
 }
 
+/* Fragments. A frame sent with DF clear (STREAM df=0) that a hop fragmented arrives as a first fragment,
+ * which carries the tag and is analysed as the frame (received, its size the whole frame's), and the rest,
+ * which carry nothing of ours but the source, destination and IP ID they share with the first (RFC 791).
+ * Nothing is reassembled: the receiver counts the frames that came in fragments and the fragments of them
+ * that arrived, matching the rest to their first by a small table per RX queue (engine.h lr_portq.frag). */
+static inline struct lr_frag_slot *frag_slot(struct lr_portq *pq, const struct lr_parsed *ps)
+{
+	uint32_t h = (ps->frag_src ^ ps->frag_dst ^ ps->frag_id) * 2654435761u;
+	return &pq->frag[(h >> 16) & (LR_FRAG_SLOTS - 1)];
+}
+
+/* A datagram is whole once the bytes of its fragments reach its end (told by its last fragment, in whatever
+ * order they come); a hop's fragments do not overlap, a duplicated one would count twice. */
+static void frag_add(struct lr_frag_slot *sl, const struct lr_parsed *ps, struct lr_rxq *r)
+{
+	sl->bytes += ps->frag_len;
+	if (ps->frag_end != 0)
+		sl->end = ps->frag_end;
+	if (r != NULL) {
+		r->fragments++;
+		if (!sl->whole && sl->end != 0 && sl->bytes == sl->end) {
+			sl->whole = true;
+			r->fragmented_whole++;
+		}
+	}
+}
+
+static void analyse_first_fragment(struct lr_run *run, struct lr_port *p, unsigned q, const struct lr_parsed *ps,
+				   int st, uint32_t arrival_ns32, uint64_t now)
+{
+	const struct lr_tag *tag = &ps->tag;
+	struct lr_rx_frame f = {.seq = tag->seq,
+				.ts_ns = tag->ts_ns,
+				.frame_size = ps->frame_size,
+				.flow = tag->flow,
+				.stream = tag->stream,
+				.flags = tag->flags};
+	lr_analyse_next(run, p, q, &f, st, arrival_ns32, now);
+	const struct lr_stream *s = lr.streams[tag->stream];
+	struct lr_rxq *r = lr_measured(s, p, tag->flags, st) ? lr_rxq_of(s, q, tag->seq) : NULL;
+	if (r != NULL)
+		r->fragmented++;
+	struct lr_frag_slot *sl = frag_slot(&p->q[q], ps);
+	*sl = (struct lr_frag_slot){.src = ps->frag_src,
+				    .dst = ps->frag_dst,
+				    .id = ps->frag_id,
+				    .stream = tag->stream,
+				    .lane = (uint8_t)(tag->seq >> LR_LANE_SHIFT),
+				    .used = true,
+				    .measured = r != NULL};
+	frag_add(sl, ps, r);
+}
+
+/* A later fragment: its first came before it (a hop sends them in order, and a reordering DUT that sends
+ * one ahead of its first has it counted unmatched). */
+static void count_fragment(struct lr_port *p, unsigned q, const struct lr_parsed *ps)
+{
+	struct lr_portq *pq = &p->q[q];
+	struct lr_frag_slot *sl = frag_slot(pq, ps);
+	if (!sl->used || sl->id != ps->frag_id || sl->src != ps->frag_src || sl->dst != ps->frag_dst) {
+		pq->rx_frag_unmatched++;
+		return;
+	}
+	/* of a warm-up frame, or an earlier trial's: as its first, not counted */
+	struct lr_rxq *r = sl->measured ? lr_rxq_of(lr.streams[sl->stream], q, (uint64_t)sl->lane << LR_LANE_SHIFT) : NULL;
+	frag_add(sl, ps, r);
+}
+
 /* Received frames go back to the pool. The common case (one segment, a direct mbuf with no other
  * reference, from the engine's pool) is collected, while the parser has the mbuf at hand, and put straight
  * into this lcore's mempool cache at the end of the burst: rte_pktmbuf_free_bulk would do the same after
@@ -245,6 +313,12 @@ static inline __attribute__((always_inline)) void rx_analyse(struct lr_port *p, 
 			case LR_KIND_NS:
 			case LR_KIND_NA:
 				handle_nd(p, q, &ps);
+				break;
+			case LR_KIND_FRAG_FIRST:
+				analyse_first_fragment(&run, p, q, &ps, st, ARRIVAL(arr, i, now_ns32), now);
+				break;
+			case LR_KIND_FRAG_REST:
+				count_fragment(p, q, &ps);
 				break;
 			case LR_KIND_TOO_BIG:
 				/* an error about a frame of an earlier trial (a DUT that answers late) says nothing of

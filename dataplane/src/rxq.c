@@ -43,6 +43,7 @@ void lr_rxq_reset(struct lr_stream *s)
 			continue;
 		lr_seqwin_reset(&r->win);
 		r->rx_bytes = r->late = r->bad_flow = r->corrupted = r->unknown_lane = r->last_rx_tsc = r->lat_negative = 0;
+		r->fragmented = r->fragmented_whole = r->fragments = 0;
 		r->lat_ts = 0;
 		memset(r->class_rx, 0, sizeof(r->class_rx));
 		lr_hist_reset(&r->lat);
@@ -83,6 +84,9 @@ void lr_rxq_merge(const struct lr_stream *s, struct lr_rxq *sum, unsigned *nq_se
 		sum->late += r->late;
 		sum->bad_flow += r->bad_flow;
 		sum->corrupted += r->corrupted;
+		sum->fragmented += r->fragmented;
+		sum->fragments += r->fragments;
+		sum->fragmented_whole += r->fragmented_whole;
 		sum->unknown_lane += r->unknown_lane;
 		sum->lat_negative += r->lat_negative;
 		sum->last_rx_tsc = max64(sum->last_rx_tsc, r->last_rx_tsc);

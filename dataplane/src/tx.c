@@ -157,7 +157,8 @@ static void build_fixed(struct lr_stream *s, struct lr_txq *x, struct rte_mbuf *
 static void build(struct lr_stream *s, struct lr_txq *x, struct rte_mbuf **m, unsigned n, bool warm, uint32_t ts)
 {
 	uint8_t flags = LR_TRIAL_BITS(lr.trial.id) | (warm ? LR_FLAG_WARMUP : 0);
-	if (s->vary)
+	/* a fragmentable frame's IP ID changes per frame, and the IPv4 header checksum with it */
+	if (s->vary || s->fragmentable)
 		build_varying(s, x, m, n, warm, flags, ts);
 	else
 		build_fixed(s, x, m, n, warm, flags, ts);

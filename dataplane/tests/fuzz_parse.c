@@ -90,6 +90,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		touch(ps.eth_src, 6);
 		sink ^= (uint8_t)(ps.too_big_mtu ^ ps.too_big_stream);
 		break;
+	case LR_KIND_FRAG_FIRST:
+	case LR_KIND_FRAG_REST:
+		sink ^= (uint8_t)(ps.frag_src ^ ps.frag_dst ^ ps.frag_id ^ ps.frag_len ^ ps.frag_end ^ ps.frame_size);
+		break;
 	default:
 		break;
 	}

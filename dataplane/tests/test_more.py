@@ -96,7 +96,10 @@ class TooBig(Base):
     counts each that quotes one of its frames, with the MTU it names, on the port the frame left by. The
     router's own ICMP counters are the truth (its rate limits are off: one error a frame)."""
 
-    def router(self, l3, mtu):
+    def router(self, l3, mtu, xdp=False):
+        """A router between the engine's two ports whose egress (r1) MTU is mtu; xdp: the engine's ports are
+        net_af_xdp (skipped where it cannot run), which sees every frame as it came (af_packet's PMD joins
+        a fanout group that reassembles IP fragments before the engine sees them)."""
         tns, rns = self.net.ns("t"), self.net.ns("r")
         self.net.veth("t0", tns, "r0", rns)
         self.net.veth("t1", tns, "r1", rns)
@@ -116,7 +119,18 @@ class TooBig(Base):
             sh("sysctl", "-qw", "net.ipv6.icmp.ratelimit=0", ns=rns)
             sh("ip", "-6", "addr", "add", "2001:db8:1::1/64", "dev", "r0", "nodad", ns=rns)
             sh("ip", "-6", "addr", "add", "2001:db8:2::1/64", "dev", "r1", "nodad", ns=rns)
-        e = Engine(tns, ["t0", "t1"], tag="tb%d" % l3)
+        if xdp:
+            eal = ["--no-shconf"]
+            for i in (0, 1):
+                # one queue each, so that the XDP socket on queue 0 sees every frame
+                sh("ethtool", "-L", "t%d" % i, "rx", "1", "tx", "1", ns=tns, check=False)
+                eal += ["--vdev", "net_af_xdp%d,iface=t%d,start_queue=0,queue_count=1" % (i, i)]
+            try:
+                e = RawEngine("fx", eal, ns=tns)
+            except RuntimeError as err:
+                self.skipTest("net_af_xdp unavailable here: %s" % str(err)[-300:])
+        else:
+            e = Engine(tns, ["t0", "t1"], tag="tb%d" % l3)
         self.engines.append(e)
         if l3 == 4:
             e.cmd("PORT id=0 ip4=198.18.1.2/24 gw4=198.18.1.1")
@@ -127,6 +141,19 @@ class TooBig(Base):
         e.cmd("RESOLVE id=0 timeout_ms=3000")
         e.cmd("RESOLVE id=1 timeout_ms=3000")
         return e, rns
+
+    def counted_trial(self, e, rate, counters, **kw):
+        """A trial of streams 0 and 1 at rate for 1 s, and the change in counters() (the router's truth) over it;
+        repeated while the engine fell behind its schedule, and skipped after three such trials."""
+        for _ in range(3):
+            before = counters()
+            res = e.trial([0, 1], [rate, rate], duration_ms=1000, drain_ms=500, **kw)
+            delta = [a - b for a, b in zip(counters(), before)]
+            if all(s["tx_max_lag_ns"] < 15_000_000 for s in res["streams"]):
+                self.assertEqual(res["state"], "done", res)
+                return res, delta
+        skip_for_load(self, "the engine fell behind its schedule in three trials: %s" %
+                      [s["tx_max_lag_ns"] for s in res["streams"]])
 
     def router_sent(self, rns, l3):
         """The router's count of the ICMP errors it sent for frames too big."""
@@ -151,16 +178,7 @@ class TooBig(Base):
         e.cmd("STREAM id=0 tx=0 rx=1 %s sizes=%d" % (addrs, refused))
         e.cmd("STREAM id=1 tx=0 rx=1 %s sizes=%d" % (addrs, fits))
         rate = 1000
-        for _ in range(3):
-            before = self.router_sent(rns, l3)
-            res = e.trial([0, 1], [rate, rate], duration_ms=1000, warmup_ms=300, drain_ms=500)
-            sent = self.router_sent(rns, l3) - before
-            if all(s["tx_max_lag_ns"] < 15_000_000 for s in res["streams"]):
-                break
-        else:
-            skip_for_load(self, "the engine fell behind its schedule in three trials: %s" %
-                          [s["tx_max_lag_ns"] for s in res["streams"]])
-        self.assertEqual(res["state"], "done", res)
+        res, (sent,) = self.counted_trial(e, rate, lambda: (self.router_sent(rns, l3),), warmup_ms=300)
         refused_s, fits_s = res["streams"]
         self.check_exact(fits_s, rate)  # a frame of exactly the MTU crosses whole
         self.assertEqual((refused_s["tx_frames"], refused_s["rx_frames"]), (rate, 0))
@@ -179,6 +197,74 @@ class TooBig(Base):
 
     def test_ipv6_packet_too_big_is_counted_with_its_mtu(self):
         self.check(6, 1280, fits=1298, refused=1518)
+
+
+class Fragments(Base):
+    """Frames sent with DF clear (STREAM df=0) through a hop whose MTU is smaller are fragmented by it: the engine
+    counts the frames that came in fragments (by the first, which carries the tag), those of them whose every
+    fragment came, and the fragments. The router's own counters are the truth (Ip FragOKs: datagrams it
+    fragmented and sent whole, FragFails: those it could not, FragCreates: fragments it sent), and a rule on
+    its egress (the netdev egress hook, after it fragmented) drops every 5th later fragment, its counter the
+    truth of what did not arrive (the router books each such datagram as a FragFail). The engine's ports are
+    af_xdp: on af_packet the kernel reassembles fragments before the engine sees them (see router)."""
+
+    router = TooBig.router
+    counted_trial = TooBig.counted_trial
+
+    EGRESS_DROP = """table netdev lrt {
+  counter dropped {}
+  chain egress { type filter hook egress device "r1" priority 0;
+    ip frag-off & 0x1fff != 0 numgen inc mod 5 == 0 counter name "dropped" drop
+  }
+}"""
+
+    def router_fragmented(self, rns):
+        """The router's Ip FragOKs, FragFails and FragCreates, and its egress rule's drops."""
+        rows = [ln.split() for ln in sh("cat", "/proc/net/snmp", ns=rns).stdout.splitlines() if ln.startswith("Ip:")]
+        ip = dict(zip(rows[0][1:], map(int, rows[1][1:])))
+        nft = json.loads(sh("nft", "-j", "list", "counter", "netdev", "lrt", "dropped", ns=rns).stdout)
+        dropped = next(x["counter"]["packets"] for x in nft["nftables"] if "counter" in x)
+        return ip["FragOKs"], ip["FragFails"], ip["FragCreates"], dropped
+
+    def test_fragments_are_counted_as_the_router_made_them(self):
+        e, rns = self.router(4, 1400, xdp=True)
+        p = subprocess.run(["ip", "netns", "exec", rns, "nft", "-f", "-"], input=self.EGRESS_DROP, text=True,
+                           capture_output=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        addrs = "src=198.18.1.2 dst=198.19.1.2"
+        # 1518 B: a 1480 B datagram, in two fragments through 1400 (1376 + 104 B); 1418 B fits whole
+        e.cmd("STREAM id=0 tx=0 rx=1 df=0 %s sizes=1518" % addrs)
+        e.cmd("STREAM id=1 tx=0 rx=1 df=0 %s sizes=1418" % addrs)
+        rate = 1000
+        # no warm-up: the router fragments warm-up frames too, which the engine does not measure
+        res, (oks, fails, creates, dropped) = self.counted_trial(e, rate, lambda: self.router_fragmented(rns), warmup_ms=0)
+        frag, whole = res["streams"]
+        skip_if_sent_short(self, frag)
+        print("\n  MTU 1400, DF clear: router fragmented %d frames (%d sent whole) into %d fragments, dropped %d; "
+              "engine counted %d fragmented, %d whole, %d fragments" %
+              (oks + fails, oks, creates, dropped, frag["fragmented"], frag["fragmented_whole"], frag["fragments"]),
+              file=sys.stderr)
+        # FragCreates counts the fragments the router sent, not those its egress dropped
+        self.assertEqual((oks + fails, creates + dropped), (rate, 2 * rate), "the router cut every 1518 B frame in two")
+        self.assertEqual(fails, dropped, "each dropped fragment failed its datagram")
+        self.assertGreater(dropped, 0)
+        self.assertEqual(frag["fragmented"], oks + fails)
+        self.assertEqual(frag["fragments"], creates)
+        self.assertEqual(frag["fragmented_whole"], oks, "a frame with a fragment dropped is not whole")
+        # the first fragment carries the tag: the frame is received (the runner decides what a fragmented
+        # frame counts as), its size the whole frame's
+        self.assertEqual((frag["tx_frames"], frag["rx_frames"]), (rate, rate))
+        self.assertEqual(frag["rx_bytes"], frag["tx_bytes"])
+        self.assertEqual(res["ports"][1]["rx_fragments_unmatched"], 0)
+        self.assertEqual(res["ports"][1]["rx_foreign"], 0, "no fragment counted as foreign")
+        self.check_exact(whole, rate)
+        self.assertEqual((whole["fragmented"], whole["fragments"]), (0, 0))
+        self.assertEqual(res["ports"][0]["rx_too_big"], 0, "DF clear: the router fragments, it refuses nothing")
+
+    def test_ipv6_has_no_df_to_clear(self):
+        e, _ = self.router(6, 1280, xdp=True)
+        with self.assertRaisesRegex(Exception, "IPv6 has no DF bit"):
+            e.cmd("STREAM id=0 tx=0 rx=1 df=0 l3=ipv6 src=2001:db8:1::2 dst=2001:db8:2::2 sizes=1518")
 
 
 class Vlan(Base):

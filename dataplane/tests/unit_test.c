@@ -99,6 +99,64 @@ static void check_too_big(const uint8_t *frame, size_t len, size_t l3_off, int l
 	CHECK(lr_parse(err, n, &ps) == LR_KIND_FOREIGN, "too big l3=%d size=%u quoting a frame not ours is foreign", l3, size);
 }
 
+/* A frame built with DF clear carries its own IP ID and a right header checksum; cut as a router cuts it at
+ * MTU 1400 (RFC 791: every fragment but the last holds a multiple of 8 bytes), its first fragment parses as
+ * the frame (tag, whole size) and the rest as fragments of the same datagram that end where it ends. */
+static void check_fragments(const uint8_t *frame, const struct lr_tmpl *t, uint64_t seq, unsigned size)
+{
+	static uint8_t frag[LR_MAX_FRAME];
+	const uint8_t *ip = frame + t->l3_off;
+	CHECK(rd16(ip + 6) == 0 && rd16(ip + 4) == lr_ip_id(seq), "DF clear, IP ID %04x of seq %llx (size %u)",
+	      rd16(ip + 4), (unsigned long long)seq, size);
+	uint32_t s = 0;
+	for (int i = 0; i < 20; i += 2)
+		s += rd16(ip + i);
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	CHECK(s == 0xffff, "IPv4 header checksum with the IP ID, size=%u", size);
+	size_t datagram = rd16(ip + 2) - 20u, per = (size_t)(1400 - 20) / 8 * 8, off = 0;
+	if (datagram <= per)
+		return; /* it fits: a router sends it whole */
+	unsigned n = 0;
+	uint32_t bytes = 0, end = 0;
+	while (off < datagram) {
+		size_t len = datagram - off < per ? datagram - off : per;
+		bool more = off + len < datagram;
+		memcpy(frag, frame, t->l3_off + 20u);
+		memcpy(frag + t->l3_off + 20, ip + 20 + off, len);
+		frag[t->l3_off + 2] = (uint8_t)((20 + len) >> 8);
+		frag[t->l3_off + 3] = (uint8_t)(20 + len);
+		uint16_t fo = (uint16_t)((more ? 0x2000 : 0) | off / 8);
+		frag[t->l3_off + 6] = (uint8_t)(fo >> 8);
+		frag[t->l3_off + 7] = (uint8_t)fo;
+		struct lr_parsed ps;
+		enum lr_kind k = lr_parse(frag, t->l3_off + 20 + len, &ps);
+		if (off == 0) {
+			CHECK(k == LR_KIND_FRAG_FIRST && ps.tag.seq == seq && ps.tag.stream == 9 && ps.frame_size == size,
+			      "first fragment of %u B: kind %d seq %llx size %u", size, k, (unsigned long long)ps.tag.seq,
+			      ps.frame_size);
+		} else {
+			CHECK(k == LR_KIND_FRAG_REST, "fragment %u of %u B: kind %d", n, size, k);
+		}
+		CHECK(ps.frag_id == lr_ip_id(seq) && memcmp(&ps.frag_src, ip + 12, 4) == 0 && memcmp(&ps.frag_dst, ip + 16, 4) == 0,
+		      "fragment %u of %u B: the datagram's source, destination and ID", n, size);
+		bytes += ps.frag_len;
+		if (ps.frag_end)
+			end = ps.frag_end;
+		off += len;
+		n++;
+		/* a first fragment too short to hold the tag is not ours */
+		if (off == len && len >= 8 + LR_TAG_LEN) {
+			frag[t->l3_off + 3] = (uint8_t)(20 + 8 + LR_TAG_LEN - 1);
+			frag[t->l3_off + 2] = 0;
+			CHECK(lr_parse(frag, t->l3_off + 20 + 8 + LR_TAG_LEN - 1, &ps) == LR_KIND_FOREIGN,
+			      "a first fragment cut inside the tag is foreign");
+		}
+	}
+	CHECK(n == (datagram + per - 1) / per && bytes == datagram && end == datagram,
+	      "%u B in %u fragments: %u bytes, end %u, of %zu", size, n, bytes, end, datagram);
+}
+
 static void test_frames(void)
 {
 	static uint8_t mem[LR_MAX_FRAME], pkt[LR_MAX_FRAME];
@@ -181,6 +239,20 @@ static void test_frames(void)
 					CHECK(ps.vlan == (vlan ? 100 : 0), "vlan");
 					if (!vlan)
 						check_too_big(pkt, t.len, t.l3_off, c.l3, size);
+					if (c.l3 == 4) {
+						static uint8_t fmem[LR_MAX_FRAME], fpkt[LR_MAX_FRAME];
+						struct lr_hdr_cfg fc = c;
+						fc.fragmentable = true;
+						struct lr_tmpl ft = {.data = fmem};
+						lr_tmpl_build(&ft, &fc, size, si % 3, rnd, sizeof(rnd));
+						/* one flow: the engine completes the template (its header checksum too) first */
+						struct lr_flow_fields ff0;
+						lr_flow_fields(&fc, 0, 0, &ff0);
+						lr_tmpl_fix_flow(&ft, &ff0);
+						lr_frame_write(fpkt, &ft, &ff0, &tag, ft.len);
+						CHECK(udp_verify(fpkt, ft.l3_off, 4) == 0xffff, "UDP checksum DF clear size=%u", size);
+						check_fragments(fpkt, &ft, tag.seq, size);
+					}
 					CHECK(rd16(pkt + t.l4_off) == (uint16_t)(1024 + f), "sport varies with the flow");
 				}
 				/* the fast path of fixed headers writes the same bytes as the general one */

@@ -70,6 +70,8 @@ type Shape struct {
 	ValidationTrial string   `json:"validationTrial"`
 	// Imix names the mix (its profile and mean frame size), empty without one.
 	Imix string `json:"imix,omitempty"`
+	// Fragmentable: frames sent with DF clear, which the engine builds with an IP ID each (a slower path).
+	Fragmentable bool `json:"fragmentable,omitempty"`
 }
 
 // differences lists how shape o differs from s.
@@ -90,6 +92,7 @@ func (s Shape) differences(o Shape) []string {
 	diff("loss tolerance (%)", o.LossTolerance, s.LossTolerance)
 	diff("search trial", o.SearchTrial, s.SearchTrial)
 	diff("validation trial", o.ValidationTrial, s.ValidationTrial)
+	diff("DF clear", o.Fragmentable, s.Fragmentable)
 	if o.Imix != "" && s.Imix != "" {
 		diff("IMIX", o.Imix, s.Imix)
 	}

@@ -227,6 +227,9 @@ func (c *Client) Stream(ctx context.Context, s StreamConfig) (*StreamInfo, error
 	if s.Lanes > 1 {
 		args = append(args, KV{"lanes", strconv.Itoa(s.Lanes)})
 	}
+	if s.Fragmentable {
+		args = append(args, KV{"df", "0"})
+	}
 	args = append(args, KV{"sizes", joinInts(s.Sizes)})
 	var info StreamInfo
 	if err := c.Do(ctx, "STREAM", args, &info); err != nil {

@@ -130,6 +130,9 @@ type StreamConfig struct {
 	// Lanes is, for a stream another engine sends (TX < 0), the lanes that engine sends it on (its
 	// StreamInfo.Lanes): the receiver keeps a sequence window per lane. 0: one. Refused when TX >= 0.
 	Lanes int
+	// Fragmentable clears IPv4's DF bit (STREAM df=0): a hop may fragment the frames, and the receiver
+	// counts those that arrived so (StreamResult.Fragmented). Refused for IPv6.
+	Fragmentable bool
 }
 
 // StreamInfo is what the engine made of a stream definition.
@@ -299,15 +302,31 @@ type StreamResult struct {
 	// over queues (a flow, and so a duplicate, stays on one queue); reordering is counted within each
 	// queue and sender lane, and Early overstates when this is above 1 (a queue's gaps include the other
 	// queues' flows).
-	RxQueues int           `json:"rx_queues"`
-	Latency  *Latency      `json:"latency,omitempty"`
-	Classes  []ClassResult `json:"classes,omitempty"`
+	RxQueues int `json:"rx_queues"`
+	// Fragmented frames arrived in fragments (sent with DF clear, fragmented by a hop): RxFrames counts
+	// them by their first fragment, which carries the tag. FragmentedWhole are those of them every fragment
+	// of which arrived, and Fragments the fragments of them that arrived, first ones included.
+	Fragmented      int64 `json:"fragmented"`
+	FragmentedWhole int64 `json:"fragmented_whole"`
+	Fragments       int64 `json:"fragments"`
+	// FragmentedAreLost is the runner's choice (spec.traffic.fragmentedFrames Lost): a frame that arrived in
+	// fragments counts as lost, whole or not. Not the engine's.
+	FragmentedAreLost bool          `json:"-"`
+	Latency           *Latency      `json:"latency,omitempty"`
+	Classes           []ClassResult `json:"classes,omitempty"`
 }
 
-// Lost counts the frames sent that never arrived intact: tx − (rx − duplicates), never negative. This is
-// the one place loss is computed: the engine reports the counts, and when a stream's two halves come from
-// two engines (Pair) only the runner has them both.
-func (s *StreamResult) Lost() int64 { return lostFrames(s.TxFrames, s.RxFrames-s.Duplicates) }
+// Lost counts the frames sent that never arrived intact: tx − (rx − duplicates), never negative, where a
+// frame that arrived in fragments is received only if every fragment came (and not at all when
+// FragmentedAreLost). This is the one place loss is computed: the engine reports the counts, and when a
+// stream's two halves come from two engines (Pair) only the runner has them both.
+func (s *StreamResult) Lost() int64 {
+	received := s.RxFrames - s.Duplicates - (s.Fragmented - s.FragmentedWhole)
+	if s.FragmentedAreLost {
+		received -= s.FragmentedWhole
+	}
+	return lostFrames(s.TxFrames, received)
+}
 
 // LossPercent is lost × 100 / tx (0 when nothing was sent).
 func (s *StreamResult) LossPercent() float64 { return LossPercent(s.Lost(), s.TxFrames) }
@@ -413,6 +432,10 @@ type PortCounters struct {
 	// MTU. TooBigMTU is the smallest MTU they named (0: none named one).
 	RxTooBig  int64 `json:"rx_too_big"`
 	TooBigMTU int64 `json:"too_big_mtu"`
+	// RxFragmentsUnmatched are IPv4 fragments of UDP (not first ones) that no first fragment of a frame
+	// received shortly before on the same RX queue explains: their first was lost, came later or on
+	// another queue.
+	RxFragmentsUnmatched int64 `json:"rx_fragments_unmatched"`
 }
 
 // Error is an error response of the engine.

@@ -53,7 +53,8 @@ func (p *Plan) CalibrationShape() calibration.Shape {
 	t := p.Traffic
 	sh := calibration.Shape{Direction: string(t.Direction), LineRateBps: t.LineRateBps, IPVersion: t.IPVersion, Flows: t.Flows,
 		Vary: t.Vary, VLAN: t.VLAN, Payload: t.Payload, LossTolerance: FormatPercent(p.Throughput.LossTolerancePercent),
-		SearchTrial: p.Durations.SearchTrial.String(), ValidationTrial: p.Durations.ValidationTrial.String()}
+		SearchTrial: p.Durations.SearchTrial.String(), ValidationTrial: p.Durations.ValidationTrial.String(),
+		Fragmentable: t.Fragmentable}
 	if p.Imix != nil {
 		sh.Imix = fmt.Sprintf("%s (mean %.2f B)", p.Imix.Name, p.Imix.AverageFrameSize)
 	}

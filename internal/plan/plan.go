@@ -163,6 +163,10 @@ type Traffic struct {
 	VLAN        int                `json:"vlan,omitempty"`
 	DSCP        int                `json:"dscp,omitempty"`
 	Payload     string             `json:"payload"`
+	// Fragmentable: IPv4 frames leave with DF clear (spec.traffic.dontFragment false), and FragmentedLost
+	// counts a frame that arrived in fragments as lost (spec.traffic.fragmentedFrames Lost).
+	Fragmentable   bool `json:"fragmentable,omitempty"`
+	FragmentedLost bool `json:"fragmentedLost,omitempty"`
 }
 
 // Port is one tester port with its addressing resolved.

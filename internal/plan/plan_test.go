@@ -247,3 +247,52 @@ func TestTwoPortsOnOneInterfaceOfOnePodAreRefused(t *testing.T) {
 		})
 	}
 }
+
+// Frames with DF clear: only IPv4 has the bit, and what needs the DUT's fragments counted needs ports that
+// see them (an af_packet socket's fanout reassembles them in the kernel); plain measurement with DF clear is
+// accepted on any port.
+func TestFragmentsAreAskedForOnlyWhereTheyCanBeSeen(t *testing.T) {
+	dfClear := false
+	port := func(name string, d v1alpha1.PortDriver) v1alpha1.PortSpec {
+		return v1alpha1.PortSpec{Name: name, Driver: d, Interface: name}
+	}
+	xdp := []v1alpha1.PortSpec{port("west", v1alpha1.DriverAFXDP), port("east", v1alpha1.DriverAFXDP)}
+	mixed := []v1alpha1.PortSpec{port("west", v1alpha1.DriverAFXDP), port("east", v1alpha1.DriverAFPacket)}
+	sendsOnAFPacket := []v1alpha1.PortSpec{port("west", v1alpha1.DriverAFPacket), port("east", v1alpha1.DriverAFXDP)}
+	for _, c := range []struct {
+		name  string
+		tests []v1alpha1.TestKind
+		ip    int32
+		lost  bool
+		ports []v1alpha1.PortSpec
+		err   string // "" when accepted
+		uni   bool   // west to east only: west receives nothing
+	}{
+		{"IPv6", []v1alpha1.TestKind{"throughput"}, 6, false, xdp, "spec.traffic.dontFragment: only IPv4 has a DF bit", false},
+		{"finder on af_xdp", []v1alpha1.TestKind{"pathMTU"}, 4, false, xdp, "", false},
+		{"finder on af_packet", []v1alpha1.TestKind{"pathMTU"}, 4, false, mixed, "port east is af_packet", false},
+		{"lost on af_packet", []v1alpha1.TestKind{"throughput"}, 4, true, mixed, "port east is af_packet", false},
+		{"finder, af_packet receiving (both ways)", []v1alpha1.TestKind{"pathMTU"}, 4, false, sendsOnAFPacket, "port west is af_packet", false},
+		{"finder, af_packet sending only", []v1alpha1.TestKind{"pathMTU"}, 4, false, sendsOnAFPacket, "", true},
+		{"measured on af_packet", []v1alpha1.TestKind{"throughput"}, 4, false, mixed, "", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tr := v1alpha1.TrafficParams{IPVersion: c.ip, DontFragment: &dfClear}
+			if c.uni {
+				tr.Direction = v1alpha1.Unidirectional
+			}
+			if c.lost {
+				tr.FragmentedFrames = v1alpha1.FragmentedLost
+			}
+			ports := c.ports
+			if c.ip == 6 {
+				ports = nil // (testWith's addresses are IPv4: no port addresses here)
+			}
+			p, err := Resolve(testWith(v1alpha1.TrafficTestSpec{Tests: c.tests, Traffic: tr, Ports: ports, FrameSizes: []int32{128}}), nil)
+			if c.err == "" && (err != nil || !p.Traffic.Fragmentable || p.Traffic.FragmentedLost != c.lost) ||
+				c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
+				t.Errorf("error %v, want %q", err, c.err)
+			}
+		})
+	}
+}

@@ -78,7 +78,26 @@ func Resolve(tt *v1alpha1.TrafficTest, profile *v1alpha1.ImixProfile) (*Plan, er
 	if err := p.resolvePorts(s.Ports); err != nil {
 		return nil, err
 	}
+	if err := p.checkFragmentsSeen(); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// checkFragmentsSeen refuses what needs the DUT's fragments counted on a port that never sees them: an
+// af_packet port's socket joins a fanout group that reassembles IP fragments in the kernel (DPDK's af_packet
+// PMD asks for it), so a frame the DUT fragmented arrives whole, or not at all.
+func (p *Plan) checkFragmentsSeen() error {
+	counted := slices.Contains(p.Tests, v1alpha1.TestPathMTU) || p.Traffic.FragmentedLost
+	if !p.Traffic.Fragmentable || !counted {
+		return nil
+	}
+	for _, d := range p.Directions() {
+		if port := p.Ports[d.RX]; port.Driver == v1alpha1.DriverAFPacket {
+			return fmt.Errorf("spec.traffic.dontFragment: false with the pathMTU test or traffic.fragmentedFrames Lost needs receiving ports that see fragments (vfio-pci or af_xdp): port %s is af_packet, whose kernel socket reassembles them before the tester sees any", port.Name)
+		}
+	}
+	return nil
 }
 
 // LineRateBps is the nominal rate of a LineRate in bit/s.

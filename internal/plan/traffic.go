@@ -13,14 +13,19 @@ func resolveTraffic(t *v1alpha1.TrafficParams) (Traffic, error) {
 		return Traffic{}, err
 	}
 	out := Traffic{
-		Direction:   t.Direction,
-		LineRateBps: lr,
-		IPVersion:   int(orDefault(t.IPVersion, 4)),
-		Flows:       int(orDefault(t.Flows, 1)),
-		SrcPort:     int(orDefault(t.SrcPort, 49152)),
-		DstPort:     int(orDefault(t.DstPort, 49153)),
-		DSCP:        int(t.DSCP),
-		Payload:     string(t.Payload),
+		Direction:      t.Direction,
+		LineRateBps:    lr,
+		IPVersion:      int(orDefault(t.IPVersion, 4)),
+		Flows:          int(orDefault(t.Flows, 1)),
+		SrcPort:        int(orDefault(t.SrcPort, 49152)),
+		DstPort:        int(orDefault(t.DstPort, 49153)),
+		DSCP:           int(t.DSCP),
+		Payload:        string(t.Payload),
+		Fragmentable:   t.Fragmentable(),
+		FragmentedLost: t.FragmentedFrames == v1alpha1.FragmentedLost,
+	}
+	if out.Fragmentable && out.IPVersion != 4 {
+		return Traffic{}, fmt.Errorf("spec.traffic.dontFragment: only IPv4 has a DF bit to clear (a hop never fragments an IPv6 packet; it answers packet too big)")
 	}
 	if out.Direction == "" {
 		out.Direction = v1alpha1.Bidirectional

@@ -126,6 +126,12 @@ type Trial struct {
 	// the smallest MTU they named. Such frames are dropped, not forwarded: they are in Lost.
 	TooBig  int64 `json:"tooBig,omitempty"`
 	PathMTU int64 `json:"pathMtu,omitempty"`
+	// Fragmented counts the frames that arrived in fragments (sent with DF clear: spec.traffic.dontFragment
+	// false), FragmentedWhole those of them every fragment of which arrived (the others are lost), and
+	// Fragments the fragments of them that arrived.
+	Fragmented      int64 `json:"fragmented,omitempty"`
+	FragmentedWhole int64 `json:"fragmentedWhole,omitempty"`
+	Fragments       int64 `json:"fragments,omitempty"`
 	// RestExtendedS is how much longer than dutRest the DUT rested before this trial: the trial waited
 	// until nothing had arrived from it for dutRest (it was still forwarding an earlier trial).
 	RestExtendedS float64 `json:"restExtendedS,omitempty"`

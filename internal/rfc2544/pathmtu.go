@@ -10,7 +10,8 @@ import (
 )
 
 // pathMTU finds, in each direction on its own, the largest frame that crosses the DUT whole: a search over
-// frame sizes at a low rate, where a size fits when frames of it arrived and no ICMP error refused any. The
+// frame sizes at a low rate, where a size fits when frames of it arrived whole (not in fragments, with DF
+// clear: spec.traffic.dontFragment false) and no ICMP error refused any. The
 // DUT's ICMP "too big" errors name the MTU: the search tries that size and the next first, so a DUT that
 // says its MTU costs a few probes and one that drops oversize frames silently a binary search. A size fits
 // on any probe in which frames of it crossed (the tester's faults lose frames, they make none cross); it
@@ -34,8 +35,10 @@ type pathMTUProbe struct {
 	fits    bool
 	crossed int64 // frames of it that arrived
 	tooBig  int64 // ICMP errors refusing frames of the size
-	mtu     int64 // the smallest MTU they named (0: none)
-	spoiled string
+	// frames of it that arrived in fragments (DF clear)
+	fragmented int64
+	mtu        int64 // the smallest MTU they named (0: none)
+	spoiled    string
 }
 
 func (r *Runner) findPathMTU(ctx context.Context, d int) (v1alpha1.PathMTUResult, error) {
@@ -121,10 +124,12 @@ func (r *Runner) findPathMTU(ctx context.Context, d int) (v1alpha1.PathMTUResult
 			row.Undetermined = fmt.Sprintf("frames of %d B crossed the DUT in one probe and not in another: its answer changed", size)
 			return row, nil
 		}
-		probed[size] = pathMTUProbe{fits: first.fits, tooBig: first.tooBig + again.tooBig}
+		probed[size] = pathMTUProbe{fits: first.fits, tooBig: first.tooBig + again.tooBig,
+			fragmented: first.fragmented + again.fragmented}
 	}
 	row.LargestFrame, row.MTU = int32(lo), int32(lo-overhead)
-	row.Silent = probed[hi].tooBig == 0
+	row.Fragmented = probed[hi].fragmented > 0
+	row.Silent = probed[hi].tooBig == 0 && !row.Fragmented
 	return row, nil
 }
 
@@ -150,8 +155,12 @@ func (r *Runner) probePathMTU(ctx context.Context, test v1alpha1.TestKind, d, si
 			return pathMTUProbe{}, fmt.Errorf("path MTU probe of %d B: %d directions came back, want 1", size, len(drs))
 		}
 		rec := drs[0].rec
-		p := pathMTUProbe{tooBig: rec.TooBig, mtu: rec.PathMTU, crossed: rec.RxFrames}
+		// a frame that arrived in fragments crossed, but not whole: a hop's MTU is smaller
+		p := pathMTUProbe{tooBig: rec.TooBig, mtu: rec.PathMTU, crossed: rec.RxFrames - rec.Fragmented,
+			fragmented: rec.Fragmented}
 		switch {
+		case rec.Fragmented > 0:
+			return p, nil // fragments are the DUT's answer, whatever the tester's part: it does not fit
 		case rec.RxFrames > 0 && rec.TooBig == 0:
 			// frames of the size crossed whole and none was refused: it fits, whatever the tester's lag or
 			// pauses (they lose frames, they make none cross)
@@ -182,8 +191,11 @@ func pathMTUNote(row v1alpha1.PathMTUResult, maxFrame int) string {
 	if row.ICMPMTU > 0 {
 		how += fmt.Sprintf(" naming MTU %d", row.ICMPMTU)
 	}
-	if row.Silent {
+	switch {
+	case row.Silent:
 		how = "the DUT dropped the next larger frame without any ICMP error: only the probes tell"
+	case row.Fragmented:
+		how = "the DUT fragmented the next larger frame (sent with DF clear)"
 	}
 	return fmt.Sprintf("path MTU %s: the DUT carries frames of at most %d B (MTU %d); %s", row.Direction, row.LargestFrame, row.MTU, how)
 }

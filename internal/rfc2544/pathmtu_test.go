@@ -17,6 +17,7 @@ func TestThePathMTUFinderAnswersToTheByte(t *testing.T) {
 		name     string
 		dut      sim.DUT
 		bidir    bool
+		clearDF  bool // frames leave with DF clear: the DUT fragments what it would refuse
 		maxFrame int
 		want     []v1alpha1.PathMTUResult // largestFrame, mtu, atLeast, icmpMTU, silent by direction
 		probes   []int32
@@ -28,6 +29,7 @@ func TestThePathMTUFinderAnswersToTheByte(t *testing.T) {
 		{name: "jumbo", dut: sim.DUT{PathMTU: 9000}, maxFrame: 9216, want: []v1alpha1.PathMTUResult{{LargestFrame: 9018, MTU: 9000, ICMPMTU: 9000}}, probes: []int32{6}},
 		{name: "one direction", dut: sim.DUT{PathMTU: 1280, PathMTUPorts: []int{1}}, bidir: true, want: []v1alpha1.PathMTUResult{
 			{LargestFrame: 1518, MTU: 1500, AtLeast: true}, {LargestFrame: 1298, MTU: 1280, ICMPMTU: 1280}}, probes: []int32{1, 6}},
+		{name: "fragments", dut: sim.DUT{PathMTU: 1400}, clearDF: true, want: []v1alpha1.PathMTUResult{{LargestFrame: 1418, MTU: 1400, Fragmented: true}}, probes: []int32{14}},
 		{name: "nothing crosses", dut: sim.DUT{PathMTU: 10, PathMTUSilent: true}, want: []v1alpha1.PathMTUResult{{}}, probes: []int32{2}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -38,6 +40,7 @@ func TestThePathMTUFinderAnswersToTheByte(t *testing.T) {
 			if c.maxFrame > 0 {
 				p.PathMTU.MaxFrame = c.maxFrame
 			}
+			p.Traffic.Fragmentable = c.clearDF
 			c.dut.CapacityFPS = 1e6
 			res, rec, _, err := run(t, p, c.dut)
 			if err != nil {

@@ -86,6 +86,9 @@ func (r *Runner) preflight(ctx context.Context) error {
 		if missing := r.uncheckedChecksums(i, info.RxChecksums); missing != "" {
 			r.note(fmt.Sprintf("port %s (%s) does not verify %s checksums on receipt: a frame the DUT corrupts there counts as received", port.Name, info.Driver, missing))
 		}
+		if r.plan.Traffic.Fragmentable && port.Driver == v1alpha1.DriverAFPacket && r.receives(i) {
+			r.note(fmt.Sprintf("port %s (%s) receives through a kernel socket that reassembles IP fragments before the tester sees them (DPDK's af_packet PMD asks for it): a frame the DUT fragmented counts as received when it arrived whole and lost otherwise, but is not counted as fragmented; vfio-pci and af_xdp ports count fragments", port.Name, info.Driver))
+		}
 		r.noteVFLimits(i, port, info)
 		refusals = append(refusals, refusePort(r.plan, port, info, r.opt.LinkWait)...)
 	}

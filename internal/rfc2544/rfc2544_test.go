@@ -569,6 +569,50 @@ func TestTrialRecordsSayWhichWorkerServedWhichQueues(t *testing.T) {
 	}
 }
 
+// Frames that leave with DF clear through a path whose MTU is smaller are fragmented, not refused: the size
+// is measured (no refusal, no stall), its trial records count the frames that came in fragments, and what
+// they count as is the spec's: received when whole (the default), or lost (fragmentedFrames Lost), which
+// takes 1518 B's NDR to 0 and leaves 64 B alone.
+func TestFragmentedFramesCountAsTheSpecSays(t *testing.T) {
+	for _, lost := range []bool{false, true} {
+		t.Run(fmt.Sprintf("lost=%v", lost), func(t *testing.T) {
+			p := planFor(t, v1alpha1.TestThroughput)
+			p.FrameSizes = []int{64, 1518}
+			p.Traffic.Fragmentable, p.Traffic.FragmentedLost = true, lost
+			e := sim.New(sim.DUT{CapacityFPS: 2e6, PathMTU: 1400})
+			rec := &recorder{}
+			res, err := rfc2544.New(p, e, rec, rfc2544.Options{Sleep: e.Sleep}).Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, row := range res.Throughput {
+				want := pct(row.NDR.PercentOfLineRate) > 0
+				if row.FrameSize == 1518 && lost {
+					want = row.NDR.FramesPerSecond == 0
+				}
+				if row.Refused != "" || !want {
+					t.Errorf("lost=%v: %+v", lost, row)
+				}
+			}
+			var fragmented int64
+			for _, tr := range rec.trials {
+				if tr.FrameSize == 1518 {
+					fragmented += tr.Fragmented
+					if tr.RxFrames > 0 && (tr.Fragmented != tr.RxFrames || tr.Fragments != 2*tr.Fragmented) {
+						t.Errorf("every 1518 B frame that arrived came in two fragments: %+v", tr)
+					}
+				} else if tr.Fragmented != 0 {
+					t.Errorf("64 B is never fragmented: %+v", tr)
+				}
+			}
+			notes := strings.Join(res.Notes, "\n")
+			if fragmented == 0 || !strings.Contains(notes, "the DUT fragmented frames of 1518 B") {
+				t.Errorf("the records count the fragmented frames (%d) and the notes say so: %q", fragmented, res.Notes)
+			}
+		})
+	}
+}
+
 // A DUT whose path MTU is smaller than a frame size refuses those frames and says so by ICMP: that size
 // and direction is a result (NDR 0, and why), found by its first trial, not a stall that ends the run; the
 // trial records count the errors; the tests that follow skip a size no direction carries; and a stall the

@@ -25,7 +25,7 @@ func (r *Runner) defineStreams(ctx context.Context, sizes []int) error {
 		cfg := engine.StreamConfig{ID: id, TX: d.TX, RX: d.RX, L3: "ipv4",
 			Src: hostAddr(p.Ports[d.TX].Address), Dst: hostAddr(p.Ports[d.RX].Address),
 			SPort: p.Traffic.SrcPort, DPort: p.Traffic.DstPort, Flows: p.Traffic.Flows, DSCP: p.Traffic.DSCP,
-			Payload: strings.ToLower(p.Traffic.Payload), Sizes: sizes}
+			Payload: strings.ToLower(p.Traffic.Payload), Sizes: sizes, Fragmentable: p.Traffic.Fragmentable}
 		if p.Traffic.IPVersion == 6 {
 			cfg.L3 = "ipv6"
 		}

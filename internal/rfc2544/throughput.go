@@ -288,7 +288,8 @@ func (r *Runner) refusedByFinder(size int, lanes [][]int, pending map[int]laneRe
 	for l := range pending {
 		for _, d := range lanes[l] {
 			row := r.pathMTURow(dirs[d].Name)
-			if row == nil || row.Undetermined != "" || row.AtLeast || row.LargestFrame <= 0 || size <= int(row.LargestFrame) {
+			// (a DUT that fragments what does not fit carries larger frames, in pieces: they are measured)
+			if row == nil || row.Undetermined != "" || row.AtLeast || row.Fragmented || row.LargestFrame <= 0 || size <= int(row.LargestFrame) {
 				continue
 			}
 			for _, other := range lanes[l] {

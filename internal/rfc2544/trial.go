@@ -136,6 +136,7 @@ func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, 
 		if sr == nil {
 			return nil, "", fmt.Errorf("engine result has no stream %d", id)
 		}
+		sr.FragmentedAreLost = p.Traffic.FragmentedLost
 		r.seq++
 		dur := time.Duration(res.DurationNs)
 		if dur == 0 {
@@ -202,6 +203,10 @@ func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, 
 		if pc := res.Port(dirs[d].TX); pc != nil && pc.RxTooBig > 0 {
 			rec.TooBig, rec.PathMTU = pc.RxTooBig, pc.TooBigMTU
 			r.note(tooBigNote(ts.size, dirs[d].Name, pc.TooBigMTU, p.Traffic.VLAN != 0))
+		}
+		if sr.Fragmented > 0 {
+			rec.Fragmented, rec.FragmentedWhole, rec.Fragments = sr.Fragmented, sr.FragmentedWhole, sr.Fragments
+			r.note(fragmentedNote(ts.size, dirs[d].Name, p.Traffic.FragmentedLost))
 		}
 		if sr.Corrupted > 0 {
 			r.note("the DUT corrupted frames: some arrived with a bad IPv4 header or UDP checksum and were not counted as received, so they show as loss (the trial records give how many: corrupt)")
@@ -369,6 +374,20 @@ func workersOf(ws []engine.WorkerHealth) []results.Worker {
 
 // tooBigNote says that a hop refused a size's frames for its MTU (the ICMP errors that came back: the
 // frames carry DF), and, where the errors named the MTU, the largest frame that crosses whole.
+// fragmentedNote says that the DUT fragmented frames sent with DF clear, and what they counted as.
+func fragmentedNote(size int, dir string, lost bool) string {
+	what := "IMIX frames"
+	if size > 0 {
+		what = fmt.Sprintf("frames of %d B", size)
+	}
+	counted := "a frame every fragment of which arrived counts as received (spec.traffic.fragmentedFrames Received), one missing a fragment as lost"
+	if lost {
+		counted = "each counts as lost (spec.traffic.fragmentedFrames Lost)"
+	}
+	return fmt.Sprintf("the DUT fragmented %s %s (they leave with DF clear: spec.traffic.dontFragment false): the trial records count the frames that arrived in fragments, those whole and the fragments (fragmented, fragmentedWhole, fragments); %s",
+		what, dir, counted)
+}
+
 func tooBigNote(size int, dir string, mtu int64, vlan bool) string {
 	what := "IMIX frames"
 	if size > 0 {

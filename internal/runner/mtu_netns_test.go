@@ -73,7 +73,11 @@ func TestAPathMTUSmallerThanAFrameIsAResult(t *testing.T) {
 
 // fragNeededSent is the router's own count of the ICMP destination unreachables it sent (IcmpMsg OutType3;
 // fragmentation needed is the only kind this router sends).
-func fragNeededSent(t *testing.T, ns string) int64 {
+func fragNeededSent(t *testing.T, ns string) int64 { return snmpCounter(t, ns, "IcmpMsg", "OutType3") }
+
+// snmpCounter is one counter of the namespace's /proc/net/snmp (0 while its row has none of that name yet:
+// IcmpMsg lists only the message types seen).
+func snmpCounter(t *testing.T, ns, row, name string) int64 {
 	t.Helper()
 	out, err := exec.Command("ip", "netns", "exec", ns, "cat", "/proc/net/snmp").Output()
 	if err != nil {
@@ -81,20 +85,20 @@ func fragNeededSent(t *testing.T, ns string) int64 {
 	}
 	var rows [][]string
 	for _, l := range strings.Split(string(out), "\n") {
-		if strings.HasPrefix(l, "IcmpMsg:") {
+		if strings.HasPrefix(l, row+":") {
 			rows = append(rows, strings.Fields(l)[1:])
 		}
 	}
 	if len(rows) < 2 {
-		return 0 // no ICMP message counted yet
+		return 0
 	}
-	for i, name := range rows[0] {
-		if name == "OutType3" {
-			n, err := strconv.ParseInt(rows[1][i], 10, 64)
+	for i, n := range rows[0] {
+		if n == name {
+			v, err := strconv.ParseInt(rows[1][i], 10, 64)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return n
+			return v
 		}
 	}
 	return 0
@@ -180,3 +184,64 @@ func ipv6Router(t *testing.T, rns string) {
 		sh(t, "ip", "netns", "exec", rns, "sysctl", "-qw", "net.ipv6.conf."+l+".mtu=1280")
 	}
 }
+
+// Frames sent with DF clear (spec.traffic.dontFragment false) through a router whose route MTU is 1400: it
+// fragments the 1518 B ones instead of refusing them. Through the CLI: the finder answers 1418 B and says the
+// DUT fragmented the next larger frame; 1518 B is measured, not refused, and every frame of it that arrived
+// came in two fragments, both of which arrived (the trial records' counts); the router's own count of the
+// frames it fragmented covers the records' (it fragments warm-up frames too, which no record counts). The
+// receiving port is af_xdp: an af_packet port's kernel socket reassembles fragments before the engine sees
+// them (and a finder with DF clear is refused there).
+func TestFramesTheDUTFragmentsAreMeasuredAndCounted(t *testing.T) {
+	eng := need(t)
+	tns, rns := router(t, "fr")
+	sh(t, "ip", "-n", rns, "route", "replace", "198.19.1.0/24", "dev", "r1", "mtu", "lock", "1400")
+	before := routerFragmented(t, rns)
+	dfClear := false
+	o, stderr, err := execCLI(t, eng, tns, routedTest("frag", []v1alpha1.TestKind{v1alpha1.TestPathMTU, v1alpha1.TestThroughput},
+		[]int32{1518}, "1", "1", func(tt *v1alpha1.TrafficTest) {
+			tt.Spec.Traffic.DontFragment = &dfClear
+			tt.Spec.Ports[1].Driver = v1alpha1.DriverAFXDP
+		}), "")
+	fragmented := routerFragmented(t, rns) - before
+	defer logTrialsIfFailed(t, o)
+	if strings.Contains(o.Error, "af_xdp") && strings.Contains(o.Error, "unavailable") {
+		t.Skipf("net_af_xdp unavailable here: %s", o.Error)
+	}
+	if err != nil || o.Error != "" {
+		t.Fatalf("run: %v %q\n%s", err, o.Error, stderr)
+	}
+	if len(o.Results.PathMTU) != 1 {
+		t.Fatalf("one direction, one finder row: %+v", o.Results.PathMTU)
+	}
+	if m := o.Results.PathMTU[0]; strings.Contains(m.Undetermined, "the tester spoiled") {
+		t.Skipf("the tester spoiled every try of a probe on this loaded host: %+v", m)
+	} else if want := (v1alpha1.PathMTUResult{Direction: m.Direction, LargestFrame: 1418, MTU: 1400, Fragmented: true,
+		Probes: m.Probes}); m != want {
+		t.Errorf("finder: got %+v, want %+v", m, want)
+	}
+	if len(o.Results.Throughput) != 1 || o.Results.Throughput[0].Refused != "" || o.Results.Throughput[0].NDR.FramesPerSecond <= 0 {
+		t.Errorf("1518 B crosses in fragments and is measured: %+v", o.Results.Throughput)
+	}
+	var counted int64
+	for _, tr := range o.Trials {
+		if tr.Test != v1alpha1.TestThroughput || tr.RxFrames == 0 {
+			continue
+		}
+		counted += tr.Fragmented
+		if tr.Fragmented != tr.RxFrames || tr.FragmentedWhole != tr.Fragmented || tr.Fragments != 2*tr.Fragmented {
+			t.Errorf("every 1518 B frame that arrived came in two fragments, both of which arrived: %+v", tr)
+		}
+	}
+	t.Logf("router fragmented %d frames in the run; the throughput records count %d; finder %+v", fragmented, counted,
+		o.Results.PathMTU)
+	if counted == 0 || counted > fragmented {
+		t.Errorf("the records count %d fragmented frames; the router fragmented %d", counted, fragmented)
+	}
+	if notes := strings.Join(o.Results.Notes, "\n"); !strings.Contains(notes, "the DUT fragmented frames of 1518 B") {
+		t.Errorf("the notes must say the DUT fragmented 1518 B frames: %q", o.Results.Notes)
+	}
+}
+
+// routerFragmented is the router's own count of the datagrams it fragmented (Ip FragOKs).
+func routerFragmented(t *testing.T, ns string) int64 { return snmpCounter(t, ns, "Ip", "FragOKs") }

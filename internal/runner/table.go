@@ -52,6 +52,8 @@ func PrintTable(w io.Writer, r *v1alpha1.Results, lossTolerance string) {
 				largest, refused = "at least "+largest, "none tried"
 			case m.Silent:
 				refused = "silently"
+			case m.Fragmented:
+				refused = "fragmented (DF clear)"
 			case m.ICMPMTU > 0:
 				refused = fmt.Sprintf("by ICMP (MTU %d)", m.ICMPMTU)
 			}

@@ -367,7 +367,10 @@ func (e *Engine) RunTrial(ctx context.Context, t engine.TrialConfig, progress fu
 		if stalled {
 			lost = tx
 		}
-		if refused := d.refused(l.s.Sizes, tx); refused > 0 && (len(d.PathMTUPorts) == 0 || slices.Contains(d.PathMTUPorts, l.s.TX)) {
+		var fragmented int64
+		if refused := d.refused(l.s.Sizes, tx); refused > 0 && l.s.Fragmentable && (len(d.PathMTUPorts) == 0 || slices.Contains(d.PathMTUPorts, l.s.TX)) {
+			fragmented = refused // DF clear: the path fragments what it would refuse
+		} else if refused > 0 && (len(d.PathMTUPorts) == 0 || slices.Contains(d.PathMTUPorts, l.s.TX)) {
 			lost += refused
 			if !d.PathMTUSilent {
 				res.Ports = append(res.Ports, engine.PortCounters{ID: l.s.TX, RxTooBig: refused, TooBigMTU: int64(d.PathMTU)})
@@ -419,6 +422,10 @@ func (e *Engine) RunTrial(ctx context.Context, t engine.TrialConfig, progress fu
 		sr := engine.StreamResult{ID: t.Streams[i], TargetFPS: l.target, AchievedFPS: l.fps, ScheduledFrames: scheduled,
 			Saturated: tx < scheduled, TxFrames: tx, RxFrames: rx, Corrupted: corrupted,
 			TxBytes: int64(float64(tx) * l.mean), RxBytes: int64(float64(rx) * l.mean)}
+		if fragmented = min(fragmented, rx); fragmented > 0 {
+			sr.Fragmented, sr.FragmentedWhole = fragmented, fragmented
+			sr.Fragments = fragmented * d.fragmentsOf(slices.Max(l.s.Sizes))
+		}
 		if d.TesterLagAbovePercent > 0 && t.Burst == 0 && l.target > d.TesterLagAbovePercent/100*d.lineFPS(l.mean)*(1+1e-9) {
 			sr.TxMaxLagNs, sr.TxPeakFPS = 5_000_000, int64(d.lineFPS(l.mean))
 		}
@@ -450,6 +457,16 @@ func (e *Engine) RunTrial(ctx context.Context, t engine.TrialConfig, progress fu
 	}
 	e.last = res
 	return res, nil
+}
+
+// fragmentsOf is how many fragments the path MTU cuts an IPv4 frame of size bytes into (RFC 791: every
+// fragment but the last carries a multiple of 8 bytes of the datagram).
+func (d *DUT) fragmentsOf(size int) int64 {
+	datagram, per := size-18-20, (d.PathMTU-20)/8*8
+	if per <= 0 {
+		return 1
+	}
+	return int64((datagram + per - 1) / per)
 }
 
 // refused counts the frames of tx (sent in turn from sizes) over the path MTU.
