@@ -152,6 +152,7 @@ func TestBadSpecsAreRefusedNamingTheField(t *testing.T) {
 		{"DF cleared on IPv6", `{traffic: {ipVersion: 6, dontFragment: false}, frameSizes: [128]}`, "spec.traffic.dontFragment: Invalid value"},
 		{"fragments counted on af_packet", `{tests: [pathMTU], traffic: {dontFragment: false}, ports: [{name: west, driver: af_packet, interface: w}, {name: east, driver: af_xdp, interface: e}]}`, "needs receiving ports that see fragments"},
 		{"fragmented frames lost on af_packet", `{traffic: {dontFragment: false, fragmentedFrames: Lost}, ports: [{name: west, driver: af_xdp, interface: w}, {name: east, driver: af_packet, interface: e}]}`, "spec.traffic.dontFragment: Invalid value"},
+		{"a timeline with DF clear", `{tests: [timeline], traffic: {dontFragment: false}}`, "not for the timeline test"},
 		{"an unknown fragmented frames choice", `traffic: {fragmentedFrames: Dropped}`, "spec.traffic.fragmentedFrames: Unsupported value"},
 		{"no test", `tests: []`, "spec.tests"},
 		{"zero search trial", `durations: {searchTrial: 0s}`, "spec.durations.searchTrial: Invalid value"},

@@ -92,7 +92,7 @@ int do_hello(struct args *a, struct out *o)
 	unsigned rt = 0;
 	for (unsigned w = 0; w < lr.nworkers; w++)
 		rt += atomic_load_explicit(&lr.workers[w].rt_allowed, memory_order_relaxed);
-	put(o, "{\"ok\":true,\"proto\":10,\"engine\":\"%s\",\"ports\":%u,\"tsc_hz\":%llu,\"lcores\":%u,\"spin\":%s,"
+	put(o, "{\"ok\":true,\"proto\":11,\"engine\":\"%s\",\"ports\":%u,\"tsc_hz\":%llu,\"lcores\":%u,\"spin\":%s,"
 	       "\"rx_sleep_us\":%u,\"realtime_workers\":%u,\"workers\":%u",
 	    LR_VERSION, lr.nports, (unsigned long long)lr.tsc_hz, rte_lcore_count(), lr.spin ? "true" : "false",
 	    lr.rx_sleep_us, rt, lr.nworkers);

@@ -95,7 +95,8 @@ int do_result(struct args *a, struct out *o)
 		    "\"reordered\":%llu,\"early\":%llu,\"late\":%llu,\"beyond_window\":%llu,\"max_late\":%llu,"
 		    "\"max_early\":%llu,"
 		    "\"bad_flow\":%llu,\"unknown_lane\":%llu,\"corrupted\":%llu,\"tx_max_lag_ns\":%llu,\"scheduled_frames\":%llu,"
-		    "\"tx_peak_fps\":%llu,\"tx_restamped_bursts\":%llu,\"rx_queues\":%u,\"fragmented\":%llu,"
+		    "\"tx_peak_fps\":%llu,\"tx_restamped_bursts\":%llu,\"rx_too_big\":%llu,\"too_big_mtu\":%u,"
+		    "\"rx_queues\":%u,\"fragmented\":%llu,"
 		    "\"fragmented_whole\":%llu,\"fragments\":%llu,",
 		    i ? "," : "", s->id, t->burst ? 0.0 : s->fps, achieved, saturated ? "true" : "false",
 		    (unsigned long long)tx.tx_frames, (unsigned long long)tx.tx_bytes, (unsigned long long)rx,
@@ -107,7 +108,7 @@ int do_result(struct args *a, struct out *o)
 		    (unsigned long long)tx.lag_ns,
 		    (unsigned long long)(s->tx_port < 0 ? 0 : t->burst ? t->burst : expected),
 		    (unsigned long long)tx.peak_fps, (unsigned long long)tx.restamped,
-		    nq_seen, (unsigned long long)m.fragmented,
+		    (unsigned long long)tx.rx_too_big, tx.too_big_mtu, nq_seen, (unsigned long long)m.fragmented,
 		    (unsigned long long)m.fragmented_whole, (unsigned long long)m.fragments);
 		put_latency(o, s, &m);
 		put(o, ",\"classes\":[");

@@ -157,8 +157,7 @@ int do_trial(struct args *a, struct out *o)
 			pq->rx_foreign = pq->rx_arp = pq->tx_arp = pq->rx_stale = pq->rx_warmup = pq->rx_total =
 				pq->tx_alloc_fail = pq->tx_full = pq->rx_bad_cksum = pq->rx_too_big = 0;
 			pq->too_big_mtu = 0;
-			pq->rx_frag_unmatched = 0;
-			memset(pq->frag, 0, sizeof(pq->frag));
+			pq->rx_frag_unmatched = 0; /* (the fragment table's slots carry their trial) */
 			pq->rx_times = (struct lr_rx_times){0};
 			pq->rx_win_start_tsc = pq->rx_win_frames = pq->rx_peak_win = 0;
 		}

@@ -69,8 +69,8 @@ struct lr_portq {
 	 * and the smallest MTU they named (0: none named one) */
 	uint64_t rx_too_big;
 	uint32_t too_big_mtu;
-	/* fragments of UDP datagrams that no recent first fragment of a measured frame received here explains
-	 * (its first was lost, arrived on another queue, or is older than the table keeps) */
+	/* fragments of UDP datagrams whose first fragment never came to their slot on this queue (lost, on
+	 * another queue, or after another datagram took the slot), counted when another datagram takes it */
 	uint64_t rx_frag_unmatched;
 	unsigned owner; /* the worker that owns the queue pair (an index into lr.workers) */
 	/* an af_packet queue's socket and ring (kernel_rx_time.h; fd -1 and map NULL elsewhere), and how its
@@ -83,16 +83,20 @@ struct lr_portq {
 	/* when a frame of the tester's that no trial measures last arrived on the queue (an earlier trial's, a
 	 * warm-up frame, a corrupted one): the DUT still forwards onto the port. QUIET waits for it (control_trial.c). */
 	uint64_t last_unmeasured_tsc;
-	/* the first fragments of measured frames that arrived last, by a hash of their source, destination and
-	 * IP ID: the later fragments of a datagram follow its first within a few frames (a hop sends them
-	 * back to back), so a small table that overwrites its oldest match finds them (rx.c) */
+	/* the datagrams whose fragments arrived last, one slot per hash of source, destination and IP ID
+	 * (direct-mapped: a datagram whose slot another takes before all its fragments came loses the rest).
+	 * A hop sends a datagram's fragments back to back, in whatever order, so a small table finds them
+	 * (rx.c). Written by the queue's worker only; a slot of an earlier trial (trial bits) counts as free. */
 	struct lr_frag_slot {
 		uint32_t src, dst;
 		uint16_t id;
-		uint8_t stream, lane;
-		bool used, measured; /* measured: its frame was (lr_measured), whose stream counts the rest */
-		bool whole; /* counted as whole already */
-		uint32_t bytes, end; /* datagram bytes arrived; where it ends, once its last fragment came (else 0) */
+		uint8_t stream, lane; /* the first fragment's tag: its frame's stream and lane */
+		uint8_t trial;	      /* LR_TRIAL_BITS of the trial it was taken in */
+		bool used, first;     /* first: its first fragment came (the rest may come before it) */
+		bool measured;	      /* the first's frame is measured (lr_measured): its stream counts the rest */
+		bool whole;	      /* counted as whole already */
+		uint16_t early;	      /* fragments that came before the first, counted when it comes */
+		uint32_t bytes, end;  /* datagram bytes arrived; where it ends, once its last fragment came (else 0) */
 	} frag[LR_FRAG_SLOTS];
 } __rte_cache_aligned;
 
@@ -233,6 +237,11 @@ struct lr_txq {
 	 * of them was due; rare, so the collector's writes to lag_ack cost the lane nothing in the common case */
 	uint64_t lag_mark;
 	uint64_t lag_events, lag_ack, lag_from_tsc;
+	/* ICMP errors refusing the stream's frames as too big (frame.h LR_KIND_TOO_BIG) that arrived on the RX
+	 * queue of this lane's queue pair, whose worker is this lane's (the errors come back to the port the
+	 * frames left by), and the smallest MTU they named (0: none) */
+	uint64_t rx_too_big;
+	uint32_t too_big_mtu;
 } __rte_cache_aligned;
 
 struct lr_stream {

@@ -74,13 +74,14 @@ struct lr_tmpl {
 	bool fragmentable; /* lr_hdr_cfg's: lr_frame_write gives each frame its IP ID */
 };
 
-/* The IP ID of the frame numbered seq (its lane's number, engine.h): the count's low bits, the lane in the
- * top four, so that two lanes' frames between one source and destination do not share an ID while the
- * fragments of either are on their way (RFC 6864: unique within the datagrams' lifetime, which at the rates
- * a tester sends is milliseconds, not the 65,536 frames a lane sends before its IDs repeat). */
-static inline uint16_t lr_ip_id(uint64_t seq)
+/* The IP ID of frame seq (its lane's number, engine.h) of stream: the count's low 16 bits with the lane
+ * XORed into bits 12-15 and the stream into bits 8-15, so that two lanes' or two streams' frames sent at
+ * the same moment between one source and destination do not share an ID while their fragments are on their
+ * way (RFC 6864: unique within the datagrams' lifetime, which at a tester's rates is milliseconds; a lane's
+ * IDs repeat after 65,536 frames). */
+static inline uint16_t lr_ip_id(uint64_t seq, uint8_t stream)
 {
-	return (uint16_t)(seq ^ (seq >> 32));
+	return (uint16_t)(seq ^ (seq >> 32) ^ ((uint64_t)stream << 8));
 }
 
 size_t lr_hdr_len(int l3, bool vlan);

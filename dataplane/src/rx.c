@@ -109,16 +109,34 @@ static inline void analyse_tag(struct lr_run *run, struct lr_port *p, unsigned q
 /* Fragments. A frame sent with DF clear (STREAM df=0) that a hop fragmented arrives as a first fragment,
  * which carries the tag and is analysed as the frame (received, its size the whole frame's), and the rest,
  * which carry nothing of ours but the source, destination and IP ID they share with the first (RFC 791).
- * Nothing is reassembled: the receiver counts the frames that came in fragments and the fragments of them
- * that arrived, matching the rest to their first by a small table per RX queue (engine.h lr_portq.frag). */
+ * Nothing is reassembled: the receiver counts the frames that came in fragments, those whose every byte came,
+ * and their fragments, gathering a datagram's fragments in a slot of a small table per RX queue (engine.h
+ * lr_portq.frag), in whatever order they come. */
 static inline struct lr_frag_slot *frag_slot(struct lr_portq *pq, const struct lr_parsed *ps)
 {
 	uint32_t h = (ps->frag_src ^ ps->frag_dst ^ ps->frag_id) * 2654435761u;
 	return &pq->frag[(h >> 16) & (LR_FRAG_SLOTS - 1)];
 }
 
-/* A datagram is whole once the bytes of its fragments reach its end (told by its last fragment, in whatever
- * order they come); a hop's fragments do not overlap, a duplicated one would count twice. */
+/* The slot of this fragment's datagram, taken anew (from another datagram, or one of an earlier trial) unless
+ * it holds this datagram already: a first fragment always starts a datagram of its own, unless the slot waits
+ * for its first. Fragments that waited in a slot taken from them for a first that never came are unmatched. */
+static struct lr_frag_slot *frag_claim(struct lr_portq *pq, const struct lr_parsed *ps, bool first)
+{
+	struct lr_frag_slot *sl = frag_slot(pq, ps);
+	uint8_t trial = LR_TRIAL_BITS(lr.trial.id);
+	if (sl->used && sl->trial == trial && sl->id == ps->frag_id && sl->src == ps->frag_src &&
+	    sl->dst == ps->frag_dst && !(first && sl->first))
+		return sl;
+	if (sl->used && sl->trial == trial && !sl->first)
+		pq->rx_frag_unmatched += sl->early;
+	*sl = (struct lr_frag_slot){
+	    .src = ps->frag_src, .dst = ps->frag_dst, .id = ps->frag_id, .trial = trial, .used = true};
+	return sl;
+}
+
+/* A datagram is whole once the bytes of its fragments reach its end (told by its last fragment); a hop's
+ * fragments do not overlap, a duplicated one would count twice. */
 static void frag_add(struct lr_frag_slot *sl, const struct lr_parsed *ps, struct lr_rxq *r)
 {
 	sl->bytes += ps->frag_len;
@@ -146,32 +164,48 @@ static void analyse_first_fragment(struct lr_run *run, struct lr_port *p, unsign
 	lr_analyse_next(run, p, q, &f, st, arrival_ns32, now);
 	const struct lr_stream *s = lr.streams[tag->stream];
 	struct lr_rxq *r = lr_measured(s, p, tag->flags, st) ? lr_rxq_of(s, q, tag->seq) : NULL;
-	if (r != NULL)
+	struct lr_frag_slot *sl = frag_claim(&p->q[q], ps, true);
+	sl->first = true;
+	sl->stream = tag->stream;
+	sl->lane = (uint8_t)(tag->seq >> LR_LANE_SHIFT);
+	sl->measured = r != NULL;
+	if (r != NULL) {
 		r->fragmented++;
-	struct lr_frag_slot *sl = frag_slot(&p->q[q], ps);
-	*sl = (struct lr_frag_slot){.src = ps->frag_src,
-				    .dst = ps->frag_dst,
-				    .id = ps->frag_id,
-				    .stream = tag->stream,
-				    .lane = (uint8_t)(tag->seq >> LR_LANE_SHIFT),
-				    .used = true,
-				    .measured = r != NULL};
+		r->fragments += sl->early; /* those that came before it */
+	}
+	sl->early = 0;
 	frag_add(sl, ps, r);
 }
 
-/* A later fragment: its first came before it (a hop sends them in order, and a reordering DUT that sends
- * one ahead of its first has it counted unmatched). */
+/* A later fragment: counted in its frame's stream once the first came, before it or after. */
 static void count_fragment(struct lr_port *p, unsigned q, const struct lr_parsed *ps)
 {
-	struct lr_portq *pq = &p->q[q];
-	struct lr_frag_slot *sl = frag_slot(pq, ps);
-	if (!sl->used || sl->id != ps->frag_id || sl->src != ps->frag_src || sl->dst != ps->frag_dst) {
-		pq->rx_frag_unmatched++;
+	struct lr_frag_slot *sl = frag_claim(&p->q[q], ps, false);
+	if (!sl->first) {
+		sl->early++;
+		frag_add(sl, ps, NULL);
 		return;
 	}
 	/* of a warm-up frame, or an earlier trial's: as its first, not counted */
 	struct lr_rxq *r = sl->measured ? lr_rxq_of(lr.streams[sl->stream], q, (uint64_t)sl->lane << LR_LANE_SHIFT) : NULL;
 	frag_add(sl, ps, r);
+}
+
+/* An ICMP error refusing one of this trial's frames as too big: counted at the port, and in the stream whose
+ * frame it quotes when it came back to that stream's TX port, on the lane of this queue pair (its worker's). */
+static void count_too_big(struct lr_port *p, unsigned q, const struct lr_parsed *ps)
+{
+	struct lr_portq *pq = &p->q[q];
+	pq->rx_too_big++;
+	if (ps->too_big_mtu != 0 && (pq->too_big_mtu == 0 || ps->too_big_mtu < pq->too_big_mtu))
+		pq->too_big_mtu = ps->too_big_mtu;
+	struct lr_stream *s = lr.streams[ps->too_big_stream];
+	if (s == NULL || !s->in_trial || s->tx_port != p->id || q >= s->lanes)
+		return;
+	struct lr_txq *x = &s->txq[q];
+	x->rx_too_big++;
+	if (ps->too_big_mtu != 0 && (x->too_big_mtu == 0 || ps->too_big_mtu < x->too_big_mtu))
+		x->too_big_mtu = ps->too_big_mtu;
 }
 
 /* Received frames go back to the pool. The common case (one segment, a direct mbuf with no other
@@ -325,9 +359,7 @@ static inline __attribute__((always_inline)) void rx_analyse(struct lr_port *p, 
 				 * this one's sizes */
 				if ((ps.too_big_flags & ~LR_FLAG_WARMUP) != LR_TRIAL_BITS(lr.trial.id))
 					break;
-				p->q[q].rx_too_big++;
-				if (ps.too_big_mtu != 0 && (p->q[q].too_big_mtu == 0 || ps.too_big_mtu < p->q[q].too_big_mtu))
-					p->q[q].too_big_mtu = ps.too_big_mtu;
+				count_too_big(p, q, &ps);
 				break;
 			default:
 				p->q[q].rx_foreign++;

@@ -32,6 +32,9 @@ void lr_txq_merge(const struct lr_stream *s, struct lr_tx_sum *sum)
 		const struct lr_txq *x = &s->txq[k];
 		sum->tx_frames += x->tx_frames;
 		sum->restamped += x->restamped;
+		sum->rx_too_big += x->rx_too_big;
+		if (x->too_big_mtu != 0 && (sum->too_big_mtu == 0 || x->too_big_mtu < sum->too_big_mtu))
+			sum->too_big_mtu = x->too_big_mtu;
 		sum->tx_bytes += x->tx_bytes;
 		if (x->tx_frames && (sum->first_tsc == 0 || x->tx_first_tsc < sum->first_tsc))
 			sum->first_tsc = x->tx_first_tsc;

@@ -11,6 +11,8 @@
 void lr_txq_reset(struct lr_stream *s, unsigned lanes, uint64_t burst);
 struct lr_tx_sum {
 	uint64_t tx_frames, tx_bytes, first_tsc, last_tsc, lag_ns, peak_fps, restamped;
+	uint64_t rx_too_big;
+	uint32_t too_big_mtu;
 };
 void lr_txq_merge(const struct lr_stream *s, struct lr_tx_sum *sum);
 /* frames of size class c the lanes sent */

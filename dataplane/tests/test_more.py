@@ -48,13 +48,21 @@ class Base(unittest.TestCase):
         return e
 
     def check_exact(self, s, tx):
-        skip_if_sent_short(self, s)
+        """Every frame sent counted exactly once, in order. A stream the engine sent short of its schedule (a
+        busy host, and it said so) is checked on what it sent, and the test then skipped: what callers check
+        after this needs the whole schedule."""
+        short = s["tx_frames"] < s["scheduled_frames"]
+        if short:
+            self.assertEqual(s["scheduled_frames"], tx, "the engine scheduled what the trial asked")
+            tx = s["tx_frames"]
         self.assertEqual(s["tx_frames"], tx)
         self.assertEqual(s["rx_frames"], tx)
         self.assertEqual(missing(s), 0)
         self.assertEqual(s["duplicates"], 0)
         self.assertEqual(s["reordered"], 0)
         self.assertEqual(s["beyond_window"], 0)
+        if short:
+            skip_if_sent_short(self, s)
 
 
 class IPv6Router(Base):
@@ -149,11 +157,11 @@ class TooBig(Base):
             before = counters()
             res = e.trial([0, 1], [rate, rate], duration_ms=1000, drain_ms=500, **kw)
             delta = [a - b for a, b in zip(counters(), before)]
-            if all(s["tx_max_lag_ns"] < 15_000_000 for s in res["streams"]):
+            if all(s["tx_max_lag_ns"] < 15_000_000 and s["tx_frames"] >= s["scheduled_frames"] for s in res["streams"]):
                 self.assertEqual(res["state"], "done", res)
                 return res, delta
-        skip_for_load(self, "the engine fell behind its schedule in three trials: %s" %
-                      [s["tx_max_lag_ns"] for s in res["streams"]])
+        skip_for_load(self, "the engine fell behind or short of its schedule in three trials: %s" %
+                      [(s["tx_max_lag_ns"], s["tx_frames"], s["scheduled_frames"]) for s in res["streams"]])
 
     def router_sent(self, rns, l3):
         """The router's count of the ICMP errors it sent for frames too big."""
@@ -188,6 +196,8 @@ class TooBig(Base):
               file=sys.stderr)
         self.assertEqual(p0["rx_too_big"], sent, "each of the router's errors counted once, on the port the frames left by")
         self.assertEqual(p0["too_big_mtu"], mtu)
+        self.assertEqual((refused_s["rx_too_big"], refused_s["too_big_mtu"]), (sent, mtu), "and in the stream it refused")
+        self.assertEqual((fits_s["rx_too_big"], fits_s["too_big_mtu"]), (0, 0))
         if l3 == 4:  # (an IPv6 router also sends its own multicast listener reports: foreign, and not errors)
             self.assertEqual(p0["rx_foreign"], 0, "no error counted as foreign")
         self.assertEqual((p1["rx_too_big"], p1["too_big_mtu"]), (0, 0))
@@ -227,25 +237,37 @@ class Fragments(Base):
         return ip["FragOKs"], ip["FragFails"], ip["FragCreates"], dropped
 
     def test_fragments_are_counted_as_the_router_made_them(self):
-        e, rns = self.router(4, 1400, xdp=True)
+        # 1518 B: a 1480 B datagram, in two fragments through 1400 (1376 + 104 B); 1418 B fits whole
+        self.check(1400, 2)
+
+    def test_three_fragments_a_frame(self):
+        # through 620: 600 + 600 + 280 B; a dropped second fragment ends its datagram (the third is never made)
+        self.check(620, 3)
+
+    def check(self, mtu, pieces):
+        e, rns = self.router(4, mtu, xdp=True)
         p = subprocess.run(["ip", "netns", "exec", rns, "nft", "-f", "-"], input=self.EGRESS_DROP, text=True,
                            capture_output=True)
         self.assertEqual(p.returncode, 0, p.stderr)
         addrs = "src=198.18.1.2 dst=198.19.1.2"
-        # 1518 B: a 1480 B datagram, in two fragments through 1400 (1376 + 104 B); 1418 B fits whole
         e.cmd("STREAM id=0 tx=0 rx=1 df=0 %s sizes=1518" % addrs)
-        e.cmd("STREAM id=1 tx=0 rx=1 df=0 %s sizes=1418" % addrs)
+        e.cmd("STREAM id=1 tx=0 rx=1 df=0 %s sizes=%d" % (addrs, mtu + 18))
         rate = 1000
         # no warm-up: the router fragments warm-up frames too, which the engine does not measure
         res, (oks, fails, creates, dropped) = self.counted_trial(e, rate, lambda: self.router_fragmented(rns), warmup_ms=0)
         frag, whole = res["streams"]
         skip_if_sent_short(self, frag)
-        print("\n  MTU 1400, DF clear: router fragmented %d frames (%d sent whole) into %d fragments, dropped %d; "
+        print("\n  MTU %d, DF clear: router fragmented %d frames (%d sent whole) into %d fragments, dropped %d; "
               "engine counted %d fragmented, %d whole, %d fragments" %
-              (oks + fails, oks, creates, dropped, frag["fragmented"], frag["fragmented_whole"], frag["fragments"]),
-              file=sys.stderr)
-        # FragCreates counts the fragments the router sent, not those its egress dropped
-        self.assertEqual((oks + fails, creates + dropped), (rate, 2 * rate), "the router cut every 1518 B frame in two")
+              (mtu, oks + fails, oks, creates, dropped, frag["fragmented"], frag["fragmented_whole"],
+               frag["fragments"]), file=sys.stderr)
+        # FragCreates counts the fragments the router sent, not those its egress dropped (nor those it never
+        # made after a drop ended their datagram)
+        self.assertEqual(oks + fails, rate, "the router fragmented every 1518 B frame")
+        self.assertGreaterEqual(creates, pieces * oks, "a whole frame in %d fragments" % pieces)
+        self.assertLessEqual(creates + dropped, pieces * rate)
+        if pieces == 2:  # a frame whose second fragment was dropped left in one
+            self.assertEqual(creates, 2 * oks + fails)
         self.assertEqual(fails, dropped, "each dropped fragment failed its datagram")
         self.assertGreater(dropped, 0)
         self.assertEqual(frag["fragmented"], oks + fails)
@@ -350,7 +372,7 @@ class HugepagesAndTcp(Base):
         e = HugeTcpEngine(tns, hdir, port)
         self.engines.append(e)
         h = e.cmd("HELLO")
-        self.assertEqual((h["proto"], h["ports"]), (10, 2))
+        self.assertEqual((h["proto"], h["ports"]), (11, 2))
         e.cmd("PORT id=0 ip4=198.18.1.2/24 peer_mac=%s" % self.net.mac("t1", tns))
         e.cmd("PORT id=1 ip4=198.19.1.2/24 peer_mac=%s" % self.net.mac("t0", tns))
         e.cmd("STREAM id=0 tx=0 rx=1 src=198.18.1.2 dst=198.19.1.2 sizes=64,1518")
@@ -483,8 +505,11 @@ class MemifSplit(Base):
 
     def test_memif_split_stream_counts_match(self):
         g, r = self.split("local")
-        skip_if_sent_short(self, g)
-        self.assertEqual(g["tx_frames"], RATE)
+        self.assertEqual(g["scheduled_frames"], RATE)
+        if g["tx_frames"] < RATE:  # a busy host kept the sender short (it says so): what it sent is counted
+            self.assertLess(RATE - g["tx_frames"], RATE // 10, g)
+        else:
+            self.assertEqual(g["tx_frames"], RATE)
         self.assertEqual(g["rx_frames"], 0)
         self.assertEqual(r["tx_frames"], 0)
         self.assertEqual(r["rx_frames"], g["tx_frames"])
@@ -598,12 +623,13 @@ class Payloads(Base):
         v4 = "tx=0 rx=none src=198.19.1.2 dst=198.19.1.1 dport=5001"
         v6 = "l3=ipv6 tx=0 rx=none src=2001:db8:19::2 dst=2001:db8:19::1 dport=5001"
         paths = {1: v4 + " sizes=64", 2: v4 + " flows=64 vary=sport sizes=64,570,1518 payload=random",
-                 3: v6 + " sizes=1518,90 payload=random", 4: v6 + " flows=16 vary=sport,src sizes=128"}
+                 3: v6 + " sizes=1518,90 payload=random", 4: v6 + " flows=16 vary=sport,src sizes=128",
+                 5: v4 + " df=0 sizes=1518,64 payload=random"}  # DF clear: an IP ID each, its header checksum
         for sid, args in paths.items():
             e.cmd("STREAM id=%d %s" % (sid, args))
         before4, before6 = self.udp_errors(tns), self.udp6_errors(tns)
         for sid in paths:
-            res, got = self.sink_trial(e, tns, [sid], 4000, 500, "2001:db8:19::1" if sid > 2 else "198.19.1.1")
+            res, got = self.sink_trial(e, tns, [sid], 4000, 500, "2001:db8:19::1" if sid in (3, 4) else "198.19.1.1")
             s = res["streams"][0]
             self.assertEqual(s["tx_frames"], 2000, paths[sid])
             self.assertEqual(got["datagrams"], s["tx_frames"], "the kernel dropped frames of %s" % paths[sid])
@@ -676,7 +702,8 @@ class Line(Base):
             late, forwarded = int(line["late_max_ns"]), int(line["frames"])
             # what the line reordered in this trial (frames it sent after a later one)
             self.reordered_by_line = int(line["overtaken"])
-            if lag < 2000000 and (max_gap_ns is None or gap < max_gap_ns) and late < max_late_ns:
+            if lag < 2000000 and (max_gap_ns is None or gap < max_gap_ns) and late < max_late_ns and \
+                    s["tx_frames"] >= s["scheduled_frames"]:
                 return r, late, forwarded
         skip_for_load(self, "the OS kept preempting the engine or the line (engine lag %d ns, worker pause %d ns, "
                             "line late %d ns): this machine is too loaded to pace 5 ms apart; the engine said "
@@ -804,9 +831,12 @@ class Control(Base):
         lags = []
         for _ in range(40):
             s = e.trial([0], [1000], duration_ms=100, drain_ms=20)["streams"][0]
-            skip_if_sent_short(self, s)
-            self.assertEqual(s["tx_frames"], 100)
+            self.assertEqual(s["scheduled_frames"], 100)
+            if s["tx_frames"] < 100:
+                continue  # a busy host kept the worker off its CPU at the end (it said so): not this truth
             lags.append(s["tx_max_lag_ns"])
+        if len(lags) < 30:
+            skip_for_load(self, "the engine sent short of its schedule in %d of 40 trials" % (40 - len(lags)))
         # a burst of the whole trial shows as a lag of ~100 ms; preemption here is a few ms
         self.assertLess(max(lags), 90_000_000, "trials sent as one burst: lags %s" % sorted(lags)[-5:])
 
@@ -850,8 +880,8 @@ class Control(Base):
 
 
 class AfXdp(Base):
-    def test_af_xdp_loop_exact(self):
-        """Nothing in the engine is af_packet specific: the same loop on net_af_xdp."""
+    def xdp_loop(self, tag):
+        """An engine on net_af_xdp ports t0 and t1, a veth pair; skipped where af_xdp cannot run."""
         tns = self.net.ns("t")
         self.net.veth("t0", tns, "t1", tns)
         # one RX queue per veth so the XDP socket on queue 0 sees every frame
@@ -861,10 +891,15 @@ class AfXdp(Base):
         for i in (0, 1):
             eal += ["--vdev", "net_af_xdp%d,iface=t%d,start_queue=0,queue_count=1" % (i, i)]
         try:
-            e = RawEngine("xd", eal, ns=tns)
+            e = RawEngine(tag, eal, ns=tns)
         except RuntimeError as err:
             self.skipTest("net_af_xdp unavailable here: %s" % str(err)[-300:])
         self.engines.append(e)
+        return e, tns
+
+    def test_af_xdp_loop_exact(self):
+        """Nothing in the engine is af_packet specific: the same loop on net_af_xdp."""
+        e, tns = self.xdp_loop("xd")
         # the interface's receive queues are reported with the port (the runner refuses an af_xdp port that
         # binds fewer): one each here
         for i, peer in ((0, "t1"), (1, "t0")):
@@ -874,6 +909,50 @@ class AfXdp(Base):
         res = e.trial([0], [RATE], duration_ms=1000, drain_ms=500)
         self.check_exact(res["streams"][0], RATE)
 
+
+    def test_fragments_are_gathered_in_any_order(self):
+        """Fragments sent by hand to a receive-only stream on an af_xdp port (af_packet would reassemble them in
+        the kernel): a datagram in order, one whose last fragment comes first, one missing its middle, and one
+        whose first never comes, its slot then taken by a datagram whose key hashes to the same slot (so the
+        orphans are counted unmatched). What each counter must say follows from the order alone."""
+        e, tns = self.xdp_loop("xf")
+        e.cmd("PORT id=0 ip4=198.18.1.2/24 peer_mac=%s" % self.net.mac("t1", tns))
+        e.cmd("PORT id=1 ip4=198.19.1.2/24 peer_mac=%s" % self.net.mac("t0", tns))
+        e.cmd("STREAM id=0 tx=none rx=1 src=198.18.1.2 dst=198.19.1.2 sizes=246")
+        e.cmd("TRIAL streams=0 rates=1 unit=fps duration_ms=1500 drain_ms=200")
+        trial = e.cmd("POLL")["trial"]
+        while e.cmd("POLL")["state"] != "running":
+            time.sleep(0.01)
+        dst = bytes.fromhex(self.net.mac("t1", tns).replace(":", ""))
+        src = bytes.fromhex(self.net.mac("t0", tns).replace(":", ""))
+        saddr, daddr = bytes([198, 18, 1, 2]), bytes([198, 19, 1, 2])
+
+        def fragments(seq, ip_id):
+            """A 208 B UDP datagram (its tag, then zeros) of frame seq, cut at 96 and 160 bytes."""
+            tag = struct.pack("!HBBQIH", 0x4C52, (trial & 0x7F) << 1, 0, seq, 0, 0)
+            body = struct.pack("!HHHH", 1024, 1024, 208, 0) + tag + bytes(208 - 8 - len(tag))
+            out = []
+            for off, end in ((0, 96), (96, 160), (160, 208)):
+                flags = (0x2000 if end < 208 else 0) | off // 8
+                hdr = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + end - off, ip_id, flags, 64, 17, 0, saddr, daddr)
+                hdr = hdr[:10] + struct.pack("!H", csum(hdr)) + hdr[12:]
+                out.append(dst + src + b"\x08\x00" + hdr + body[off:end])
+            return out
+
+        def slot(ip_id):  # rx.c frag_slot: addresses read as stored (little-endian words here)
+            h = ((int.from_bytes(saddr, "little") ^ int.from_bytes(daddr, "little") ^ ip_id) * 2654435761) & 0xFFFFFFFF
+            return (h >> 16) & 255
+
+        collide = next(i for i in range(1, 65536) if i != 104 and slot(i) == slot(104))
+        d1, d2, d3, d4, d5 = (fragments(seq, ip_id) for seq, ip_id in ((0, 101), (1, 102), (2, 103), (3, 104), (4, collide)))
+        frames = d1 + [d2[2], d2[0], d2[1]] + [d3[0], d3[2]] + [d4[1], d4[2]] + d5
+        inject(tns, "t0", frames)
+        e.cmd("WAIT timeout_ms=10000")
+        r = e.cmd("RESULT")
+        s, p1 = r["streams"][0], r["ports"][1]
+        self.assertEqual((s["rx_frames"], s["fragmented"], s["fragmented_whole"], s["fragments"]), (4, 4, 3, 11), s)
+        self.assertEqual((p1["rx_fragments_unmatched"], p1["rx_foreign"]), (2, 0), p1)
+        self.assertEqual(s["rx_bytes"], 4 * 246, "a fragmented frame's size is the whole frame's")
 
     def test_the_first_queue_an_af_xdp_port_binds_is_reported(self):
         """The PORT reply says from which of its interface's receive queues an af_xdp port binds (the runner

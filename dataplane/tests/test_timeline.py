@@ -24,7 +24,7 @@ import unittest
 from fractions import Fraction
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lrtest import ENGINE, Engine, missing, sh, skip_for_load  # noqa: E402
+from lrtest import ENGINE, Engine, missing, sh, skip_for_load, skip_if_sent_short  # noqa: E402
 import test_engine  # noqa: E402
 
 BIN_MS = 100
@@ -155,6 +155,7 @@ class TimelineBase(test_engine.Base):
         positions = -(-duration_ms * rate // 1000)
         self.assertEqual((tl["bin_ms"], tl["settle_ms"], st["id"], st["rate_fps"]), (BIN_MS, SETTLE_MS, 0, rate))
         self.assertEqual((st["positions"], s["scheduled_frames"]), (positions, positions))
+        skip_if_sent_short(self, s)  # (a busy host kept the sender off its CPU at the end: it said so)
         self.assertEqual(s["tx_frames"], positions, "a paced trial sends every position (else it is saturated)")
         self.assertEqual(st["judged"], positions, "once the trial is done, every position has been judged")
         self.assertEqual(st["received"] + st["lost"], st["judged"], st)

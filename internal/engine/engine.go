@@ -303,6 +303,11 @@ type StreamResult struct {
 	// queue and sender lane, and Early overstates when this is above 1 (a queue's gaps include the other
 	// queues' flows).
 	RxQueues int `json:"rx_queues"`
+	// RxTooBig counts the ICMP errors refusing the stream's frames as too big for a hop's MTU that came back
+	// to its TX port (PortCounters.RxTooBig counts them for all streams), TooBigMTU the smallest MTU they
+	// named (0: none).
+	RxTooBig  int64 `json:"rx_too_big"`
+	TooBigMTU int64 `json:"too_big_mtu"`
 	// Fragmented frames arrived in fragments (sent with DF clear, fragmented by a hop): RxFrames counts
 	// them by their first fragment, which carries the tag. FragmentedWhole are those of them every fragment
 	// of which arrived, and Fragments the fragments of them that arrived, first ones included.
@@ -321,7 +326,8 @@ type StreamResult struct {
 // FragmentedAreLost). This is the one place loss is computed: the engine reports the counts, and when a
 // stream's two halves come from two engines (Pair) only the runner has them both.
 func (s *StreamResult) Lost() int64 {
-	received := s.RxFrames - s.Duplicates - (s.Fragmented - s.FragmentedWhole)
+	// (a whole count above the fragmented one is the engine's race between two trials, not loss)
+	received := s.RxFrames - s.Duplicates - max(0, s.Fragmented-s.FragmentedWhole)
 	if s.FragmentedAreLost {
 		received -= s.FragmentedWhole
 	}

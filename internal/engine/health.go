@@ -7,7 +7,7 @@ import (
 )
 
 // ProtocolVersion is the control protocol this package speaks (dataplane/PROTOCOL.md).
-const ProtocolVersion = 10
+const ProtocolVersion = 11
 
 // Limits are how far the tester's own health may fall before a trial is invalid: neither a pass nor a fail
 // of the DUT, because the tester, not the DUT, made part of what was measured. The defaults are met by an

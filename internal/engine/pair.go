@@ -227,6 +227,8 @@ func mergeHalves(ids []int, a, b *TrialResult) *TrialResult {
 		m.TargetFPS, m.AchievedFPS, m.Saturated = tx.TargetFPS, tx.AchievedFPS, tx.Saturated
 		m.TxMaxLagNs, m.ScheduledFrames, m.TxPeakFPS = tx.TxMaxLagNs, tx.ScheduledFrames, tx.TxPeakFPS
 		m.TxFrames, m.TxBytes = tx.TxFrames, tx.TxBytes
+		// the DUT's ICMP errors come back to the sender's port
+		m.RxTooBig, m.TooBigMTU = tx.RxTooBig, tx.TooBigMTU
 		m.Classes = nil
 		for i, c := range tx.Classes {
 			if i < len(rx.Classes) {

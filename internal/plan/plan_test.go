@@ -275,6 +275,7 @@ func TestFragmentsAreAskedForOnlyWhereTheyCanBeSeen(t *testing.T) {
 		{"finder, af_packet receiving (both ways)", []v1alpha1.TestKind{"pathMTU"}, 4, false, sendsOnAFPacket, "port west is af_packet", false},
 		{"finder, af_packet sending only", []v1alpha1.TestKind{"pathMTU"}, 4, false, sendsOnAFPacket, "", true},
 		{"measured on af_packet", []v1alpha1.TestKind{"throughput"}, 4, false, mixed, "", false},
+		{"timeline", []v1alpha1.TestKind{"timeline"}, 4, false, xdp, "not for the timeline test", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			tr := v1alpha1.TrafficParams{IPVersion: c.ip, DontFragment: &dfClear}

@@ -88,6 +88,9 @@ func Resolve(tt *v1alpha1.TrafficTest, profile *v1alpha1.ImixProfile) (*Plan, er
 // af_packet port's socket joins a fanout group that reassembles IP fragments in the kernel (DPDK's af_packet
 // PMD asks for it), so a frame the DUT fragmented arrives whole, or not at all.
 func (p *Plan) checkFragmentsSeen() error {
+	if p.Traffic.Fragmentable && slices.Contains(p.Tests, v1alpha1.TestTimeline) {
+		return fmt.Errorf("spec.traffic.dontFragment: false is not for the timeline test: its bins count a frame by its first fragment, whole or not")
+	}
 	counted := slices.Contains(p.Tests, v1alpha1.TestPathMTU) || p.Traffic.FragmentedLost
 	if !p.Traffic.Fragmentable || !counted {
 		return nil

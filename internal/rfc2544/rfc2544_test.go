@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -569,6 +570,74 @@ func TestTrialRecordsSayWhichWorkerServedWhichQueues(t *testing.T) {
 	}
 }
 
+// Fragments the tester could not match to their frame leave frames not whole that may be the tester's: such
+// a trial is invalid (the tester's, repeated), never the DUT's loss.
+func TestFramesNotWholeWithUnmatchedFragmentsAreTheTesters(t *testing.T) {
+	p := planFor(t, v1alpha1.TestThroughput)
+	p.FrameSizes = []int{1518}
+	p.Traffic.Fragmentable = true
+	e := sim.New(sim.DUT{CapacityFPS: 2e6, PathMTU: 1400, FragmentsUnmatched: 3})
+	rec := &recorder{}
+	res, err := rfc2544.New(p, e, rec, rfc2544.Options{Sleep: e.Sleep}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Throughput) != 1 || !res.Throughput[0].TesterLimited {
+		t.Errorf("the tester is the limit, not the DUT: %+v", res.Throughput)
+	}
+	for _, tr := range rec.trials {
+		if tr.Pass || !tr.TesterLimited || len(tr.TesterFaults) == 0 || !strings.Contains(tr.TesterFaults[len(tr.TesterFaults)-1], "3 fragments arrived that the tester could not match") {
+			t.Errorf("every trial is the tester's: %+v", tr)
+		}
+	}
+}
+
+// With the path MTU finder in the run and fragmented frames counting as lost, the sizes above the finder's
+// answer are refused without a trial (as for a DUT that refuses them), saying why; an IMIX whose frames were
+// fragmented gives no loss per size (the engine counts fragments per stream, not per size).
+func TestFragmentedFramesTheSpecCountsAsLostAreRefusedByTheFinder(t *testing.T) {
+	p := planFor(t, v1alpha1.TestPathMTU, v1alpha1.TestThroughput)
+	p.FrameSizes = []int{64, 1518}
+	p.Traffic.Fragmentable, p.Traffic.FragmentedLost = true, true
+	e := sim.New(sim.DUT{CapacityFPS: 2e6, PathMTU: 1400})
+	rec := &recorder{}
+	res, err := rfc2544.New(p, e, rec, rfc2544.Options{Sleep: e.Sleep}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.PathMTU) != 1 || !res.PathMTU[0].Fragmented || res.PathMTU[0].LargestFrame != 1418 {
+		t.Fatalf("finder: %+v", res.PathMTU)
+	}
+	for _, row := range res.Throughput {
+		switch {
+		case row.FrameSize == 1518 && (!strings.HasPrefix(row.Refused, "fragmented by the DUT above the path MTU 1400") || row.Trials != 0):
+			t.Errorf("1518 B is refused by the finder's answer, no trial: %+v", row)
+		case row.FrameSize == 64 && (row.Refused != "" || pct(row.NDR.PercentOfLineRate) <= 0):
+			t.Errorf("64 B is measured: %+v", row)
+		}
+	}
+	for _, tr := range rec.trials {
+		if tr.Test == v1alpha1.TestThroughput && tr.FrameSize == 1518 {
+			t.Errorf("no throughput trial at a refused size: %+v", tr)
+		}
+	}
+
+	im := planFor(t, v1alpha1.TestImixThroughput)
+	im.Traffic.Fragmentable = true
+	im.Imix = &plan.Imix{Cycle: []int{64, 570, 64, 1518}, AverageFrameSize: 554}
+	for _, lost := range []bool{false, true} {
+		im.Traffic.FragmentedLost = lost
+		e := sim.New(sim.DUT{CapacityFPS: 2e6, PathMTU: 1400})
+		res, err := rfc2544.New(im, e, &recorder{}, rfc2544.Options{Sleep: e.Sleep}).Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Imix) != 1 || (len(res.Imix[0].Classes) == 0) != lost {
+			t.Errorf("lost=%v: classes given only when fragmented frames count as received (whole): %+v", lost, res.Imix)
+		}
+	}
+}
+
 // Frames that leave with DF clear through a path whose MTU is smaller are fragmented, not refused: the size
 // is measured (no refusal, no stall), its trial records count the frames that came in fragments, and what
 // they count as is the spec's: received when whole (the default), or lost (fragmentedFrames Lost), which
@@ -685,7 +754,7 @@ func TestFramesOverThePathMTUAreAResultNotAStall(t *testing.T) {
 				t.Errorf("%d trials cut short by the refusal's stall (want some only where it stalled)", cutShort)
 			}
 			notes := strings.Join(res.Notes, "\n")
-			if !contains(notes, "the largest frame that crosses it whole is 1418 B") || !contains(notes, "no frame crossed the DUT, which refused every one as too big for the path MTU 1400 (the DUT's ICMP)") {
+			if !contains(notes, "the largest frame that crosses it whole is 1418 B") || !regexp.MustCompile(`no frame crossed the DUT, which refused every one( \(\d+ frames sent in the trial, \d+ ICMP errors back\))? as too big for the path MTU 1400 \(the DUT's ICMP\)`).MatchString(notes) {
 				t.Errorf("the notes say which size was refused and the largest that fits: %q", res.Notes)
 			}
 			skipped := contains(notes, "latency 1518 B was not run: the DUT refused every frame of that size") &&

@@ -239,6 +239,11 @@ type refusal struct {
 	// finder: the path MTU finder of the run found the direction carries no frame this large (its row
 	// says whether the DUT said so); no trial of the size was run
 	finder bool
+	// fragmented: the finder found the DUT fragments larger frames, which the spec counts as lost
+	fragmented bool
+	// sent and errors: the frames of the size the refusing trial sent in the direction, and the DUT's ICMP
+	// errors that came back for them (a router that rate-limits its ICMP sends fewer than it refused)
+	sent, errors int64
 }
 
 // refusedLanes are the lanes searching in a trial (pending) of which a direction the DUT refused whole: its
@@ -271,7 +276,7 @@ func (r *Runner) refusedLanes(ctx context.Context, test v1alpha1.TestKind, size 
 		if p.mtu > 0 && (mtu == 0 || p.mtu < mtu) {
 			mtu = p.mtu
 		}
-		out[l] = refusal{mtu: mtu, by: dirs[dr.dir].Name}
+		out[l] = refusal{mtu: mtu, by: dirs[dr.dir].Name, sent: dr.rec.TxFrames, errors: dr.rec.TooBig}
 	}
 	return out, nil
 }
@@ -288,12 +293,14 @@ func (r *Runner) refusedByFinder(size int, lanes [][]int, pending map[int]laneRe
 	for l := range pending {
 		for _, d := range lanes[l] {
 			row := r.pathMTURow(dirs[d].Name)
-			// (a DUT that fragments what does not fit carries larger frames, in pieces: they are measured)
-			if row == nil || row.Undetermined != "" || row.AtLeast || row.Fragmented || row.LargestFrame <= 0 || size <= int(row.LargestFrame) {
+			// (a DUT that fragments what does not fit carries larger frames, in pieces: they are measured,
+			// unless such frames count as lost)
+			fragmentsMeasured := row != nil && row.Fragmented && !r.plan.Traffic.FragmentedLost
+			if row == nil || row.Undetermined != "" || row.AtLeast || fragmentsMeasured || row.LargestFrame <= 0 || size <= int(row.LargestFrame) {
 				continue
 			}
 			for _, other := range lanes[l] {
-				r.refusedTooBig[key{size, other}] = refusal{mtu: int64(row.MTU), by: dirs[d].Name, finder: true}
+				r.refusedTooBig[key{size, other}] = refusal{mtu: int64(row.MTU), by: dirs[d].Name, finder: true, fragmented: row.Fragmented}
 			}
 			out = append(out, l)
 			break
@@ -327,6 +334,8 @@ func onlyRefusedEmpty(drs []dirResult, laneOf map[int]int, refused map[int]refus
 func refusedText(why refusal, dir string) string {
 	text := "too big for the path MTU (the DUT's ICMP named none)"
 	switch {
+	case why.finder && why.fragmented:
+		text = fmt.Sprintf("fragmented by the DUT above the path MTU %d the path MTU finder found, and counted as lost (spec.traffic.fragmentedFrames)", why.mtu)
 	case why.finder:
 		text = fmt.Sprintf("too big for the path MTU %d the path MTU finder found", why.mtu)
 	case why.mtu > 0:
@@ -429,7 +438,11 @@ func (r *Runner) throughput(ctx context.Context, size int) error {
 			// the loss that decides the row: every frame of the refused direction (a bound pair's other
 			// direction shares that verdict; the finder's probes lost every frame of the size)
 			tr.NDR, tr.LossPercent, tr.Refused = r.rate(0, float64(size)), "100", refusedText(why, dirs[d].Name)
-			r.note(fmt.Sprintf("throughput %d B %s: no frame crossed the DUT, which refused every one as %s: the NDR is 0, at any rate", size, dirs[d].Name, tr.Refused))
+			counts := ""
+			if why.sent > 0 && why.by == dirs[d].Name {
+				counts = fmt.Sprintf(" (%d frames sent in the trial, %d ICMP errors back)", why.sent, why.errors)
+			}
+			r.note(fmt.Sprintf("throughput %d B %s: no frame crossed the DUT, which refused every one%s as %s: the NDR is 0, at any rate", size, dirs[d].Name, counts, tr.Refused))
 		case a.undetermined != "":
 			given := "the rate given is the highest a full-length trial passed at, a lower bound"
 			if !best.Found || a.notFound {
@@ -589,11 +602,11 @@ func (r *Runner) imix(ctx context.Context) error {
 				Undetermined: sr.Undetermined}
 			if dr := detailOf(sr.NDRTrial, d); dr != nil && sr.Found {
 				ir.LossPercent = FormatLoss(dr.rec.LossPercent)
-				ir.Classes = classResults(dr.stream.Classes)
+				ir.Classes = r.classResults(dr.stream, dirs[d].Name)
 				ir.Latency = dr.rec.Latency
 			}
 			if dr := detailOf(sr.AboveNDR, d); dr != nil {
-				ir.ClassesAboveNDR = classResults(dr.stream.Classes)
+				ir.ClassesAboveNDR = r.classResults(dr.stream, dirs[d].Name)
 			}
 			switch {
 			case sr.Undetermined != "":
@@ -607,9 +620,16 @@ func (r *Runner) imix(ctx context.Context) error {
 	return err
 }
 
-func classResults(cs []engine.ClassResult) []v1alpha1.ImixClassResult {
+// classResults are an IMIX trial's counts per frame size; none where frames arrived in fragments that count
+// as lost (incomplete, or fragmentedFrames Lost): the engine counts a fragmented frame by its first fragment,
+// per stream, so a size's own loss would leave those out.
+func (r *Runner) classResults(sr *engine.StreamResult, dir string) []v1alpha1.ImixClassResult {
+	if sr.Fragmented > sr.FragmentedWhole || (sr.FragmentedAreLost && sr.Fragmented > 0) {
+		r.note(fmt.Sprintf("IMIX %s: no loss per frame size is given: frames the DUT fragmented count as lost, and the tester counts them per stream, not per size", dir))
+		return nil
+	}
 	var out []v1alpha1.ImixClassResult
-	for _, c := range cs {
+	for _, c := range sr.Classes {
 		out = append(out, v1alpha1.ImixClassResult{FrameSize: int32(c.Size), TxFrames: c.TxFrames, RxFrames: c.RxFrames,
 			LossPercent: FormatLoss(engine.LossPercent(c.Lost(), c.TxFrames))})
 	}

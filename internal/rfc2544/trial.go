@@ -157,6 +157,11 @@ func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, 
 		// Fail closed: a trial the tester spoiled is invalid, neither a pass nor a fail of the DUT.
 		lim := limitsOf(p.Validity)
 		rec.TesterFaults = res.TesterFaults([]int{id}, lim)
+		if pc := res.Port(dirs[d].RX); pc != nil && pc.RxFragmentsUnmatched > 0 && sr.Fragmented > sr.FragmentedWhole {
+			// a frame not whole is the DUT's loss only if the tester saw every fragment that came
+			rec.TesterFaults = append(rec.TesterFaults, fmt.Sprintf("%d fragments arrived that the tester could not match to their frame (another RX queue, or another datagram took their slot first): the %d frames that came in fragments but not whole may be the tester's",
+				pc.RxFragmentsUnmatched, sr.Fragmented-sr.FragmentedWhole))
+		}
 		bounded := r.latencyBounded(ts)
 		// the loss a bounded trial is judged by last: the PDR's tolerance when one is searched
 		judged := ts.tol
@@ -200,9 +205,11 @@ func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, 
 			r.faultNoted = true
 			r.note("trials the tester spoiled are invalid, counted neither for nor against the DUT, and repeated; their records list why (testerFaults). The first: " + rec.TesterFaults[0])
 		}
-		if pc := res.Port(dirs[d].TX); pc != nil && pc.RxTooBig > 0 {
-			rec.TooBig, rec.PathMTU = pc.RxTooBig, pc.TooBigMTU
-			r.note(tooBigNote(ts.size, dirs[d].Name, pc.TooBigMTU, p.Traffic.VLAN != 0))
+		if sr.RxTooBig > 0 {
+			// the errors quoting this direction's own frames (a port's count would include another
+			// stream's sent from the same port)
+			rec.TooBig, rec.PathMTU = sr.RxTooBig, sr.TooBigMTU
+			r.note(tooBigNote(ts.size, dirs[d].Name, sr.TooBigMTU, p.Traffic.VLAN != 0))
 		}
 		if sr.Fragmented > 0 {
 			rec.Fragmented, rec.FragmentedWhole, rec.Fragments = sr.Fragmented, sr.FragmentedWhole, sr.Fragments

@@ -225,8 +225,8 @@ func TestFramesTheDUTFragmentsAreMeasuredAndCounted(t *testing.T) {
 	}
 	var counted int64
 	for _, tr := range o.Trials {
-		if tr.Test != v1alpha1.TestThroughput || tr.RxFrames == 0 {
-			continue
+		if tr.Test != v1alpha1.TestThroughput || tr.RxFrames == 0 || tr.TesterLimited {
+			continue // (a trial the tester spoiled, e.g. its ring dropped a fragment on a busy host)
 		}
 		counted += tr.Fragmented
 		if tr.Fragmented != tr.RxFrames || tr.FragmentedWhole != tr.Fragmented || tr.Fragments != 2*tr.Fragmented {

@@ -45,6 +45,9 @@ type DUT struct {
 	PathMTUPorts []int
 	// PathMTUSilent drops the frames over PathMTU without any ICMP error: the tester counts none.
 	PathMTUSilent bool
+	// FragmentsUnmatched are fragments a trial the tester's receiver could not match to their frame (they
+	// came on another RX queue): as many fragmented frames are not whole, through no fault of the DUT.
+	FragmentsUnmatched int64
 	// TesterMaxFPS is the most the tester's CPU can send per stream (0: line rate).
 	TesterMaxFPS float64
 	// TesterPortMaxFPS is the most the tester's port carries per stream (0: line rate), as a link slower
@@ -367,13 +370,14 @@ func (e *Engine) RunTrial(ctx context.Context, t engine.TrialConfig, progress fu
 		if stalled {
 			lost = tx
 		}
-		var fragmented int64
+		var fragmented, tooBig int64
 		if refused := d.refused(l.s.Sizes, tx); refused > 0 && l.s.Fragmentable && (len(d.PathMTUPorts) == 0 || slices.Contains(d.PathMTUPorts, l.s.TX)) {
 			fragmented = refused // DF clear: the path fragments what it would refuse
 		} else if refused > 0 && (len(d.PathMTUPorts) == 0 || slices.Contains(d.PathMTUPorts, l.s.TX)) {
 			lost += refused
 			if !d.PathMTUSilent {
 				res.Ports = append(res.Ports, engine.PortCounters{ID: l.s.TX, RxTooBig: refused, TooBigMTU: int64(d.PathMTU)})
+				tooBig = refused
 			}
 			// nothing arrives: the engine's stall check ends a trial longer than it
 			stall := t.Stall
@@ -422,9 +426,17 @@ func (e *Engine) RunTrial(ctx context.Context, t engine.TrialConfig, progress fu
 		sr := engine.StreamResult{ID: t.Streams[i], TargetFPS: l.target, AchievedFPS: l.fps, ScheduledFrames: scheduled,
 			Saturated: tx < scheduled, TxFrames: tx, RxFrames: rx, Corrupted: corrupted,
 			TxBytes: int64(float64(tx) * l.mean), RxBytes: int64(float64(rx) * l.mean)}
+		if tooBig > 0 {
+			sr.RxTooBig, sr.TooBigMTU = tooBig, int64(d.PathMTU)
+		}
 		if fragmented = min(fragmented, rx); fragmented > 0 {
 			sr.Fragmented, sr.FragmentedWhole = fragmented, fragmented
 			sr.Fragments = fragmented * d.fragmentsOf(slices.Max(l.s.Sizes))
+			if n := min(d.FragmentsUnmatched, fragmented); n > 0 {
+				sr.FragmentedWhole -= n
+				sr.Fragments -= n
+				res.Ports = append(res.Ports, engine.PortCounters{ID: l.s.RX, RxFragmentsUnmatched: n})
+			}
 		}
 		if d.TesterLagAbovePercent > 0 && t.Burst == 0 && l.target > d.TesterLagAbovePercent/100*d.lineFPS(l.mean)*(1+1e-9) {
 			sr.TxMaxLagNs, sr.TxPeakFPS = 5_000_000, int64(d.lineFPS(l.mean))
