@@ -137,6 +137,9 @@ int do_trial(struct args *a, struct out *o)
 	lr.tx_pool_dirty |= nonzero;
 	lr.tx_copy_whole = zero && nonzero;
 	struct lr_trial *t = &lr.trial;
+	/* the new trial's number before any counter is zeroed, the streams' too: an ICMP error about a frame of
+	 * the trial before, arriving from here on, is no longer counted (rx.c) */
+	t->id = id ? (uint32_t)id : t->id + 1;
 	t->nstreams = ns;
 	for (unsigned i = 0; i < ns; i++) {
 		struct lr_stream *s = lr.streams[(int)ids[i]];
@@ -148,9 +151,6 @@ int do_trial(struct args *a, struct out *o)
 		s->fps = u == 0 ? rate : u == 1 ? rate / (s->mean_frame * 8) : rate / ((s->mean_frame + 20) * 8);
 		s->in_trial = true;
 	}
-	/* the new trial's number before its counters are zeroed: an ICMP error about a frame of the trial before,
-	 * arriving from here on, is no longer counted (rx.c) */
-	t->id = id ? (uint32_t)id : t->id + 1;
 	for (unsigned i = 0; i < lr.nports; i++)
 		for (unsigned q = 0; q < LR_MAX_QUEUES; q++) {
 			struct lr_portq *pq = &lr.ports[i].q[q];

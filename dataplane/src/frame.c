@@ -150,7 +150,7 @@ void lr_frame_write(uint8_t *pkt, const struct lr_tmpl *t, const struct lr_flow_
 		memcpy(ip + 12, ff->src.b, 4);
 		memcpy(ip + 16, ff->dst.b, 4);
 		if (t->fragmentable)
-			put16(ip + 4, lr_ip_id(tag->seq, tag->stream));
+			put16(ip + 4, lr_ip_id(tag->seq, tag->stream, tag->flags));
 		put16(ip + 10, 0); /* a template lr_tmpl_fix_flow completed carries its own */
 		put16(ip + 10, (uint16_t)~lr_fold(lr_sum16(ip, 20, 0)));
 	}

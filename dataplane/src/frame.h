@@ -74,14 +74,15 @@ struct lr_tmpl {
 	bool fragmentable; /* lr_hdr_cfg's: lr_frame_write gives each frame its IP ID */
 };
 
-/* The IP ID of frame seq (its lane's number, engine.h) of stream: the count's low 16 bits with the lane
- * XORed into bits 12-15 and the stream into bits 8-15, so that two lanes' or two streams' frames sent at
- * the same moment between one source and destination do not share an ID while their fragments are on their
- * way (RFC 6864: unique within the datagrams' lifetime, which at a tester's rates is milliseconds; a lane's
- * IDs repeat after 65,536 frames). */
-static inline uint16_t lr_ip_id(uint64_t seq, uint8_t stream)
+/* The IP ID of frame seq (its lane's number, engine.h) of a stream, tag flags flags: the count's low 16
+ * bits, the lane (seq's bit 44 on, in bits 12-14), the stream (bits 8-15) and the flags (the trial's number
+ * and warm-up, bits 0-7) mixed in, so that the frames that are on their way at once (the same moment's, of
+ * other lanes and streams, a warm-up frame and the measured frame of its number, two trials') rarely share
+ * an ID between one source and destination (RFC 6864: unique within the datagrams' lifetime, which at a
+ * tester's rates is milliseconds; a lane's IDs repeat after 65,536 frames). Rarely, not never: 16 bits. */
+static inline uint16_t lr_ip_id(uint64_t seq, uint8_t stream, uint8_t flags)
 {
-	return (uint16_t)(seq ^ (seq >> 32) ^ ((uint64_t)stream << 8));
+	return (uint16_t)(seq ^ (seq >> 32) ^ ((uint64_t)stream << 8) ^ ((uint64_t)flags * 0x9Du));
 }
 
 size_t lr_hdr_len(int l3, bool vlan);

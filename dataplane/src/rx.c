@@ -118,15 +118,21 @@ static inline struct lr_frag_slot *frag_slot(struct lr_portq *pq, const struct l
 	return &pq->frag[(h >> 16) & (LR_FRAG_SLOTS - 1)];
 }
 
+/* Whether the slot holds this fragment's datagram (of this trial). */
+static inline bool frag_same(const struct lr_frag_slot *sl, const struct lr_parsed *ps, uint8_t trial)
+{
+	return sl->used && sl->trial == trial && sl->id == ps->frag_id && sl->src == ps->frag_src &&
+	       sl->dst == ps->frag_dst;
+}
+
 /* The slot of this fragment's datagram, taken anew (from another datagram, or one of an earlier trial) unless
- * it holds this datagram already: a first fragment always starts a datagram of its own, unless the slot waits
- * for its first. Fragments that waited in a slot taken from them for a first that never came are unmatched. */
-static struct lr_frag_slot *frag_claim(struct lr_portq *pq, const struct lr_parsed *ps, bool first)
+ * it holds this datagram already. Fragments that waited in a slot taken from them for a first that never
+ * came are unmatched (those still waiting when the trial ends are not counted). */
+static struct lr_frag_slot *frag_claim(struct lr_portq *pq, const struct lr_parsed *ps)
 {
 	struct lr_frag_slot *sl = frag_slot(pq, ps);
 	uint8_t trial = LR_TRIAL_BITS(lr.trial.id);
-	if (sl->used && sl->trial == trial && sl->id == ps->frag_id && sl->src == ps->frag_src &&
-	    sl->dst == ps->frag_dst && !(first && sl->first))
+	if (frag_same(sl, ps, trial))
 		return sl;
 	if (sl->used && sl->trial == trial && !sl->first)
 		pq->rx_frag_unmatched += sl->early;
@@ -136,10 +142,12 @@ static struct lr_frag_slot *frag_claim(struct lr_portq *pq, const struct lr_pars
 }
 
 /* A datagram is whole once the bytes of its fragments reach its end (told by its last fragment); a hop's
- * fragments do not overlap, a duplicated one would count twice. */
+ * fragments do not overlap. A fragment duplicated before the end is known counts its bytes twice (the frame
+ * may then never be whole); after, the bytes no longer grow. */
 static void frag_add(struct lr_frag_slot *sl, const struct lr_parsed *ps, struct lr_rxq *r)
 {
-	sl->bytes += ps->frag_len;
+	if (sl->end == 0 || sl->bytes < sl->end)
+		sl->bytes += ps->frag_len;
 	if (ps->frag_end != 0)
 		sl->end = ps->frag_end;
 	if (r != NULL) {
@@ -164,7 +172,14 @@ static void analyse_first_fragment(struct lr_run *run, struct lr_port *p, unsign
 	lr_analyse_next(run, p, q, &f, st, arrival_ns32, now);
 	const struct lr_stream *s = lr.streams[tag->stream];
 	struct lr_rxq *r = lr_measured(s, p, tag->flags, st) ? lr_rxq_of(s, q, tag->seq) : NULL;
-	struct lr_frag_slot *sl = frag_claim(&p->q[q], ps, true);
+	struct lr_frag_slot *sl = frag_slot(&p->q[q], ps);
+	if (frag_same(sl, ps, LR_TRIAL_BITS(lr.trial.id)) && sl->first) {
+		/* a copy of a first fragment that came: a duplicate (the analysis counted it as one) */
+		if (sl->measured && r != NULL)
+			r->fragments++;
+		return;
+	}
+	sl = frag_claim(&p->q[q], ps);
 	sl->first = true;
 	sl->stream = tag->stream;
 	sl->lane = (uint8_t)(tag->seq >> LR_LANE_SHIFT);
@@ -180,14 +195,15 @@ static void analyse_first_fragment(struct lr_run *run, struct lr_port *p, unsign
 /* A later fragment: counted in its frame's stream once the first came, before it or after. */
 static void count_fragment(struct lr_port *p, unsigned q, const struct lr_parsed *ps)
 {
-	struct lr_frag_slot *sl = frag_claim(&p->q[q], ps, false);
+	struct lr_frag_slot *sl = frag_claim(&p->q[q], ps);
 	if (!sl->first) {
 		sl->early++;
 		frag_add(sl, ps, NULL);
 		return;
 	}
 	/* of a warm-up frame, or an earlier trial's: as its first, not counted */
-	struct lr_rxq *r = sl->measured ? lr_rxq_of(lr.streams[sl->stream], q, (uint64_t)sl->lane << LR_LANE_SHIFT) : NULL;
+	const struct lr_stream *s = lr.streams[sl->stream];
+	struct lr_rxq *r = sl->measured && s != NULL ? lr_rxq_of(s, q, (uint64_t)sl->lane << LR_LANE_SHIFT) : NULL;
 	frag_add(sl, ps, r);
 }
 

@@ -102,12 +102,12 @@ static void check_too_big(const uint8_t *frame, size_t len, size_t l3_off, int l
 /* A frame built with DF clear carries its own IP ID and a right header checksum; cut as a router cuts it at
  * MTU 1400 (RFC 791: every fragment but the last holds a multiple of 8 bytes), its first fragment parses as
  * the frame (tag, whole size) and the rest as fragments of the same datagram that end where it ends. */
-static void check_fragments(const uint8_t *frame, const struct lr_tmpl *t, uint64_t seq, uint8_t stream, unsigned size)
+static void check_fragments(const uint8_t *frame, const struct lr_tmpl *t, const struct lr_tag *tag, unsigned size)
 {
 	static uint8_t frag[LR_MAX_FRAME];
 	const uint8_t *ip = frame + t->l3_off;
-	CHECK(rd16(ip + 6) == 0 && rd16(ip + 4) == lr_ip_id(seq, stream), "DF clear, IP ID %04x of seq %llx (size %u)",
-	      rd16(ip + 4), (unsigned long long)seq, size);
+	CHECK(rd16(ip + 6) == 0 && rd16(ip + 4) == lr_ip_id(tag->seq, tag->stream, tag->flags), "DF clear, IP ID %04x of seq %llx (size %u)",
+	      rd16(ip + 4), (unsigned long long)tag->seq, size);
 	uint32_t s = 0;
 	for (int i = 0; i < 20; i += 2)
 		s += rd16(ip + i);
@@ -132,13 +132,13 @@ static void check_fragments(const uint8_t *frame, const struct lr_tmpl *t, uint6
 		struct lr_parsed ps;
 		enum lr_kind k = lr_parse(frag, t->l3_off + 20 + len, &ps);
 		if (off == 0) {
-			CHECK(k == LR_KIND_FRAG_FIRST && ps.tag.seq == seq && ps.tag.stream == 9 && ps.frame_size == size,
+			CHECK(k == LR_KIND_FRAG_FIRST && ps.tag.seq == tag->seq && ps.tag.stream == 9 && ps.frame_size == size,
 			      "first fragment of %u B: kind %d seq %llx size %u", size, k, (unsigned long long)ps.tag.seq,
 			      ps.frame_size);
 		} else {
 			CHECK(k == LR_KIND_FRAG_REST, "fragment %u of %u B: kind %d", n, size, k);
 		}
-		CHECK(ps.frag_id == lr_ip_id(seq, stream) && memcmp(&ps.frag_src, ip + 12, 4) == 0 && memcmp(&ps.frag_dst, ip + 16, 4) == 0,
+		CHECK(ps.frag_id == lr_ip_id(tag->seq, tag->stream, tag->flags) && memcmp(&ps.frag_src, ip + 12, 4) == 0 && memcmp(&ps.frag_dst, ip + 16, 4) == 0,
 		      "fragment %u of %u B: the datagram's source, destination and ID", n, size);
 		bytes += ps.frag_len;
 		if (ps.frag_end)
@@ -251,7 +251,7 @@ static void test_frames(void)
 						lr_tmpl_fix_flow(&ft, &ff0);
 						lr_frame_write(fpkt, &ft, &ff0, &tag, ft.len);
 						CHECK(udp_verify(fpkt, ft.l3_off, 4) == 0xffff, "UDP checksum DF clear size=%u", size);
-						check_fragments(fpkt, &ft, tag.seq, tag.stream, size);
+						check_fragments(fpkt, &ft, &tag, size);
 					}
 					CHECK(rd16(pkt + t.l4_off) == (uint16_t)(1024 + f), "sport varies with the flow");
 				}

@@ -326,8 +326,7 @@ type StreamResult struct {
 // FragmentedAreLost). This is the one place loss is computed: the engine reports the counts, and when a
 // stream's two halves come from two engines (Pair) only the runner has them both.
 func (s *StreamResult) Lost() int64 {
-	// (a whole count above the fragmented one is the engine's race between two trials, not loss)
-	received := s.RxFrames - s.Duplicates - max(0, s.Fragmented-s.FragmentedWhole)
+	received := s.RxFrames - s.Duplicates - (s.Fragmented - s.FragmentedWhole)
 	if s.FragmentedAreLost {
 		received -= s.FragmentedWhole
 	}

@@ -442,7 +442,11 @@ func (r *Runner) throughput(ctx context.Context, size int) error {
 			if why.sent > 0 && why.by == dirs[d].Name {
 				counts = fmt.Sprintf(" (%d frames sent in the trial, %d ICMP errors back)", why.sent, why.errors)
 			}
-			r.note(fmt.Sprintf("throughput %d B %s: no frame crossed the DUT, which refused every one%s as %s: the NDR is 0, at any rate", size, dirs[d].Name, counts, tr.Refused))
+			if why.fragmented {
+				r.note(fmt.Sprintf("throughput %d B %s: the DUT fragments frames of this size (the path MTU finder's answer), and spec.traffic.fragmentedFrames counts them as lost: the NDR is 0, at any rate", size, dirs[d].Name))
+			} else {
+				r.note(fmt.Sprintf("throughput %d B %s: no frame crossed the DUT, which refused every one%s as %s: the NDR is 0, at any rate", size, dirs[d].Name, counts, tr.Refused))
+			}
 		case a.undetermined != "":
 			given := "the rate given is the highest a full-length trial passed at, a lower bound"
 			if !best.Found || a.notFound {

@@ -45,8 +45,8 @@ type DUT struct {
 	PathMTUPorts []int
 	// PathMTUSilent drops the frames over PathMTU without any ICMP error: the tester counts none.
 	PathMTUSilent bool
-	// FragmentsUnmatched are fragments a trial the tester's receiver could not match to their frame (they
-	// came on another RX queue): as many fragmented frames are not whole, through no fault of the DUT.
+	// FragmentsUnmatched are fragments a trial whose first fragment never came (the DUT lost it); as many
+	// other fragmented frames are not whole (it lost one of theirs).
 	FragmentsUnmatched int64
 	// TesterMaxFPS is the most the tester's CPU can send per stream (0: line rate).
 	TesterMaxFPS float64
