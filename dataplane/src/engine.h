@@ -86,12 +86,12 @@ struct lr_portq {
 	/* the datagrams whose fragments arrived last, one slot per hash of source, destination and IP ID
 	 * (direct-mapped: a datagram whose slot another takes before all its fragments came loses the rest).
 	 * A hop sends a datagram's fragments back to back, in whatever order, so a small table finds them
-	 * (rx.c). Written by the queue's worker only; a slot of an earlier trial (trial bits) counts as free. */
+	 * (rx.c). Written by the queue's worker only; a slot of an earlier trial counts as free. */
 	struct lr_frag_slot {
 		uint32_t src, dst;
 		uint16_t id;
 		uint8_t stream, lane; /* the first fragment's tag: its frame's stream and lane */
-		uint8_t trial;	      /* LR_TRIAL_BITS of the trial it was taken in */
+		uint32_t trial;	      /* the trial it was taken in (lr.trial.id) */
 		bool used, first;     /* first: its first fragment came (the rest may come before it) */
 		bool measured;	      /* the first's frame is measured (lr_measured): its stream counts the rest */
 		bool whole;	      /* counted as whole already */

@@ -76,7 +76,7 @@ struct lr_tmpl {
 
 /* The IP ID of frame seq (its lane's number, engine.h) of a stream, tag flags flags: the count's low 16
  * bits, the lane (seq's bit 44 on, in bits 12-14), the stream (bits 8-15) and the flags (the trial's number
- * and warm-up, bits 0-7) mixed in, so that the frames that are on their way at once (the same moment's, of
+ * and warm-up, times an odd constant) mixed in, so that the frames that are on their way at once (the same moment's, of
  * other lanes and streams, a warm-up frame and the measured frame of its number, two trials') rarely share
  * an ID between one source and destination (RFC 6864: unique within the datagrams' lifetime, which at a
  * tester's rates is milliseconds; a lane's IDs repeat after 65,536 frames). Rarely, not never: 16 bits. */

@@ -119,7 +119,7 @@ static inline struct lr_frag_slot *frag_slot(struct lr_portq *pq, const struct l
 }
 
 /* Whether the slot holds this fragment's datagram (of this trial). */
-static inline bool frag_same(const struct lr_frag_slot *sl, const struct lr_parsed *ps, uint8_t trial)
+static inline bool frag_same(const struct lr_frag_slot *sl, const struct lr_parsed *ps, uint32_t trial)
 {
 	return sl->used && sl->trial == trial && sl->id == ps->frag_id && sl->src == ps->frag_src &&
 	       sl->dst == ps->frag_dst;
@@ -131,7 +131,7 @@ static inline bool frag_same(const struct lr_frag_slot *sl, const struct lr_pars
 static struct lr_frag_slot *frag_claim(struct lr_portq *pq, const struct lr_parsed *ps)
 {
 	struct lr_frag_slot *sl = frag_slot(pq, ps);
-	uint8_t trial = LR_TRIAL_BITS(lr.trial.id);
+	uint32_t trial = lr.trial.id;
 	if (frag_same(sl, ps, trial))
 		return sl;
 	if (sl->used && sl->trial == trial && !sl->first)
@@ -142,8 +142,9 @@ static struct lr_frag_slot *frag_claim(struct lr_portq *pq, const struct lr_pars
 }
 
 /* A datagram is whole once the bytes of its fragments reach its end (told by its last fragment); a hop's
- * fragments do not overlap. A fragment duplicated before the end is known counts its bytes twice (the frame
- * may then never be whole); after, the bytes no longer grow. */
+ * fragments do not overlap. A duplicated fragment adds its bytes again until they reach the end: the frame
+ * may then count as whole with a fragment missing, or never (a rare DUT fault; its duplicates show in the
+ * fragments count). */
 static void frag_add(struct lr_frag_slot *sl, const struct lr_parsed *ps, struct lr_rxq *r)
 {
 	if (sl->end == 0 || sl->bytes < sl->end)
@@ -173,7 +174,7 @@ static void analyse_first_fragment(struct lr_run *run, struct lr_port *p, unsign
 	const struct lr_stream *s = lr.streams[tag->stream];
 	struct lr_rxq *r = lr_measured(s, p, tag->flags, st) ? lr_rxq_of(s, q, tag->seq) : NULL;
 	struct lr_frag_slot *sl = frag_slot(&p->q[q], ps);
-	if (frag_same(sl, ps, LR_TRIAL_BITS(lr.trial.id)) && sl->first) {
+	if (frag_same(sl, ps, lr.trial.id) && sl->first) {
 		/* a copy of a first fragment that came: a duplicate (the analysis counted it as one) */
 		if (sl->measured && r != NULL)
 			r->fragments++;

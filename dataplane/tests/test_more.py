@@ -912,7 +912,8 @@ class AfXdp(Base):
 
     def test_fragments_are_gathered_in_any_order(self):
         """Fragments sent by hand to a receive-only stream on an af_xdp port (af_packet would reassemble them in
-        the kernel): a datagram in order, one whose last fragment comes first, one missing its middle, and one
+        the kernel): a datagram in order (then a copy of its first and its last), one whose last fragment comes
+        first, one missing its middle, and one
         whose first never comes, its slot then taken by a datagram whose key hashes to the same slot (so the
         orphans are counted unmatched). What each counter must say follows from the order alone."""
         e, tns = self.xdp_loop("xf")
@@ -945,14 +946,16 @@ class AfXdp(Base):
 
         collide = next(i for i in range(1, 65536) if i != 104 and slot(i) == slot(104))
         d1, d2, d3, d4, d5 = (fragments(seq, ip_id) for seq, ip_id in ((0, 101), (1, 102), (2, 103), (3, 104), (4, collide)))
-        frames = d1 + [d2[2], d2[0], d2[1]] + [d3[0], d3[2]] + [d4[1], d4[2]] + d5
+        # d1 then copies of its first and last fragment: a duplicate frame, two fragments more, still one whole
+        frames = d1 + [d1[0], d1[2]] + [d2[2], d2[0], d2[1]] + [d3[0], d3[2]] + [d4[1], d4[2]] + d5
         inject(tns, "t0", frames)
         e.cmd("WAIT timeout_ms=10000")
         r = e.cmd("RESULT")
         s, p1 = r["streams"][0], r["ports"][1]
-        self.assertEqual((s["rx_frames"], s["fragmented"], s["fragmented_whole"], s["fragments"]), (4, 4, 3, 11), s)
+        self.assertEqual((s["rx_frames"], s["duplicates"], s["fragmented"], s["fragmented_whole"], s["fragments"]),
+                         (5, 1, 4, 3, 13), s)
         self.assertEqual((p1["rx_fragments_unmatched"], p1["rx_foreign"]), (2, 0), p1)
-        self.assertEqual(s["rx_bytes"], 4 * 246, "a fragmented frame's size is the whole frame's")
+        self.assertEqual(s["rx_bytes"], 5 * 246, "a fragmented frame's size is the whole frame's")
 
     def test_the_first_queue_an_af_xdp_port_binds_is_reported(self):
         """The PORT reply says from which of its interface's receive queues an af_xdp port binds (the runner

@@ -108,6 +108,11 @@ static void check_fragments(const uint8_t *frame, const struct lr_tmpl *t, const
 	const uint8_t *ip = frame + t->l3_off;
 	CHECK(rd16(ip + 6) == 0 && rd16(ip + 4) == lr_ip_id(tag->seq, tag->stream, tag->flags), "DF clear, IP ID %04x of seq %llx (size %u)",
 	      rd16(ip + 4), (unsigned long long)tag->seq, size);
+	/* the warm-up frame of a number, and the next trial's, carry another ID than this frame */
+	CHECK(lr_ip_id(tag->seq, tag->stream, tag->flags) != lr_ip_id(tag->seq, tag->stream, tag->flags ^ LR_FLAG_WARMUP) &&
+		      lr_ip_id(tag->seq, tag->stream, tag->flags) !=
+			  lr_ip_id(tag->seq, tag->stream, (uint8_t)(LR_TRIAL_BITS(78) | (tag->flags & LR_FLAG_WARMUP))),
+	      "IP ID of seq %llx apart from warm-up's and the next trial's", (unsigned long long)tag->seq);
 	uint32_t s = 0;
 	for (int i = 0; i < 20; i += 2)
 		s += rd16(ip + i);

@@ -326,7 +326,8 @@ type StreamResult struct {
 // FragmentedAreLost). This is the one place loss is computed: the engine reports the counts, and when a
 // stream's two halves come from two engines (Pair) only the runner has them both.
 func (s *StreamResult) Lost() int64 {
-	received := s.RxFrames - s.Duplicates - (s.Fragmented - s.FragmentedWhole)
+	// (never more whole than fragmented: a count the engine got wrong must not hide loss)
+	received := s.RxFrames - s.Duplicates - max(0, s.Fragmented-s.FragmentedWhole)
 	if s.FragmentedAreLost {
 		received -= s.FragmentedWhole
 	}
@@ -437,9 +438,9 @@ type PortCounters struct {
 	// MTU. TooBigMTU is the smallest MTU they named (0: none named one).
 	RxTooBig  int64 `json:"rx_too_big"`
 	TooBigMTU int64 `json:"too_big_mtu"`
-	// RxFragmentsUnmatched are IPv4 fragments of UDP (not first ones) that no first fragment of a frame
-	// received shortly before on the same RX queue explains: their first was lost, came later or on
-	// another queue.
+	// RxFragmentsUnmatched are IPv4 fragments of UDP whose first fragment never came to them on their RX
+	// queue (the DUT lost it, it came on another queue, or a hash collision took their slot), counted when
+	// another datagram takes their slot.
 	RxFragmentsUnmatched int64 `json:"rx_fragments_unmatched"`
 }
 

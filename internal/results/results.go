@@ -132,6 +132,8 @@ type Trial struct {
 	Fragmented      int64 `json:"fragmented,omitempty"`
 	FragmentedWhole int64 `json:"fragmentedWhole,omitempty"`
 	Fragments       int64 `json:"fragments,omitempty"`
+	// FragmentsUnmatched are fragments that came to the receiving port whose first fragment never did.
+	FragmentsUnmatched int64 `json:"fragmentsUnmatched,omitempty"`
 	// RestExtendedS is how much longer than dutRest the DUT rested before this trial: the trial waited
 	// until nothing had arrived from it for dutRest (it was still forwarding an earlier trial).
 	RestExtendedS float64 `json:"restExtendedS,omitempty"`

@@ -264,6 +264,14 @@ func joinInt32(v []int32) string {
 // drops on receipt (no miss counter: a trial is then judged by how long its ring was left unread,
 // engine.TesterFaults), frames for other MACs (not promiscuous, or not confirmed to be: foreign frames may
 // not be counted), and an RSS spread by UDP ports (its PF hashes IPv4 UDP on the addresses only unless told).
+// rxQueues is how many RX queues port i receives on, by the preflight (1 before it ran).
+func (r *Runner) rxQueues(i int) int {
+	if pf := r.res.Preflight; pf != nil && i < len(pf.Ports) && pf.Ports[i].RxQueues > 0 {
+		return int(pf.Ports[i].RxQueues)
+	}
+	return 1
+}
+
 func (r *Runner) noteVFLimits(i int, port plan.Port, info *engine.PortInfo) {
 	if !r.receives(i) {
 		return

@@ -157,6 +157,19 @@ func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, 
 		// Fail closed: a trial the tester spoiled is invalid, neither a pass nor a fail of the DUT.
 		lim := limitsOf(p.Validity)
 		rec.TesterFaults = res.TesterFaults([]int{id}, lim)
+		if pc := res.Port(dirs[d].RX); pc != nil && pc.RxFragmentsUnmatched > 0 {
+			rec.FragmentsUnmatched = pc.RxFragmentsUnmatched
+			name := r.plan.Ports[dirs[d].RX].Name
+			if q := r.rxQueues(dirs[d].RX); q > 1 && sr.Fragmented > sr.FragmentedWhole {
+				// a port of several RX queues may hash a datagram's fragments apart: the frames not whole
+				// may be the tester's, and a trial that cannot tell is neither a pass nor a fail
+				rec.TesterFaults = append(rec.TesterFaults, fmt.Sprintf("%d fragments came to port %s whose first fragment never did, on a port of %d RX queues whose hash may have sent them apart from their first: its %d frames not whole may be the tester's (one RX queue tells them apart)",
+					pc.RxFragmentsUnmatched, name, q, sr.Fragmented-sr.FragmentedWhole))
+			} else {
+				// one RX queue gathers every fragment: a first that never came is the DUT's loss
+				r.note(fmt.Sprintf("fragments came to port %s whose first fragment never did (the trial records: fragmentsUnmatched): the DUT lost their first fragments, and their frames count as lost (dataplane/PROTOCOL.md, Fragments)", name))
+			}
+		}
 		bounded := r.latencyBounded(ts)
 		// the loss a bounded trial is judged by last: the PDR's tolerance when one is searched
 		judged := ts.tol
@@ -209,12 +222,6 @@ func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, 
 		if sr.Fragmented > 0 {
 			rec.Fragmented, rec.FragmentedWhole, rec.Fragments = sr.Fragmented, sr.FragmentedWhole, sr.Fragments
 			r.note(fragmentedNote(ts.size, dirs[d].Name, p.Traffic.FragmentedLost))
-		}
-		if pc := res.Port(dirs[d].RX); pc != nil && pc.RxFragmentsUnmatched > 0 {
-			// a DUT that loses first fragments leaves the others unmatched (its loss, counted as such);
-			// fragments that came on another RX queue than their first would too, which the notes must say
-			r.note(fmt.Sprintf("fragments came to port %s whose first fragment never did (the trial records' ports: rx_fragments_unmatched): the DUT lost their first fragments, or, on a port of several RX queues that hashes fragments apart, the tester could not gather them; their frames count as lost (dataplane/PROTOCOL.md, Fragments)",
-				r.plan.Ports[dirs[d].RX].Name))
 		}
 		if sr.Corrupted > 0 {
 			r.note("the DUT corrupted frames: some arrived with a bad IPv4 header or UDP checksum and were not counted as received, so they show as loss (the trial records give how many: corrupt)")
