@@ -90,7 +90,8 @@ struct lr_portq {
 	struct lr_frag_slot {
 		uint32_t src, dst;
 		uint16_t id;
-		uint8_t stream, lane; /* the first fragment's tag: its frame's stream and lane */
+		uint64_t seq;	      /* the first fragment's tag: its frame's number (lane in the top bits) */
+		uint8_t stream;	      /* and stream */
 		uint32_t trial;	      /* the trial it was taken in (lr.trial.id) */
 		bool used, first;     /* first: its first fragment came (the rest may come before it) */
 		bool measured;	      /* the first's frame is measured (lr_measured): its stream counts the rest */

@@ -174,16 +174,20 @@ static void analyse_first_fragment(struct lr_run *run, struct lr_port *p, unsign
 	const struct lr_stream *s = lr.streams[tag->stream];
 	struct lr_rxq *r = lr_measured(s, p, tag->flags, st) ? lr_rxq_of(s, q, tag->seq) : NULL;
 	struct lr_frag_slot *sl = frag_slot(&p->q[q], ps);
-	if (frag_same(sl, ps, lr.trial.id) && sl->first) {
-		/* a copy of a first fragment that came: a duplicate (the analysis counted it as one) */
+	if (frag_same(sl, ps, lr.trial.id) && sl->first && sl->stream == tag->stream && sl->seq == tag->seq) {
+		/* a copy of a first fragment that came: a duplicate (the analysis counted it as one); another frame
+		 * whose ID is the same (a warm-up frame's, 16 bits repeat) starts a datagram of its own below */
 		if (sl->measured && r != NULL)
 			r->fragments++;
 		return;
 	}
 	sl = frag_claim(&p->q[q], ps);
+	if (sl->first) /* the slot held another frame of this ID: this one's datagram starts afresh */
+		*sl = (struct lr_frag_slot){.src = ps->frag_src, .dst = ps->frag_dst, .id = ps->frag_id,
+					    .trial = lr.trial.id, .used = true};
 	sl->first = true;
 	sl->stream = tag->stream;
-	sl->lane = (uint8_t)(tag->seq >> LR_LANE_SHIFT);
+	sl->seq = tag->seq;
 	sl->measured = r != NULL;
 	if (r != NULL) {
 		r->fragmented++;
@@ -204,7 +208,7 @@ static void count_fragment(struct lr_port *p, unsigned q, const struct lr_parsed
 	}
 	/* of a warm-up frame, or an earlier trial's: as its first, not counted */
 	const struct lr_stream *s = lr.streams[sl->stream];
-	struct lr_rxq *r = sl->measured && s != NULL ? lr_rxq_of(s, q, (uint64_t)sl->lane << LR_LANE_SHIFT) : NULL;
+	struct lr_rxq *r = sl->measured && s != NULL ? lr_rxq_of(s, q, sl->seq) : NULL;
 	frag_add(sl, ps, r);
 }
 
