@@ -307,8 +307,9 @@ struct lr_worker {
 	 * waiting in its rings) */
 	uint64_t looked_tsc;
 	uint64_t max_gap_tsc; /* reset by control before a trial starts */
-	/* its sleeps (idle.c): the wake-up the last one asked for (the gap counts from there; 0: it did not
-	 * sleep since), how late wake-ups come (learned), and in this trial how long it slept, how often */
+	/* its sleeps (idle.c): the wake-up the one it is in or last took asked for (the gap counts from there;
+	 * published before it sleeps, for the timeline's collector; a pass sets it to its own start), how late
+	 * wake-ups come (learned), and in this trial how long it slept, how often */
 	uint64_t sleep_until, margin_tsc, slept_tsc, sleeps;
 	/* real time (idle.c): allowed (its first try worked), on now; the window it is judged over, and how long
 	 * it slept in it */

@@ -182,9 +182,12 @@ void lr_idle(struct lr_worker *me, unsigned w, int st)
 	struct pollfd pfds[1 + LR_MAX_PORTS * LR_MAX_QUEUES];
 	for (unsigned i = 0; i <= me->npoll; i++)
 		pfds[i] = (struct pollfd){.fd = me->poll_fds[i], .events = POLLIN};
+	/* published before it sleeps: the timeline's collector, seeing no pass for a while, must know the
+	 * worker chose to wait (a sleep taken for a pause made the DUT's loss in a trial's last settle_ms,
+	 * when nothing is left to send or receive, the tester's) */
+	lr_publish_u64(&me->sleep_until, until);
 	int rc = ppoll(pfds, kernel_wakes ? me->npoll + 1 : 1, &ts, NULL);
 	uint64_t woke = rte_rdtsc();
-	me->sleep_until = until;
 	me->rt_window_slept += woke - now;
 	if (in_trial) {
 		me->slept_tsc += woke - now;

@@ -19,7 +19,8 @@
 static inline void note_pass(struct lr_worker *h, int st, uint64_t now)
 {
 	uint64_t from = h->last_tsc > h->sleep_until ? h->last_tsc : h->sleep_until;
-	h->sleep_until = 0;
+	/* this pass, not 0: until it publishes polled_tsc, the collector would see a stale pass and no sleep */
+	lr_publish_u64(&h->sleep_until, now);
 	if (st != LR_RUNNING && st != LR_DRAINING) {
 		h->last_tsc = 0;
 		return;

@@ -119,6 +119,7 @@ class TimelineBase(test_engine.Base):
         """Starts a timeline trial of stream 0; returns when it measures (time.monotonic() then)."""
         keys = dict(bin_ms=BIN_MS, settle_ms=SETTLE_MS, drain_ms=300)
         keys.update(kw)
+        self.gap_ms = int(keys.get("tester_gap_ms", 1))
         e.cmd("TRIAL streams=0 rates=%s unit=fps duration_ms=%d " % (rate, duration_ms) +
               " ".join("%s=%s" % kv for kv in keys.items()))
         deadline = time.monotonic() + 5
@@ -176,6 +177,14 @@ class TimelineBase(test_engine.Base):
         self.assertEqual(st["outage_frames"], sum(o["frames"] for o in outages))
         self.assertEqual(st["lost"], st["scattered"] + st["outage_frames"],
                          "a lost position is in an outage or scattered")
+        # a pause is a worker's gap beyond any sleep it chose, which RESULT measures too: a sleep the worker
+        # chose (nothing to receive or send at the end of a trial) is none
+        gap_ns = max(w["max_gap_ns"] for w in r["workers"])
+        paused = [b for b in bins if b[4] & PAUSE]
+        if paused:
+            self.assertGreater(gap_ns, self.gap_ms * 1_000_000,
+                               "bins %s flagged pause, but no worker went more than tester_gap_ms (%d ms) between "
+                               "two passes beyond the sleeps it chose (max_gap_ns %d)" % (paused, self.gap_ms, gap_ns))
         interval_ns = 1e9 / rate
         for o in outages:
             self.assertEqual(o["frames"], o["last"] - o["first"] + 1, o)
@@ -388,6 +397,46 @@ table inet lrt {
                 continue
             self.assertEqual([x for x in outages if not x["tester"]], [o], "one outage of the DUT")
             self.check_hold(tl, o, hold, rate, self.lag_allowed(r, rate))
+            return
+        skip_for_load(self, "the tester spoiled both trials, and said so: " + spoiled)
+
+
+    def test_loss_in_the_last_bins_is_the_duts(self):
+        """numgen drops 1 in 23 in the trial's last ~300 ms only: the loss is scattered, exactly the rule's
+        drops, in the last bins, and those bins are the DUT's. After its last frame the tester has nothing to
+        send and, once the last frames are in, nothing to receive: it sleeps, by choice, which is no pause
+        (a chosen sleep taken for one made every DUT loss in the trial's last settle_ms the tester's)."""
+        e = self.router()
+        self.stream(e)
+        rate, duration_ms, n = self.RATE, 2000, 23
+        for attempt in range(2):
+            self.nft("""table inet lrt
+delete table inet lrt
+table inet lrt {
+  counter dropped {}
+  chain lrfwd { type filter hook forward priority 0; policy accept; }
+}""")
+            t0 = self.start(e, rate, duration_ms, tester_lag_ms=TESTER_MS, tester_gap_ms=TESTER_MS)
+            sleep_until(t0 + duration_ms / 1000 - 0.3)
+            sh("nft", "add", "rule", "inet", "lrt", "lrfwd", *TOWARD_RECEIVER.split(), "numgen", "inc", "mod", str(n),
+               "==", "0", "counter", "name", "dropped", "drop", ns=self.rns)
+            r, tl, bins, outages = self.finish(e)
+            dropped = self.nft_counter("dropped")
+            s, st = r["streams"][0], tl["streams"][0]
+            self.books(r, tl, bins, outages, rate, duration_ms)
+            spoiled = self.spoiled_by_tester(r, st, bins)
+            if spoiled:
+                continue
+            self.assertGreater(dropped, 3, "the rule dropped in the last bins")
+            self.assertEqual((st["lost"], st["scattered"], missing(s)), (dropped, dropped, dropped))
+            lossy = [b for b in bins if b[3]]
+            self.assertGreaterEqual(min(b[0] for b in lossy), len(bins) - 5, "the loss is in the last bins: %s" % lossy)
+            flagged = [b for b in lossy if b[4]]
+            gap_ns = max(w["max_gap_ns"] for w in r["workers"])
+            if flagged and gap_ns > TESTER_MS * 1_000_000:
+                spoiled = "a worker paused %d ms: %s" % (gap_ns // 1_000_000, flagged)
+                continue
+            self.assertEqual(flagged, [], "the DUT's loss in the last bins is the DUT's (max_gap_ns %d)" % gap_ns)
             return
         skip_for_load(self, "the tester spoiled both trials, and said so: " + spoiled)
 
