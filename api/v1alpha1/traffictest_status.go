@@ -447,6 +447,25 @@ type PathMTUResult struct {
 	Undetermined string `json:"undetermined,omitempty"`
 }
 
+// FragmentCounts are the frames of one trial that arrived in fragments (sent with DF clear).
+type FragmentCounts struct {
+	// frames arrived in fragments (their first fragment arrived).
+	// +required
+	Frames int64 `json:"frames"`
+	// percent is frames in percent of the frames the trial received (first fragments included).
+	// +required
+	Percent string `json:"percent"`
+	// whole are those of them every fragment of which arrived; the others are lost.
+	// +required
+	Whole int64 `json:"whole"`
+	// fragments is how many fragments of them arrived.
+	// +required
+	Fragments int64 `json:"fragments"`
+	// unmatched counts fragments that arrived whose first fragment never did (their frames are lost).
+	// +optional
+	Unmatched int64 `json:"unmatched,omitempty"`
+}
+
 // ThroughputResult is the NDR (and PDR) at one frame size and direction.
 type ThroughputResult struct {
 	// frameSize is the Ethernet frame size in bytes, FCS included (the RFC 2544 convention).
@@ -479,6 +498,11 @@ type ThroughputResult struct {
 	// latency measured on every frame of the validation trial.
 	// +optional
 	Latency *LatencySummary `json:"latency,omitempty"`
+	// fragmented counts, with spec.traffic.dontFragment false, the frames of the validation trial at the
+	// NDR that arrived in fragments: the DUT carried them, but not as sent (spec.traffic.fragmentedFrames
+	// says whether they counted as received). Absent: none did.
+	// +optional
+	Fragmented *FragmentCounts `json:"fragmented,omitempty"`
 	// trials is the number of trials the search used for this row.
 	// +required
 	Trials int32 `json:"trials"`

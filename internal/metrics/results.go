@@ -31,6 +31,8 @@ var (
 	throughputConditional = prometheus.NewDesc("linerate_throughput_conditional_frames_per_second",
 		"RFC 9971 conditional throughput in frames per second at the NDR or the PDR (goal), where its loss tolerance is not 0: the rate the DUT forwards there.",
 		append(append([]string{}, rowLabels...), "goal"), nil)
+	throughputFragmented = prometheus.NewDesc("linerate_throughput_fragmented_ratio",
+		"The fraction of the frames received in the validation trial at the NDR that arrived in fragments (sent with DF clear: spec.traffic.dontFragment false); absent where none did.", rowLabels, nil)
 	throughputRatio = prometheus.NewDesc("linerate_throughput_line_rate_ratio",
 		"RFC 2544 throughput (NDR) as a fraction of the ports' line rate (L1).", rowLabels, nil)
 	throughputTesterLimited = prometheus.NewDesc("linerate_throughput_tester_limited",
@@ -129,7 +131,7 @@ type ResultsCollector struct {
 
 // Describe implements prometheus.Collector.
 func (c *ResultsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{throughputL1, throughputL2, throughputFPS, throughputConditional, throughputRatio, throughputTesterLimited, throughputUndetermined, latency, frameLoss,
+	for _, d := range []*prometheus.Desc{throughputL1, throughputL2, throughputFPS, throughputConditional, throughputFragmented, throughputRatio, throughputTesterLimited, throughputUndetermined, latency, frameLoss,
 		backToBack, pathMTUFrame, imixL2, timelineOutages, timelineOutageFrames, timelineLostFrames, timelineLoss, timelineLongestOutage, timelineOutageTime,
 		timelineSES, timelineAvailability, timelineLiveOffered, timelineLiveReceived, timelineLiveSeconds, timelineLiveOutages,
 		timelineLiveLost, timelineLiveLastOutage, timelineLiveTesterBins, timelineBins, timelineTesterBins, timelineTesterLimited, penalty, phase, verdict, trials, completion, ndrChange, latencyChange,
@@ -307,6 +309,9 @@ func collectTest(ch chan<- prometheus.Metric, tt *v1alpha1.TrafficTest) {
 			gauge(throughputConditional, float64(c.FramesPerSecond), row(t.FrameSize, t.Direction, "pdr"))
 		}
 		gauge(throughputRatio, percentToRatio(t.NDR.PercentOfLineRate), l)
+		if f := t.Fragmented; f != nil && f.Frames > 0 {
+			gauge(throughputFragmented, percentToRatio(f.Percent), l)
+		}
 	}
 	for _, lr := range r.Latency {
 		if !lr.Aggregate.Valid {

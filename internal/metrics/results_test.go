@@ -315,3 +315,23 @@ func TestConditionalThroughputIsExportedPerGoal(t *testing.T) {
 		t.Errorf("conditional throughput series %q", got)
 	}
 }
+
+// What arrived in fragments at the NDR is exported as a fraction of what arrived, for the rows whose NDR is
+// the DUT's only.
+func TestFragmentedFramesAreExportedAsARatio(t *testing.T) {
+	frag := &v1alpha1.FragmentCounts{Frames: 250, Percent: "25", Whole: 250, Fragments: 500}
+	run := &v1alpha1.TrafficTest{ObjectMeta: metav1.ObjectMeta{Namespace: "lab", Name: "frag"}}
+	run.Status.Phase = v1alpha1.PhaseSucceeded
+	run.Status.Results = &v1alpha1.Results{Throughput: []v1alpha1.ThroughputResult{
+		{FrameSize: 1518, Direction: "measured", NDR: v1alpha1.Rate{FramesPerSecond: 1000}, Fragmented: frag},
+		{FrameSize: 1518, Direction: "limited", NDR: v1alpha1.Rate{FramesPerSecond: 900}, Fragmented: frag, TesterLimited: true},
+		{FrameSize: 64, Direction: "measured", NDR: v1alpha1.Rate{FramesPerSecond: 9000}},
+	}}
+	var got []string
+	for _, m := range gather(t, run)["linerate_throughput_fragmented_ratio"] {
+		got = append(got, fmt.Sprintf("%s %s %.2f", m.labels["frame_size"], m.labels["direction"], m.value))
+	}
+	if strings.Join(got, ", ") != "1518 measured 0.25" {
+		t.Errorf("fragmented series %q", got)
+	}
+}

@@ -424,6 +424,18 @@ func TestTheReportGivesTheConditionalThroughput(t *testing.T) {
 	}
 }
 
+// A row whose frames the DUT fragmented says how many, whole or not, in how many fragments.
+func TestTheReportSaysWhatArrivedInFragments(t *testing.T) {
+	res := &v1alpha1.Results{Throughput: []v1alpha1.ThroughputResult{{FrameSize: 1518, Direction: "west->east",
+		NDR:        v1alpha1.Rate{FramesPerSecond: 1000},
+		Fragmented: &v1alpha1.FragmentCounts{Frames: 10000, Percent: "100", Whole: 9990, Fragments: 19990, Unmatched: 3}}}}
+	html := writtenPage(t, Run{Name: "frag", Results: res})
+	want := "fragmented: 10,000 frames (100 %), 9,990 whole, 19,990 fragments, 3 without their first"
+	if !strings.Contains(html, want) {
+		t.Errorf("the report lacks %q", want)
+	}
+}
+
 // writtenPage is the index.html Write makes of run.
 func writtenPage(t *testing.T, run Run) string {
 	t.Helper()

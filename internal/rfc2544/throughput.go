@@ -10,6 +10,7 @@ import (
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/engine"
 	"linerate.dev/linerate/internal/plan"
+	"linerate.dev/linerate/internal/results"
 	"linerate.dev/linerate/internal/search"
 )
 
@@ -461,6 +462,7 @@ func (r *Runner) throughput(ctx context.Context, size int) error {
 		if dr := detailOf(best.NDRTrial, d); dr != nil && best.Found {
 			tr.LossPercent = FormatLoss(dr.rec.LossPercent)
 			tr.Latency = dr.rec.Latency
+			tr.Fragmented = fragmentCounts(&dr.rec)
 		}
 		if best.PDR != nil {
 			pdr := r.rate(*best.PDR, float64(size))
@@ -486,6 +488,19 @@ func (r *Runner) throughput(ctx context.Context, size int) error {
 		r.note(fmt.Sprintf("throughput was searched %d times per size; the NDR reported is the lowest of the repetitions (validated in every one), the spread gives mean and range", reps))
 	}
 	return runErr
+}
+
+// fragmentCounts are what a trial record says arrived in fragments; nil when nothing did.
+func fragmentCounts(rec *results.Trial) *v1alpha1.FragmentCounts {
+	if rec.Fragmented == 0 && rec.FragmentsUnmatched == 0 {
+		return nil
+	}
+	pct := "0"
+	if rec.RxFrames > 0 {
+		pct = FormatPct(float64(rec.Fragmented) / float64(rec.RxFrames) * 100)
+	}
+	return &v1alpha1.FragmentCounts{Frames: rec.Fragmented, Percent: pct, Whole: rec.FragmentedWhole,
+		Fragments: rec.Fragments, Unmatched: rec.FragmentsUnmatched}
 }
 
 // repetitionsAcc gathers a direction's throughput searches over the repetitions at one size.

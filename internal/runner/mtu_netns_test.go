@@ -224,9 +224,15 @@ func TestFramesTheDUTFragmentsAreMeasuredAndCounted(t *testing.T) {
 		t.Errorf("1518 B crosses in fragments and is measured: %+v", o.Results.Throughput)
 	}
 	var counted int64
+	var rowsTrial bool
+	row := o.Results.Throughput[0]
 	for _, tr := range o.Trials {
 		if tr.Test != v1alpha1.TestThroughput || tr.RxFrames == 0 || tr.TesterLimited {
 			continue // (a trial the tester spoiled, e.g. its ring dropped a fragment on a busy host)
+		}
+		if f := row.Fragmented; f != nil && tr.Lost == 0 && *f == (v1alpha1.FragmentCounts{Frames: tr.Fragmented,
+			Percent: "100", Whole: tr.Fragmented, Fragments: 2 * tr.Fragmented}) {
+			rowsTrial = true
 		}
 		counted += tr.Fragmented
 		if tr.Fragmented != tr.RxFrames || tr.FragmentedWhole != tr.Fragmented || tr.Fragments != 2*tr.Fragmented {
@@ -235,6 +241,9 @@ func TestFramesTheDUTFragmentsAreMeasuredAndCounted(t *testing.T) {
 	}
 	t.Logf("router fragmented %d frames in the run; the throughput records count %d; finder %+v", fragmented, counted,
 		o.Results.PathMTU)
+	if !rowsTrial {
+		t.Errorf("the row's fragment counts %+v are those of none of its passing trials", row.Fragmented)
+	}
 	if counted == 0 || counted > fragmented {
 		t.Errorf("the records count %d fragmented frames; the router fragmented %d", counted, fragmented)
 	}

@@ -79,6 +79,9 @@ func PrintTable(w io.Writer, r *v1alpha1.Results, lossTolerance string) {
 			if t.Refused != "" {
 				mark += " refused: " + t.Refused
 			}
+			if f := t.Fragmented; f != nil {
+				mark += " " + fragmentedText(f)
+			}
 			fmt.Fprintf(tw, "%d B\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d (%s s)%s\t\n", t.FrameSize, t.Direction,
 				fmtInt(t.NDR.FramesPerSecond), units.FormatBits(t.NDR.L2BitsPerSecond),
 				units.FormatBits(t.NDR.L1BitsPerSecond), t.NDR.PercentOfLineRate, t.LossPercent, pdr, lat,
@@ -247,4 +250,13 @@ func conditional(t v1alpha1.ThroughputResult) string {
 		out = append(out, "PDR "+fmtInt(t.PDRConditional.FramesPerSecond))
 	}
 	return strings.Join(out, " / ")
+}
+
+// fragmentedText says what arrived in fragments in a row's trial at the NDR.
+func fragmentedText(f *v1alpha1.FragmentCounts) string {
+	s := fmt.Sprintf("fragmented: %d frames (%s%%), %d whole, %d fragments", f.Frames, f.Percent, f.Whole, f.Fragments)
+	if f.Unmatched > 0 {
+		s += fmt.Sprintf(", %d without their first", f.Unmatched)
+	}
+	return s
 }

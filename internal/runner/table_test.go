@@ -25,3 +25,15 @@ func TestTableShowsTimelineOutages(t *testing.T) {
 		}
 	}
 }
+
+// The console table says what of a row's trial at the NDR arrived in fragments.
+func TestTableSaysWhatArrivedInFragments(t *testing.T) {
+	res := &v1alpha1.Results{Throughput: []v1alpha1.ThroughputResult{{FrameSize: 1518, Direction: "west->east",
+		NDR:        v1alpha1.Rate{FramesPerSecond: 1000},
+		Fragmented: &v1alpha1.FragmentCounts{Frames: 1000, Percent: "100", Whole: 800, Fragments: 1800}}}}
+	var b strings.Builder
+	PrintTable(&b, res, "0")
+	if want := "fragmented: 1000 frames (100%), 800 whole, 1800 fragments"; !strings.Contains(b.String(), want) {
+		t.Errorf("table lacks %q:\n%s", want, b.String())
+	}
+}
