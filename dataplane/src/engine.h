@@ -55,6 +55,7 @@
 #define LR_BURST 32
 #define LR_MAX_QUEUES 8 /* queue pairs per port */
 #define LR_FRAG_SLOTS 256 /* first fragments remembered per RX queue (a power of two) */
+#define LR_FRAG_OFFSETS 8 /* fragments of a datagram whose offsets a slot remembers (to know a copy) */
 #define LR_MAX_WORKERS 16
 /* mbufs each lcore's mempool cache keeps (and up to half again before it flushes) */
 #define LR_POOL_CACHE 256
@@ -98,6 +99,10 @@ struct lr_portq {
 		bool whole;	      /* counted as whole already */
 		uint16_t early;	      /* fragments that came before the first, counted when it comes */
 		uint32_t bytes, end;  /* datagram bytes arrived; where it ends, once its last fragment came (else 0) */
+		/* where the later fragments that came start (the first LR_FRAG_OFFSETS of them): a copy of one
+		 * adds no bytes */
+		uint16_t offsets[LR_FRAG_OFFSETS];
+		uint8_t noffsets;
 	} frag[LR_FRAG_SLOTS];
 } __rte_cache_aligned;
 

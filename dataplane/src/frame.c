@@ -227,8 +227,9 @@ enum lr_kind lr_parse_fragment(const uint8_t *ip, size_t ihl, size_t tot, size_t
 	memcpy(&out->frag_dst, ip + 16, 4);
 	out->frag_id = lr_get16(ip + 4);
 	uint16_t fo = lr_get16(ip + 6);
+	out->frag_off = (uint16_t)((fo & 0x1fff) * 8u);
 	out->frag_len = (uint16_t)(tot - ihl);
-	out->frag_end = (fo & 0x2000) ? 0 : (uint16_t)((fo & 0x1fff) * 8u + out->frag_len);
+	out->frag_end = (fo & 0x2000) ? 0 : (uint16_t)(out->frag_off + out->frag_len);
 	if ((fo & 0x1fff) != 0)
 		return LR_KIND_FRAG_REST;
 	/* the first: the datagram's UDP header and our tag, its length the whole datagram's (longer than this

@@ -301,9 +301,9 @@ struct lr_parsed {
 	 * order); FRAG_FIRST has the tag too, and frame_size the whole frame's, from the UDP length */
 	uint32_t frag_src, frag_dst;
 	uint16_t frag_id;
-	/* the datagram bytes this fragment carries, and where the datagram ends if it is the last (MF clear;
-	 * else 0) */
-	uint16_t frag_len, frag_end;
+	/* where in the datagram this fragment starts (bytes), the bytes it carries, and where the datagram
+	 * ends if it is the last (MF clear; else 0) */
+	uint16_t frag_off, frag_len, frag_end;
 };
 
 /* The rarer kinds, out of line: the bodies of ARP (after the Ethernet header) and ICMPv6 ND. */

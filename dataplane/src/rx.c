@@ -141,13 +141,29 @@ static struct lr_frag_slot *frag_claim(struct lr_portq *pq, const struct lr_pars
 	return sl;
 }
 
+/* Whether a later fragment starting where this one does came to the slot before (a copy); remembered if
+ * not, while there is room. */
+static bool frag_copy(struct lr_frag_slot *sl, uint16_t off)
+{
+	unsigned n = sl->noffsets < LR_FRAG_OFFSETS ? sl->noffsets : LR_FRAG_OFFSETS;
+	for (unsigned i = 0; i < n; i++)
+		if (sl->offsets[i] == off)
+			return true;
+	if (sl->noffsets < LR_FRAG_OFFSETS)
+		sl->offsets[sl->noffsets++] = off;
+	return false;
+}
+
 /* A datagram is whole once the bytes of its fragments reach its end (told by its last fragment); a hop's
- * fragments do not overlap. A duplicated fragment adds its bytes again until they reach the end: the frame
- * may then count as whole with a fragment missing, or never (a rare DUT fault; its duplicates show in the
- * fragments count). */
+ * fragments do not overlap. A copy of a fragment (the same offset; a copy of the first never comes here)
+ * adds no bytes, so a frame missing a fragment never counts as whole for another's copy; it still counts
+ * in the fragments. Past LR_FRAG_OFFSETS later fragments a datagram's copies are not known: their bytes
+ * count until the end is reached (a datagram in more than 9 pieces is a hop of MTU below 200 B for a
+ * 1518 B frame). */
 static void frag_add(struct lr_frag_slot *sl, const struct lr_parsed *ps, struct lr_rxq *r)
 {
-	if (sl->end == 0 || sl->bytes < sl->end)
+	bool copy = ps->frag_off != 0 && frag_copy(sl, ps->frag_off);
+	if (!copy && (sl->end == 0 || sl->bytes < sl->end))
 		sl->bytes += ps->frag_len;
 	if (ps->frag_end != 0)
 		sl->end = ps->frag_end;

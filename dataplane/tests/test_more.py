@@ -913,9 +913,10 @@ class AfXdp(Base):
     def test_fragments_are_gathered_in_any_order(self):
         """Fragments sent by hand to a receive-only stream on an af_xdp port (af_packet would reassemble them in
         the kernel): a datagram in order (then a copy of its first and its last), one whose last fragment comes
-        first, one missing its middle, and one
+        first, one missing its middle, one
         whose first never comes, its slot then taken by a datagram whose key hashes to the same slot (so the
-        orphans are counted unmatched). What each counter must say follows from the order alone."""
+        orphans are counted unmatched), and one missing a piece a copy of another would make up in bytes. What
+        each counter must say follows from the order alone."""
         e, tns = self.xdp_loop("xf")
         e.cmd("PORT id=0 ip4=198.18.1.2/24 peer_mac=%s" % self.net.mac("t1", tns))
         e.cmd("PORT id=1 ip4=198.19.1.2/24 peer_mac=%s" % self.net.mac("t0", tns))
@@ -928,12 +929,12 @@ class AfXdp(Base):
         src = bytes.fromhex(self.net.mac("t0", tns).replace(":", ""))
         saddr, daddr = bytes([198, 18, 1, 2]), bytes([198, 19, 1, 2])
 
-        def fragments(seq, ip_id):
-            """A 208 B UDP datagram (its tag, then zeros) of frame seq, cut at 96 and 160 bytes."""
+        def fragments(seq, ip_id, cuts=(96, 160)):
+            """A 208 B UDP datagram (its tag, then zeros) of frame seq, cut at the given bytes."""
             tag = struct.pack("!HBBQIH", 0x4C52, (trial & 0x7F) << 1, 0, seq, 0, 0)
             body = struct.pack("!HHHH", 1024, 1024, 208, 0) + tag + bytes(208 - 8 - len(tag))
             out = []
-            for off, end in ((0, 96), (96, 160), (160, 208)):
+            for off, end in zip((0,) + cuts, cuts + (208,)):
                 flags = (0x2000 if end < 208 else 0) | off // 8
                 hdr = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + end - off, ip_id, flags, 64, 17, 0, saddr, daddr)
                 hdr = hdr[:10] + struct.pack("!H", csum(hdr)) + hdr[12:]
@@ -946,16 +947,21 @@ class AfXdp(Base):
 
         collide = next(i for i in range(1, 65536) if i != 104 and slot(i) == slot(104))
         d1, d2, d3, d4, d5 = (fragments(seq, ip_id) for seq, ip_id in ((0, 101), (1, 102), (2, 103), (3, 104), (4, collide)))
+        # d6 in four pieces of 48, 48, 48 and 64 bytes: its third never comes, a copy of its second does, whose
+        # bytes would make up the third's (never whole: a copy adds nothing)
+        self.assertNotIn(slot(105), [slot(i) for i in (101, 102, 103, 104, collide)])
+        d6 = fragments(5, 105, cuts=(48, 96, 144))
         # d1 then copies of its first and last fragment: a duplicate frame, two fragments more, still one whole
-        frames = d1 + [d1[0], d1[2]] + [d2[2], d2[0], d2[1]] + [d3[0], d3[2]] + [d4[1], d4[2]] + d5
+        frames = d1 + [d1[0], d1[2]] + [d2[2], d2[0], d2[1]] + [d3[0], d3[2]] + [d4[1], d4[2]] + d5 + \
+            [d6[0], d6[1], d6[1], d6[3]]
         inject(tns, "t0", frames)
         e.cmd("WAIT timeout_ms=10000")
         r = e.cmd("RESULT")
         s, p1 = r["streams"][0], r["ports"][1]
         self.assertEqual((s["rx_frames"], s["duplicates"], s["fragmented"], s["fragmented_whole"], s["fragments"]),
-                         (5, 1, 4, 3, 13), s)
+                         (6, 1, 5, 3, 17), s)
         self.assertEqual((p1["rx_fragments_unmatched"], p1["rx_foreign"]), (2, 0), p1)
-        self.assertEqual(s["rx_bytes"], 5 * 246, "a fragmented frame's size is the whole frame's")
+        self.assertEqual(s["rx_bytes"], 6 * 246, "a fragmented frame's size is the whole frame's")
 
     def test_the_first_queue_an_af_xdp_port_binds_is_reported(self):
         """The PORT reply says from which of its interface's receive queues an af_xdp port binds (the runner
