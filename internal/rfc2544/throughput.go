@@ -227,9 +227,9 @@ func (r *Runner) searchLanes(ctx context.Context, test v1alpha1.TestKind, size, 
 	return out, firstErr
 }
 
-// errRefused ends the search of a lane whose every frame the DUT refused as too big for its MTU: the size
-// does not fit there, at any rate.
-var errRefused = errors.New("the DUT refused every frame as too big for its MTU")
+// errRefused ends the search of a lane whose every frame the DUT refused as too big for its MTU, or
+// fragmented where the spec counts fragmented frames as lost: the size does not fit there, at any rate.
+var errRefused = errors.New("the DUT refused every frame of the size (too big for its MTU, or fragmented)")
 
 // refusal is why a direction's frames of a size never cross: the DUT refused them as too big (MTU, from
 // its ICMP; 0: it named none), in that direction or, for a lane whose directions share one verdict, in
@@ -240,7 +240,8 @@ type refusal struct {
 	// finder: the path MTU finder of the run found the direction carries no frame this large (its row
 	// says whether the DUT said so); no trial of the size was run
 	finder bool
-	// fragmented: the finder found the DUT fragments larger frames, which the spec counts as lost
+	// fragmented: the DUT fragments frames of the size (the finder found it, or a trial's every frame that
+	// crossed came in fragments), which the spec counts as lost
 	fragmented bool
 	// sent and errors: the frames of the size the refusing trial sent in the direction, and the DUT's ICMP
 	// errors that came back for them (a router that rate-limits its ICMP sends fewer than it refused)
@@ -260,10 +261,19 @@ func (r *Runner) refusedLanes(ctx context.Context, test v1alpha1.TestKind, size 
 	out := map[int]refusal{}
 	for _, dr := range drs {
 		l := laneOf[dr.dir]
-		if _, searching := pending[l]; !searching || dr.rec.TooBig == 0 || dr.rec.RxFrames > 0 {
+		if _, searching := pending[l]; !searching {
 			continue
 		}
 		if _, done := out[l]; done {
+			continue
+		}
+		if r.plan.Traffic.FragmentedLost && dr.rec.Fragmented > 0 && dr.rec.RxFrames-dr.rec.Duplicates <= dr.rec.Fragmented {
+			// every frame that crossed came in fragments, which the spec counts as lost: a hop's MTU is
+			// smaller, at any rate (a fragment is the DUT's answer, whatever the tester's part)
+			out[l] = refusal{by: dirs[dr.dir].Name, fragmented: true, sent: dr.rec.TxFrames}
+			continue
+		}
+		if dr.rec.TooBig == 0 || dr.rec.RxFrames > 0 {
 			continue
 		}
 		p, err := r.probePathMTU(ctx, test, dr.dir, size)
@@ -337,6 +347,8 @@ func refusedText(why refusal, dir string) string {
 	switch {
 	case why.finder && why.fragmented:
 		text = fmt.Sprintf("fragmented by the DUT above the path MTU %d the path MTU finder found, and counted as lost (spec.traffic.fragmentedFrames)", why.mtu)
+	case why.fragmented:
+		text = "fragmented by the DUT, and counted as lost (spec.traffic.fragmentedFrames)"
 	case why.finder:
 		text = fmt.Sprintf("too big for the path MTU %d the path MTU finder found", why.mtu)
 	case why.mtu > 0:
@@ -443,9 +455,12 @@ func (r *Runner) throughput(ctx context.Context, size int) error {
 			if why.sent > 0 && why.by == dirs[d].Name {
 				counts = fmt.Sprintf(" (%d frames sent in the trial, %d ICMP errors back)", why.sent, why.errors)
 			}
-			if why.fragmented {
+			switch {
+			case why.fragmented && why.finder:
 				r.note(fmt.Sprintf("throughput %d B %s: the DUT fragments frames of this size (the path MTU finder's answer), and spec.traffic.fragmentedFrames counts them as lost: the NDR is 0, at any rate", size, dirs[d].Name))
-			} else {
+			case why.fragmented:
+				r.note(fmt.Sprintf("throughput %d B %s: the DUT fragments every frame of this size that crosses it (%d sent in the trial), and spec.traffic.fragmentedFrames counts them as lost: the NDR is 0, at any rate (the search stopped at that trial; the path MTU finder gives the largest size that crosses whole)", size, dirs[d].Name, why.sent))
+			default:
 				r.note(fmt.Sprintf("throughput %d B %s: no frame crossed the DUT, which refused every one%s as %s: the NDR is 0, at any rate", size, dirs[d].Name, counts, tr.Refused))
 			}
 		case a.undetermined != "":

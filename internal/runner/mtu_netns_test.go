@@ -193,24 +193,8 @@ func ipv6Router(t *testing.T, rns string) {
 // receiving port is af_xdp: an af_packet port's kernel socket reassembles fragments before the engine sees
 // them (and a finder with DF clear is refused there).
 func TestFramesTheDUTFragmentsAreMeasuredAndCounted(t *testing.T) {
-	eng := need(t)
-	tns, rns := router(t, "fr")
-	sh(t, "ip", "-n", rns, "route", "replace", "198.19.1.0/24", "dev", "r1", "mtu", "lock", "1400")
-	before := routerFragmented(t, rns)
-	dfClear := false
-	o, stderr, err := execCLI(t, eng, tns, routedTest("frag", []v1alpha1.TestKind{v1alpha1.TestPathMTU, v1alpha1.TestThroughput},
-		[]int32{1518}, "1", "1", func(tt *v1alpha1.TrafficTest) {
-			tt.Spec.Traffic.DontFragment = &dfClear
-			tt.Spec.Ports[1].Driver = v1alpha1.DriverAFXDP
-		}), "")
-	fragmented := routerFragmented(t, rns) - before
+	o, fragmented := fragmentingRun(t, "fr", []v1alpha1.TestKind{v1alpha1.TestPathMTU, v1alpha1.TestThroughput}, []int32{1518}, "")
 	defer logTrialsIfFailed(t, o)
-	if strings.Contains(o.Error, "af_xdp") && strings.Contains(o.Error, "unavailable") {
-		t.Skipf("net_af_xdp unavailable here: %s", o.Error)
-	}
-	if err != nil || o.Error != "" {
-		t.Fatalf("run: %v %q\n%s", err, o.Error, stderr)
-	}
 	if len(o.Results.PathMTU) != 1 {
 		t.Fatalf("one direction, one finder row: %+v", o.Results.PathMTU)
 	}
@@ -250,6 +234,69 @@ func TestFramesTheDUTFragmentsAreMeasuredAndCounted(t *testing.T) {
 	if notes := strings.Join(o.Results.Notes, "\n"); !strings.Contains(notes, "the DUT fragmented frames of 1518 B") {
 		t.Errorf("the notes must say the DUT fragmented 1518 B frames: %q", o.Results.Notes)
 	}
+}
+
+// Through a route of MTU 1400 with DF clear, and fragmented frames counting as lost (a DUT that must carry
+// them whole), 1518 B is refused as fragmented from its first trial, with no search down to the floor: the
+// router fragmented every frame of it (its FragOKs count what the trial sent, warm-up frames too). 64 B is
+// measured.
+func TestFramesTheSpecWantsWholeAreRefusedWhenTheDUTFragmentsThem(t *testing.T) {
+	o, fragmented := fragmentingRun(t, "fl", []v1alpha1.TestKind{v1alpha1.TestThroughput}, []int32{64, 1518}, v1alpha1.FragmentedLost)
+	defer logTrialsIfFailed(t, o)
+	rows := map[int32]v1alpha1.ThroughputResult{}
+	for _, row := range o.Results.Throughput {
+		rows[row.FrameSize] = row
+	}
+	// (on a loaded host the tester may spoil 64 B's trials down to nothing, and say so: not the point here)
+	if small := rows[64]; small.Refused != "" || (small.NDR.FramesPerSecond <= 0 && !small.TesterLimited) || small.Fragmented != nil {
+		t.Errorf("64 B crosses whole and is measured: %+v", small)
+	}
+	big := rows[1518]
+	if big.Refused != "fragmented by the DUT, and counted as lost (spec.traffic.fragmentedFrames)" || big.NDR.FramesPerSecond != 0 ||
+		big.LossPercent != "100" || big.Trials != 1 {
+		t.Errorf("1518 B is refused as fragmented by its first trial: %+v", big)
+	}
+	var sent int64
+	for _, tr := range o.Trials {
+		if tr.FrameSize != 1518 {
+			continue
+		}
+		sent += tr.TxFrames
+		if tr.Fragmented != tr.RxFrames-tr.Duplicates || tr.Fragmented == 0 {
+			t.Errorf("every 1518 B frame that arrived came in fragments: %+v", tr)
+		}
+	}
+	t.Logf("the router fragmented %d frames; the 1518 B trial sent %d measured frames: %+v", fragmented, sent, big)
+	if sent == 0 || fragmented < sent {
+		t.Errorf("the router fragmented %d frames, fewer than the %d measured frames of 1518 B sent", fragmented, sent)
+	}
+}
+
+// fragmentingRun runs tests at sizes through a router whose route toward the receiver has MTU 1400, the
+// frames sent with DF clear, received on an af_xdp port (an af_packet socket reassembles fragments); it
+// returns the run and how many datagrams the router fragmented meanwhile (skipped where af_xdp cannot run).
+func fragmentingRun(t *testing.T, tag string, tests []v1alpha1.TestKind, sizes []int32, counted v1alpha1.FragmentedFrames) (cliOut, int64) {
+	t.Helper()
+	eng := need(t)
+	tns, rns := router(t, tag)
+	sh(t, "ip", "-n", rns, "route", "replace", "198.19.1.0/24", "dev", "r1", "mtu", "lock", "1400")
+	before := routerFragmented(t, rns)
+	dfClear := false
+	o, stderr, err := execCLI(t, eng, tns, routedTest("frag"+tag, tests, sizes, "1", "1", func(tt *v1alpha1.TrafficTest) {
+		tt.Spec.Traffic.DontFragment = &dfClear
+		tt.Spec.Traffic.FragmentedFrames = counted
+		tt.Spec.Ports[1].Driver = v1alpha1.DriverAFXDP
+	}), "")
+	fragmented := routerFragmented(t, rns) - before
+	if strings.Contains(o.Error, "af_xdp") && strings.Contains(o.Error, "unavailable") {
+		t.Skipf("net_af_xdp unavailable here: %s", o.Error)
+	}
+	if err != nil || o.Error != "" {
+		t.Errorf("run: %v %q\n%s", err, o.Error, stderr)
+		logTrialsIfFailed(t, o)
+		t.FailNow()
+	}
+	return o, fragmented
 }
 
 // routerFragmented is the router's own count of the datagrams it fragmented (Ip FragOKs).
