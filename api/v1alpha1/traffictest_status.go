@@ -452,16 +452,19 @@ type FragmentCounts struct {
 	// frames arrived in fragments (their first fragment arrived).
 	// +required
 	Frames int64 `json:"frames"`
-	// percent is frames in percent of the frames the trial received (first fragments included).
+	// percent is frames in percent of the frames the trial received (first fragments included, copies
+	// not): "100" only when every one came in fragments, "0" only when none did.
 	// +required
 	Percent string `json:"percent"`
-	// whole are those of them every fragment of which arrived; the others are lost.
+	// whole are those of them every fragment of which arrived; the others are lost (and with
+	// spec.traffic.fragmentedFrames Lost, these too).
 	// +required
 	Whole int64 `json:"whole"`
 	// fragments is how many fragments of them arrived.
 	// +required
 	Fragments int64 `json:"fragments"`
-	// unmatched counts fragments that arrived whose first fragment never did (their frames are lost).
+	// unmatched counts the fragments that came to the receiving port in the trial whose first fragment
+	// never did (their frames are lost); the port's count, shared by every stream it receives.
 	// +optional
 	Unmatched int64 `json:"unmatched,omitempty"`
 }
@@ -500,7 +503,7 @@ type ThroughputResult struct {
 	Latency *LatencySummary `json:"latency,omitempty"`
 	// fragmented counts, with spec.traffic.dontFragment false, the frames of the validation trial at the
 	// NDR that arrived in fragments: the DUT carried them, but not as sent (spec.traffic.fragmentedFrames
-	// says whether they counted as received). Absent: none did.
+	// says whether they counted as received). Absent: no fragment of the trial arrived.
 	// +optional
 	Fragmented *FragmentCounts `json:"fragmented,omitempty"`
 	// trials is the number of trials the search used for this row.
@@ -919,6 +922,10 @@ type ImixResult struct {
 	// then a lower bound, and no verdict rests on it.
 	// +optional
 	Undetermined string `json:"undetermined,omitempty"`
+	// refused says why no frame of the mix crossed the DUT in this direction, where the DUT said so: every
+	// size of the mix is too big for the MTU its ICMP named. The NDR is then 0, at any rate.
+	// +optional
+	Refused string `json:"refused,omitempty"`
 }
 
 // Diagnosis of what limits the DUT, fitted over the frame-size sweep: time per frame = a + b*bytes.

@@ -55,7 +55,8 @@
 #define LR_BURST 32
 #define LR_MAX_QUEUES 8 /* queue pairs per port */
 #define LR_FRAG_SLOTS 256 /* first fragments remembered per RX queue (a power of two) */
-#define LR_FRAG_OFFSETS 8 /* fragments of a datagram whose offsets a slot remembers (to know a copy) */
+/* a bit per 8 B of the largest datagram: where its fragments that came start (a copy starts where another did) */
+#define LR_FRAG_WORDS ((LR_MAX_FRAME / 8 + 63) / 64)
 #define LR_MAX_WORKERS 16
 /* mbufs each lcore's mempool cache keeps (and up to half again before it flushes) */
 #define LR_POOL_CACHE 256
@@ -99,10 +100,9 @@ struct lr_portq {
 		bool whole;	      /* counted as whole already */
 		uint16_t early;	      /* fragments that came before the first, counted when it comes */
 		uint32_t bytes, end;  /* datagram bytes arrived; where it ends, once its last fragment came (else 0) */
-		/* where the later fragments that came start (the first LR_FRAG_OFFSETS of them): a copy of one
+		/* where the later fragments that came start, a bit per 8 B (fragments start on 8 B): a copy of one
 		 * adds no bytes */
-		uint16_t offsets[LR_FRAG_OFFSETS];
-		uint8_t noffsets;
+		uint64_t starts[LR_FRAG_WORDS];
 	} frag[LR_FRAG_SLOTS];
 } __rte_cache_aligned;
 
@@ -353,6 +353,10 @@ struct lr_trial {
 	uint64_t warmup_tsc, duration_tsc, drain_tsc, stall_tsc;
 	/* a worker gap longer than this is a timeline event (worker.c; 0: no timeline) */
 	uint64_t gap_mark_tsc;
+	/* a timeline trial's longest sleep (idle.c; 0: none): settle less the gap mark, so that a worker the host
+	 * holds up after an early wake-up, which the collector sees only once the sleep it asked for is over by
+	 * the gap mark, never holds a frame past settle unseen */
+	uint64_t sleep_cap_tsc;
 	/* set by control at start */
 	uint64_t start_tsc;
 	/* set by the worker at each transition */

@@ -169,6 +169,8 @@ void lr_idle(struct lr_worker *me, unsigned w, int st)
 	/* the leader looks for a stall in its receivers' passes: they pass four times per stall limit at least */
 	if (in_trial && lr.trial.stall_tsc && cap > lr.trial.stall_tsc / 4)
 		cap = lr.trial.stall_tsc / 4;
+	if (in_trial && lr.trial.sleep_cap_tsc && cap > lr.trial.sleep_cap_tsc)
+		cap = lr.trial.sleep_cap_tsc;
 	uint64_t now = rte_rdtsc();
 	uint64_t due = lr_tx_next_due(w, st, now);
 	if (w == 0)
@@ -188,6 +190,9 @@ void lr_idle(struct lr_worker *me, unsigned w, int st)
 	lr_publish_u64(&me->sleep_until, until);
 	int rc = ppoll(pfds, kernel_wakes ? me->npoll + 1 : 1, &ts, NULL);
 	uint64_t woke = rte_rdtsc();
+	/* woken early (a frame came): a hold-up from now on is a gap, seen as one at once; woken late: the
+	 * lateness is */
+	lr_publish_u64(&me->sleep_until, woke < until ? woke : until);
 	me->rt_window_slept += woke - now;
 	if (in_trial) {
 		me->slept_tsc += woke - now;

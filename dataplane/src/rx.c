@@ -142,24 +142,23 @@ static struct lr_frag_slot *frag_claim(struct lr_portq *pq, const struct lr_pars
 }
 
 /* Whether a later fragment starting where this one does came to the slot before (a copy); remembered if
- * not, while there is room. */
+ * not. (A datagram past the largest frame is none of ours: its offsets are not kept.) */
 static bool frag_copy(struct lr_frag_slot *sl, uint16_t off)
 {
-	unsigned n = sl->noffsets < LR_FRAG_OFFSETS ? sl->noffsets : LR_FRAG_OFFSETS;
-	for (unsigned i = 0; i < n; i++)
-		if (sl->offsets[i] == off)
-			return true;
-	if (sl->noffsets < LR_FRAG_OFFSETS)
-		sl->offsets[sl->noffsets++] = off;
+	unsigned unit = off / 8u;
+	if (unit >= LR_FRAG_WORDS * 64u)
+		return false;
+	uint64_t bit = 1ull << (unit & 63u);
+	if (sl->starts[unit >> 6] & bit)
+		return true;
+	sl->starts[unit >> 6] |= bit;
 	return false;
 }
 
 /* A datagram is whole once the bytes of its fragments reach its end (told by its last fragment); a hop's
  * fragments do not overlap. A copy of a fragment (the same offset; a copy of the first never comes here)
  * adds no bytes, so a frame missing a fragment never counts as whole for another's copy; it still counts
- * in the fragments. Past LR_FRAG_OFFSETS later fragments a datagram's copies are not known: their bytes
- * count until the end is reached (a datagram in more than 9 pieces is a hop of MTU below 200 B for a
- * 1518 B frame). */
+ * in the fragments. */
 static void frag_add(struct lr_frag_slot *sl, const struct lr_parsed *ps, struct lr_rxq *r)
 {
 	bool copy = ps->frag_off != 0 && frag_copy(sl, ps->frag_off);

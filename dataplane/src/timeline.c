@@ -521,6 +521,7 @@ int lr_timeline_start(const struct lr_tl_params *p, struct out *o)
 	for (unsigned w = 0; w < lr.nworkers; w++)
 		tl.worker_gaps[w] = lr_peek_u64(&lr.workers[w].gap_events);
 	t->gap_mark_tsc = tl.gap_tsc ? tl.gap_tsc : 1;
+	t->sleep_cap_tsc = tl.settle_tsc > t->gap_mark_tsc ? tl.settle_tsc - t->gap_mark_tsc : 1;
 	tl.on = true;
 	return 0;
 }
@@ -537,6 +538,7 @@ void lr_timeline_off(void)
 {
 	tl.on = false;
 	lr.trial.gap_mark_tsc = 0;
+	lr.trial.sleep_cap_tsc = 0;
 	for (unsigned i = 0; i < lr.trial.nstreams; i++) {
 		struct lr_stream *s = lr.streams[lr.trial.streams[i]];
 		for (unsigned k = 0; k < LR_MAX_QUEUES; k++)

@@ -15,16 +15,15 @@
 
 /* The time since this worker's previous pass, kept while a trial measures or drains: its longest gap is
  * how long frames could wait for it (struct lr_worker). A sleep it chose counts from where it asked to be
- * woken: an early wake-up (a frame arrived) is no gap, a late one is. */
+ * woken, or from its wake-up if earlier (idle.c): the sleep is no gap, a late wake-up is, and so is a
+ * hold-up between an early wake-up and the pass. */
 static inline void note_pass(struct lr_worker *h, int st, uint64_t now)
 {
 	uint64_t from = h->last_tsc > h->sleep_until ? h->last_tsc : h->sleep_until;
 	/* this pass, not 0: until it publishes polled_tsc, the collector would see a stale pass and no sleep */
 	lr_publish_u64(&h->sleep_until, now);
-	if (st != LR_RUNNING && st != LR_DRAINING) {
-		h->last_tsc = 0;
-		return;
-	}
+	/* the previous pass measured or drained: the gap since counts even if the trial ended meanwhile (frames
+	 * waited; the timeline's collector may have flagged it already) */
 	if (h->last_tsc && now > from) {
 		uint64_t gap = now - from;
 		if (gap > h->max_gap_tsc)
@@ -32,7 +31,7 @@ static inline void note_pass(struct lr_worker *h, int st, uint64_t now)
 		if (unlikely(lr.trial.gap_mark_tsc && gap > lr.trial.gap_mark_tsc))
 			lr_timeline_event(&h->gap_events, &h->gap_ack, &h->gap_from_tsc, from);
 	}
-	h->last_tsc = now;
+	h->last_tsc = st == LR_RUNNING || st == LR_DRAINING ? now : 0;
 }
 
 int lr_worker_main(void *arg)

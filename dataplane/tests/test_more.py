@@ -915,8 +915,8 @@ class AfXdp(Base):
         the kernel): a datagram in order (then a copy of its first and its last), one whose last fragment comes
         first, one missing its middle, one
         whose first never comes, its slot then taken by a datagram whose key hashes to the same slot (so the
-        orphans are counted unmatched), and one missing a piece a copy of another would make up in bytes. What
-        each counter must say follows from the order alone."""
+        orphans are counted unmatched), and two missing a piece a copy of another would make up in bytes (in 4
+        and in 11 pieces). What each counter must say follows from the order alone."""
         e, tns = self.xdp_loop("xf")
         e.cmd("PORT id=0 ip4=198.18.1.2/24 peer_mac=%s" % self.net.mac("t1", tns))
         e.cmd("PORT id=1 ip4=198.19.1.2/24 peer_mac=%s" % self.net.mac("t0", tns))
@@ -951,17 +951,22 @@ class AfXdp(Base):
         # bytes would make up the third's (never whole: a copy adds nothing)
         self.assertNotIn(slot(105), [slot(i) for i in (101, 102, 103, 104, collide)])
         d6 = fragments(5, 105, cuts=(48, 96, 144))
+        # d7 in eleven pieces, 48 bytes (the tag's) then ten of 16 (a slot keeps every piece's start, not a
+        # few): its tenth never comes, a copy of its eleventh does
+        self.assertNotIn(slot(106), [slot(i) for i in (101, 102, 103, 104, 105, collide)])
+        d7 = fragments(6, 106, cuts=(48,) + tuple(range(64, 208, 16)))
+        self.assertEqual(len(d7), 11)
         # d1 then copies of its first and last fragment: a duplicate frame, two fragments more, still one whole
         frames = d1 + [d1[0], d1[2]] + [d2[2], d2[0], d2[1]] + [d3[0], d3[2]] + [d4[1], d4[2]] + d5 + \
-            [d6[0], d6[1], d6[1], d6[3]]
+            [d6[0], d6[1], d6[1], d6[3]] + d7[:9] + [d7[10], d7[10]]
         inject(tns, "t0", frames)
         e.cmd("WAIT timeout_ms=10000")
         r = e.cmd("RESULT")
         s, p1 = r["streams"][0], r["ports"][1]
         self.assertEqual((s["rx_frames"], s["duplicates"], s["fragmented"], s["fragmented_whole"], s["fragments"]),
-                         (6, 1, 5, 3, 17), s)
+                         (7, 1, 6, 3, 28), s)
         self.assertEqual((p1["rx_fragments_unmatched"], p1["rx_foreign"]), (2, 0), p1)
-        self.assertEqual(s["rx_bytes"], 6 * 246, "a fragmented frame's size is the whole frame's")
+        self.assertEqual(s["rx_bytes"], 7 * 246, "a fragmented frame's size is the whole frame's")
 
     def test_the_first_queue_an_af_xdp_port_binds_is_reported(self):
         """The PORT reply says from which of its interface's receive queues an af_xdp port binds (the runner

@@ -651,6 +651,66 @@ func TestFragmentedFramesTheSpecCountsAsLostAreRefusedByTheFinder(t *testing.T) 
 	}
 }
 
+// A size is refused as fragmented only where every frame of it that crossed came in fragments: a DUT that
+// fragments half of them (the other half take a path whose MTU carries them whole) is searched, its NDR 0
+// where fragmented frames count as lost at a loss tolerance of 0; and with repetitions a refused size runs
+// its one trial, not one per repetition.
+func TestASizeIsRefusedAsFragmentedOnlyWhenEveryFrameIs(t *testing.T) {
+	p := planFor(t, v1alpha1.TestThroughput)
+	p.FrameSizes = []int{1518}
+	p.Traffic.Fragmentable, p.Traffic.FragmentedLost = true, true
+	e := sim.New(sim.DUT{CapacityFPS: 2e6, PathMTU: 1400, FragmentedShare: 0.5})
+	res, err := rfc2544.New(p, e, &recorder{}, rfc2544.Options{Sleep: e.Sleep}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Throughput) != 1 || res.Throughput[0].Refused != "" || res.Throughput[0].Trials < 2 || res.Throughput[0].NDR.FramesPerSecond != 0 {
+		t.Errorf("half fragmented: searched, not refused, NDR 0: %+v", res.Throughput)
+	}
+
+	p.Throughput.Repetitions = 3
+	e = sim.New(sim.DUT{CapacityFPS: 2e6, PathMTU: 1400})
+	res, err = rfc2544.New(p, e, &recorder{}, rfc2544.Options{Sleep: e.Sleep}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Throughput) != 1 || res.Throughput[0].Refused == "" || res.Throughput[0].Trials != 1 {
+		t.Errorf("every frame fragmented, 3 repetitions: refused by one trial: %+v", res.Throughput)
+	}
+}
+
+// An IMIX every frame of which is too big for the DUT's MTU (its ICMP names the MTU) is a result, NDR 0 and
+// why, from its first trial, not a stall that ends the run: the throughput test that follows still runs.
+// An IMIX with a class that fits is measured as before (its refused classes are its loss).
+func TestAnImixTheDUTRefusesWholeIsAResultNotAStall(t *testing.T) {
+	im := planFor(t, v1alpha1.TestImixThroughput, v1alpha1.TestThroughput)
+	im.FrameSizes = []int{64}
+	im.Imix = &plan.Imix{Cycle: []int{1518, 1500, 1518}, AverageFrameSize: 1512}
+	e := sim.New(sim.DUT{CapacityFPS: 2e6, PathMTU: 1400})
+	rec := &recorder{}
+	res, err := rfc2544.New(im, e, rec, rfc2544.Options{Sleep: e.Sleep}).Run(context.Background())
+	if err != nil {
+		t.Fatalf("a refused IMIX must not end the run: %v", err)
+	}
+	if len(res.Imix) != 1 || res.Imix[0].NDR.FramesPerSecond != 0 || res.Imix[0].LossPercent != "100" || res.Imix[0].Trials != 1 ||
+		res.Imix[0].Refused != "too big for the path MTU 1400 (the DUT's ICMP)" {
+		t.Errorf("the IMIX row: NDR 0, refused, by its first trial: %+v", res.Imix)
+	}
+	if len(res.Throughput) != 1 || pct(res.Throughput[0].NDR.PercentOfLineRate) <= 0 {
+		t.Errorf("64 B is measured after it: %+v", res.Throughput)
+	}
+	if notes := strings.Join(res.Notes, "\n"); !strings.Contains(notes, "IMIX west->east: no frame of the mix crossed the DUT") {
+		t.Errorf("the notes say why: %q", res.Notes)
+	}
+
+	im.Imix = &plan.Imix{Cycle: []int{64, 1518}, AverageFrameSize: 791}
+	e = sim.New(sim.DUT{CapacityFPS: 2e6, PathMTU: 1400})
+	res, err = rfc2544.New(im, e, &recorder{}, rfc2544.Options{Sleep: e.Sleep}).Run(context.Background())
+	if err != nil || len(res.Imix) != 1 || res.Imix[0].Refused != "" {
+		t.Errorf("an IMIX with a class that fits is measured, not refused: %v %+v", err, res.Imix)
+	}
+}
+
 // Frames that leave with DF clear through a path whose MTU is smaller are fragmented, not refused: the size
 // is measured (no stall), its trial records count the frames that came in fragments, and what they count as
 // is the spec's: received when whole (the default), or lost (fragmentedFrames Lost), which takes 1518 B's

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -254,9 +256,6 @@ type refusal struct {
 // the trial's rate is not refusing the size; a router that rate-limits its ICMP may send none for the
 // probe). A lane whose directions share one verdict fails with any of them.
 func (r *Runner) refusedLanes(ctx context.Context, test v1alpha1.TestKind, size int, drs []dirResult, laneOf map[int]int, pending map[int]laneReq) (map[int]refusal, error) {
-	if size == 0 {
-		return nil, nil // an IMIX: its refused sizes show as its classes' loss
-	}
 	dirs := r.plan.Directions()
 	out := map[int]refusal{}
 	for _, dr := range drs {
@@ -267,13 +266,21 @@ func (r *Runner) refusedLanes(ctx context.Context, test v1alpha1.TestKind, size 
 		if _, done := out[l]; done {
 			continue
 		}
-		if r.plan.Traffic.FragmentedLost && dr.rec.Fragmented > 0 && dr.rec.RxFrames-dr.rec.Duplicates <= dr.rec.Fragmented {
+		if size > 0 && r.plan.Traffic.FragmentedLost && dr.rec.Fragmented > 0 && dr.rec.RxFrames-dr.rec.Duplicates <= dr.rec.Fragmented {
 			// every frame that crossed came in fragments, which the spec counts as lost: a hop's MTU is
 			// smaller, at any rate (a fragment is the DUT's answer, whatever the tester's part)
 			out[l] = refusal{by: dirs[dr.dir].Name, fragmented: true, sent: dr.rec.TxFrames}
 			continue
 		}
 		if dr.rec.TooBig == 0 || dr.rec.RxFrames > 0 {
+			continue
+		}
+		if size == 0 {
+			// an IMIX is refused whole only where the MTU the DUT's ICMP named is below its every size (a size
+			// that fits shows the others as the mix's loss); no probe: the ICMP's MTU decides each size
+			if mtu := dr.rec.PathMTU; mtu > 0 && int64(slices.Min(r.plan.Imix.Cycle)-plan.FrameOverhead(r.plan.Traffic.VLAN != 0)) > mtu {
+				out[l] = refusal{mtu: mtu, by: dirs[dr.dir].Name, sent: dr.rec.TxFrames, errors: dr.rec.TooBig}
+			}
 			continue
 		}
 		p, err := r.probePathMTU(ctx, test, dr.dir, size)
@@ -294,7 +301,7 @@ func (r *Runner) refusedLanes(ctx context.Context, test v1alpha1.TestKind, size 
 
 // refusedByFinder are the searching lanes (pending) of which a direction cannot carry frames of size by the
 // path MTU finder of this run (a determined row, not "at least"), marked refused: a DUT that drops larger
-// frames silently would only stall their trials.
+// frames silently would only stall their trials. A lane an earlier repetition found refused is, too.
 func (r *Runner) refusedByFinder(size int, lanes [][]int, pending map[int]laneReq) []int {
 	if size == 0 {
 		return nil
@@ -302,6 +309,10 @@ func (r *Runner) refusedByFinder(size int, lanes [][]int, pending map[int]laneRe
 	dirs := r.plan.Directions()
 	var out []int
 	for l := range pending {
+		if _, before := r.refusedTooBig[key{size, lanes[l][0]}]; before {
+			out = append(out, l)
+			continue
+		}
 		for _, d := range lanes[l] {
 			row := r.pathMTURow(dirs[d].Name)
 			// (a DUT that fragments what does not fit carries larger frames, in pieces: they are measured,
@@ -452,14 +463,17 @@ func (r *Runner) throughput(ctx context.Context, size int) error {
 			// direction shares that verdict; the finder's probes lost every frame of the size)
 			tr.NDR, tr.LossPercent, tr.Refused = r.rate(0, float64(size)), "100", refusedText(why, dirs[d].Name)
 			counts := ""
-			if why.sent > 0 && why.by == dirs[d].Name {
+			switch {
+			case why.sent > 0 && why.by == dirs[d].Name && why.fragmented:
+				counts = fmt.Sprintf(" (%d frames sent in the trial, every one that crossed in fragments)", why.sent)
+			case why.sent > 0 && why.by == dirs[d].Name:
 				counts = fmt.Sprintf(" (%d frames sent in the trial, %d ICMP errors back)", why.sent, why.errors)
 			}
 			switch {
 			case why.fragmented && why.finder:
 				r.note(fmt.Sprintf("throughput %d B %s: the DUT fragments frames of this size (the path MTU finder's answer), and spec.traffic.fragmentedFrames counts them as lost: the NDR is 0, at any rate", size, dirs[d].Name))
 			case why.fragmented:
-				r.note(fmt.Sprintf("throughput %d B %s: the DUT fragments every frame of this size that crosses it (%d sent in the trial), and spec.traffic.fragmentedFrames counts them as lost: the NDR is 0, at any rate (the search stopped at that trial; the path MTU finder gives the largest size that crosses whole)", size, dirs[d].Name, why.sent))
+				r.note(fmt.Sprintf("throughput %d B %s: refused as %s%s: the NDR is 0, at any rate (the search stopped at the trial that showed it; the path MTU finder gives the largest size that crosses whole)", size, dirs[d].Name, tr.Refused, counts))
 			default:
 				r.note(fmt.Sprintf("throughput %d B %s: no frame crossed the DUT, which refused every one%s as %s: the NDR is 0, at any rate", size, dirs[d].Name, counts, tr.Refused))
 			}
@@ -491,7 +505,7 @@ func (r *Runner) throughput(ctx context.Context, size int) error {
 			c := r.rate(best.NDRConditional, float64(size))
 			tr.NDRConditional = &c
 		}
-		if reps > 1 {
+		if reps > 1 && !refused {
 			tr.Spread = r.ndrSpread(size, dirs[d].Name, a)
 		}
 		// an undetermined NDR is a lower bound: latency and back-to-back are not measured at it
@@ -511,8 +525,17 @@ func fragmentCounts(rec *results.Trial) *v1alpha1.FragmentCounts {
 		return nil
 	}
 	pct := "0"
-	if rec.RxFrames > 0 {
-		pct = FormatPct(float64(rec.Fragmented) / float64(rec.RxFrames) * 100)
+	if received := rec.RxFrames - rec.Duplicates; received > 0 && rec.Fragmented > 0 {
+		p := float64(rec.Fragmented) / float64(received) * 100
+		pct = FormatPct(p)
+		switch {
+		case rec.Fragmented >= received:
+			pct = "100"
+		case pct == "100":
+			pct = "99.999" // some crossed whole, unfragmented: never all
+		case pct == "0":
+			pct = strconv.FormatFloat(p, 'g', 3, 64) // some did: never none
+		}
 	}
 	return &v1alpha1.FragmentCounts{Frames: rec.Fragmented, Percent: pct, Whole: rec.FragmentedWhole,
 		Fragments: rec.Fragments, Unmatched: rec.FragmentsUnmatched}
@@ -634,6 +657,13 @@ func (r *Runner) imix(ctx context.Context) error {
 			ir := v1alpha1.ImixResult{Direction: dirs[d].Name, AverageFrameSize: fmt.Sprintf("%.2f", im.AverageFrameSize),
 				NDR: r.rate(sr.NDR, mean), LossPercent: "0", Trials: int32(sr.Trials), TesterLimited: sr.TesterLimited,
 				Undetermined: sr.Undetermined}
+			if why, refused := r.refusedTooBig[key{0, d}]; refused {
+				ir.NDR, ir.LossPercent, ir.Refused = r.rate(0, mean), "100", refusedText(why, dirs[d].Name)
+				r.note(fmt.Sprintf("IMIX %s: no frame of the mix crossed the DUT, which refused every one as %s (its smallest frame, %d B, is too big): the NDR is 0, at any rate",
+					dirs[d].Name, ir.Refused, slices.Min(im.Cycle)))
+				r.res.Imix = append(r.res.Imix, ir)
+				continue
+			}
 			if dr := detailOf(sr.NDRTrial, d); dr != nil && sr.Found {
 				ir.LossPercent = FormatLoss(dr.rec.LossPercent)
 				ir.Classes = r.classResults(dr.stream, dirs[d].Name)

@@ -35,8 +35,16 @@ func TestAPathMTUSmallerThanAFrameIsAResult(t *testing.T) {
 	for _, r := range o.Results.Throughput {
 		rows[r.FrameSize] = r
 	}
+	// (on a loaded host the tester may spoil a size's search down to nothing, and say so: a row it limited
+	// is skipped for load at the end, after every other claim)
+	var spoiled []int32
 	for _, size := range []int32{64, 1418} {
-		if r, ok := rows[size]; !ok || r.Refused != "" || r.NDR.FramesPerSecond <= 0 {
+		r, ok := rows[size]
+		if ok && r.Refused == "" && r.NDR.FramesPerSecond <= 0 && r.TesterLimited {
+			spoiled = append(spoiled, size)
+			continue
+		}
+		if !ok || r.Refused != "" || r.NDR.FramesPerSecond <= 0 {
 			t.Errorf("%d B fits the path MTU and is measured: %+v", size, r)
 		}
 	}
@@ -69,6 +77,9 @@ func TestAPathMTUSmallerThanAFrameIsAResult(t *testing.T) {
 		if l.FrameSize == 1518 {
 			t.Errorf("latency at a refused size: %+v", l)
 		}
+	}
+	if len(spoiled) > 0 {
+		testenv.SkipForLoad(t, "the tester spoiled the search of %v B down to nothing, and said so", spoiled)
 	}
 }
 

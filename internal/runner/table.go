@@ -76,9 +76,7 @@ func PrintTable(w io.Writer, r *v1alpha1.Results, lossTolerance string) {
 				lat = pct(t.Latency.P50Ns) + " / " + pct(t.Latency.P99Ns)
 			}
 			mark := rowMarks(t.TesterLimited, t.Undetermined, t.CeilingMarginPercent)
-			if t.Refused != "" {
-				mark += " refused: " + t.Refused
-			}
+			mark += refusedMark(t.Refused)
 			if f := t.Fragmented; f != nil {
 				mark += " " + fragmentedText(f)
 			}
@@ -151,7 +149,7 @@ func PrintTable(w io.Writer, r *v1alpha1.Results, lossTolerance string) {
 	for _, m := range r.Imix {
 		fmt.Fprintf(tw, "\nIMIX throughput %s (average %s B): %s frames/s, %s L2, %s%% of line, loss %s%%%s\n", m.Direction,
 			m.AverageFrameSize, fmtInt(m.NDR.FramesPerSecond), units.FormatBits(m.NDR.L2BitsPerSecond),
-			m.NDR.PercentOfLineRate, m.LossPercent, rowMarks(m.TesterLimited, m.Undetermined, m.CeilingMarginPercent))
+			m.NDR.PercentOfLineRate, m.LossPercent, rowMarks(m.TesterLimited, m.Undetermined, m.CeilingMarginPercent)+refusedMark(m.Refused))
 		fmt.Fprintln(tw, "size\ttx\trx\tloss %\tloss % above the NDR\t")
 		for i, c := range m.Classes {
 			above := "-"
@@ -259,4 +257,12 @@ func fragmentedText(f *v1alpha1.FragmentCounts) string {
 		s += fmt.Sprintf(", %d without their first", f.Unmatched)
 	}
 	return s
+}
+
+// refusedMark says why the DUT refused a row's frames ("": it did not).
+func refusedMark(why string) string {
+	if why == "" {
+		return ""
+	}
+	return " refused: " + why
 }

@@ -45,6 +45,9 @@ type DUT struct {
 	PathMTUPorts []int
 	// PathMTUSilent drops the frames over PathMTU without any ICMP error: the tester counts none.
 	PathMTUSilent bool
+	// FragmentedShare is the share of the frames over PathMTU that a path of DF-clear frames fragments, the
+	// others taking a path whose MTU carries them whole (0: all are fragmented).
+	FragmentedShare float64
 	// FragmentsUnmatched are fragments a trial whose first fragment never came (the DUT lost it); as many
 	// other fragmented frames are not whole (it lost one of theirs).
 	FragmentsUnmatched int64
@@ -373,6 +376,9 @@ func (e *Engine) RunTrial(ctx context.Context, t engine.TrialConfig, progress fu
 		var fragmented, tooBig int64
 		if refused := d.refused(l.s.Sizes, tx); refused > 0 && l.s.Fragmentable && (len(d.PathMTUPorts) == 0 || slices.Contains(d.PathMTUPorts, l.s.TX)) {
 			fragmented = refused // DF clear: the path fragments what it would refuse
+			if d.FragmentedShare > 0 {
+				fragmented = int64(math.Round(float64(refused) * d.FragmentedShare))
+			}
 		} else if refused > 0 && (len(d.PathMTUPorts) == 0 || slices.Contains(d.PathMTUPorts, l.s.TX)) {
 			lost += refused
 			if !d.PathMTUSilent {
