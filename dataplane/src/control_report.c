@@ -12,6 +12,19 @@
 #include "trial.h"
 #include "txq.h"
 
+/* A worker's longest gap in the trial beyond the sleeps it chose, with a gap still going on when the trial
+ * ended (it has not passed since, and its next pass, outside the trial, books nothing): frames waited that
+ * long for it, whenever RESULT is asked. */
+static uint64_t worker_gap_tsc(const struct lr_worker *w)
+{
+	uint64_t gap = w->max_gap_tsc;
+	uint64_t polled = lr_peek_u64(&w->polled_tsc), until = lr_peek_u64(&w->sleep_until);
+	uint64_t since = polled > until ? polled : until, end = lr.trial.end_tsc;
+	if (polled != 0 && end > since && end - since > gap)
+		gap = end - since;
+	return gap;
+}
+
 static void put_latency(struct out *o, const struct lr_stream *s, const struct lr_rxq *rx)
 {
 	const struct lr_hist *h = &rx->lat;
@@ -169,7 +182,7 @@ int do_result(struct args *a, struct out *o)
 			if (pq->rx_times.wait_max_ns > tm.wait_max_ns)
 				tm.wait_max_ns = pq->rx_times.wait_max_ns;
 			peak += (pq->rx_peak_win > pq->rx_win_frames ? pq->rx_peak_win : pq->rx_win_frames) * 1000;
-			uint64_t gap = (uint64_t)((double)lr.workers[pq->owner].max_gap_tsc * lr.ns_per_tsc);
+			uint64_t gap = (uint64_t)((double)worker_gap_tsc(&lr.workers[pq->owner]) * lr.ns_per_tsc);
 			if (pq->kring.fd < 0 && !lr.spin)
 				gap += (uint64_t)lr.rx_sleep_us * 1000;
 			if (gap > unread_ns)
@@ -218,7 +231,7 @@ int do_result(struct args *a, struct out *o)
 		}
 		/* its longest gap beyond the sleeps it chose, and the sleeps (idle.h) */
 		put(o, "],\"max_gap_ns\":%llu,\"slept_ns\":%llu,\"sleeps\":%llu}",
-		    (unsigned long long)((double)w->max_gap_tsc * lr.ns_per_tsc),
+		    (unsigned long long)((double)worker_gap_tsc(w) * lr.ns_per_tsc),
 		    (unsigned long long)((double)w->slept_tsc * lr.ns_per_tsc), (unsigned long long)w->sleeps);
 	}
 	put(o, "]}");

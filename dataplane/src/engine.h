@@ -312,9 +312,10 @@ struct lr_worker {
 	 * waiting in its rings) */
 	uint64_t looked_tsc;
 	uint64_t max_gap_tsc; /* reset by control before a trial starts */
-	/* its sleeps (idle.c): the wake-up the one it is in or last took asked for (the gap counts from there;
-	 * published before it sleeps, for the timeline's collector; a pass sets it to its own start), how late
-	 * wake-ups come (learned), and in this trial how long it slept, how often */
+	/* its sleeps (idle.c): the wake-up the one it is in asked for, published before it sleeps (for the
+	 * timeline's collector); after it, the earlier of that and the wake-up; a pass sets it to its own start
+	 * (a gap counts from the latest of these and the previous pass), how late wake-ups come (learned), and in
+	 * this trial how long it slept, how often */
 	uint64_t sleep_until, margin_tsc, slept_tsc, sleeps;
 	/* real time (idle.c): allowed (its first try worked), on now; the window it is judged over, and how long
 	 * it slept in it */
@@ -354,8 +355,8 @@ struct lr_trial {
 	/* a worker gap longer than this is a timeline event (worker.c; 0: no timeline) */
 	uint64_t gap_mark_tsc;
 	/* a timeline trial's longest sleep (idle.c; 0: none): settle less the gap mark, so that a worker the host
-	 * holds up after an early wake-up, which the collector sees only once the sleep it asked for is over by
-	 * the gap mark, never holds a frame past settle unseen */
+	 * holds up between an early wake-up and its publishing it, which the collector sees only once the sleep
+	 * it asked for is over by the gap mark, holds a frame past settle unseen by a pass's work at most */
 	uint64_t sleep_cap_tsc;
 	/* set by control at start */
 	uint64_t start_tsc;

@@ -521,7 +521,8 @@ int lr_timeline_start(const struct lr_tl_params *p, struct out *o)
 	for (unsigned w = 0; w < lr.nworkers; w++)
 		tl.worker_gaps[w] = lr_peek_u64(&lr.workers[w].gap_events);
 	t->gap_mark_tsc = tl.gap_tsc ? tl.gap_tsc : 1;
-	t->sleep_cap_tsc = tl.settle_tsc > t->gap_mark_tsc ? tl.settle_tsc - t->gap_mark_tsc : 1;
+	/* (a gap mark at settle or above leaves half of settle: a worker never spins a whole trial) */
+	t->sleep_cap_tsc = tl.settle_tsc > 2 * t->gap_mark_tsc ? tl.settle_tsc - t->gap_mark_tsc : tl.settle_tsc / 2 + 1;
 	tl.on = true;
 	return 0;
 }

@@ -22,8 +22,12 @@ static inline void note_pass(struct lr_worker *h, int st, uint64_t now)
 	uint64_t from = h->last_tsc > h->sleep_until ? h->last_tsc : h->sleep_until;
 	/* this pass, not 0: until it publishes polled_tsc, the collector would see a stale pass and no sleep */
 	lr_publish_u64(&h->sleep_until, now);
-	/* the previous pass measured or drained: the gap since counts even if the trial ended meanwhile (frames
-	 * waited; the timeline's collector may have flagged it already) */
+	/* outside measurement and drain nothing is booked (control resets the health between trials); a gap
+	 * still going on when the trial ended is RESULT's to add (control_report.c) */
+	if (st != LR_RUNNING && st != LR_DRAINING) {
+		h->last_tsc = 0;
+		return;
+	}
 	if (h->last_tsc && now > from) {
 		uint64_t gap = now - from;
 		if (gap > h->max_gap_tsc)
@@ -31,7 +35,7 @@ static inline void note_pass(struct lr_worker *h, int st, uint64_t now)
 		if (unlikely(lr.trial.gap_mark_tsc && gap > lr.trial.gap_mark_tsc))
 			lr_timeline_event(&h->gap_events, &h->gap_ack, &h->gap_from_tsc, from);
 	}
-	h->last_tsc = st == LR_RUNNING || st == LR_DRAINING ? now : 0;
+	h->last_tsc = now;
 }
 
 int lr_worker_main(void *arg)

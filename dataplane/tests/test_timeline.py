@@ -132,8 +132,6 @@ class TimelineBase(test_engine.Base):
         """RESULT and the whole timeline (every bin and outage, paged) of the trial, once it is done."""
         w = e.cmd("WAIT timeout_ms=600000")
         self.assertEqual(w["state"], "done", w)
-        # a worker the host held up across the trial's end books that gap at its next pass: let it pass
-        time.sleep(0.1)
         r = e.cmd("RESULT")
         tl, bins, outages = self.whole_timeline(e)
         return r, tl, bins, outages

@@ -699,7 +699,7 @@ func TestAnImixTheDUTRefusesWholeIsAResultNotAStall(t *testing.T) {
 	if len(res.Throughput) != 1 || pct(res.Throughput[0].NDR.PercentOfLineRate) <= 0 {
 		t.Errorf("64 B is measured after it: %+v", res.Throughput)
 	}
-	if notes := strings.Join(res.Notes, "\n"); !strings.Contains(notes, "IMIX west->east: no frame of the mix crossed the DUT") {
+	if notes := strings.Join(res.Notes, "\n"); !strings.Contains(notes, "IMIX west->east: refused as too big for the path MTU 1400 (the DUT's ICMP) (no frame of the mix crossed the DUT: its smallest, 1500 B, is too big)") {
 		t.Errorf("the notes say why: %q", res.Notes)
 	}
 
@@ -738,7 +738,7 @@ func TestFragmentedFramesCountAsTheSpecSays(t *testing.T) {
 					t.Errorf("lost=%v: %+v", lost, row)
 				}
 			}
-			if noted := strings.Contains(strings.Join(res.Notes, "\n"), "throughput 1518 B west->east: the DUT fragments every frame of this size"); noted != lost {
+			if noted := strings.Contains(strings.Join(res.Notes, "\n"), "throughput 1518 B west->east: refused as fragmented by the DUT"); noted != lost {
 				t.Errorf("lost=%v: the notes say the size was refused as fragmented only where it counts as lost: %q", lost, res.Notes)
 			}
 			var fragmented int64

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -429,7 +430,7 @@ func (r *Runner) throughput(ctx context.Context, size int) error {
 			if sr == nil {
 				continue
 			}
-			for _, n := range sr.Notes {
+			for _, n := range r.laneNotes(size, lanes[l], sr) {
 				r.note(fmt.Sprintf("throughput %d B %s: %s", size, laneName(dirs, lanes[l]), n))
 			}
 			for _, d := range lanes[l] {
@@ -513,7 +514,13 @@ func (r *Runner) throughput(ctx context.Context, size int) error {
 			testerLimited: best.TesterLimited}
 		r.res.Throughput = append(r.res.Throughput, tr)
 	}
-	if reps > 1 {
+	searched := false // (a size refused in every direction ran its one trial, not one per repetition)
+	for d := range dirs {
+		if _, refused := r.refusedTooBig[key{size, d}]; !refused {
+			searched = true
+		}
+	}
+	if reps > 1 && searched {
 		r.note(fmt.Sprintf("throughput was searched %d times per size; the NDR reported is the lowest of the repetitions (validated in every one), the spread gives mean and range", reps))
 	}
 	return runErr
@@ -539,6 +546,21 @@ func fragmentCounts(rec *results.Trial) *v1alpha1.FragmentCounts {
 	}
 	return &v1alpha1.FragmentCounts{Frames: rec.Fragmented, Percent: pct, Whole: rec.FragmentedWhole,
 		Fragments: rec.Fragments, Unmatched: rec.FragmentsUnmatched}
+}
+
+// laneNotes are a lane's search notes worth saying: a lane refused whole ended its search at the trial that
+// showed it, so "no rate down to the resolution met the tolerance" is not its story (its row's refused is).
+func (r *Runner) laneNotes(size int, lane []int, sr *search.Result) []string {
+	if _, refused := r.refusedTooBig[key{size, lane[0]}]; !refused {
+		return sr.Notes
+	}
+	var out []string
+	for _, n := range sr.Notes {
+		if !strings.HasPrefix(n, "no rate down to") {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // repetitionsAcc gathers a direction's throughput searches over the repetitions at one size.
@@ -646,7 +668,7 @@ func (r *Runner) imix(ctx context.Context) error {
 		if sr == nil {
 			continue
 		}
-		for _, n := range sr.Notes {
+		for _, n := range r.laneNotes(0, lanes[l], sr) {
 			r.note(fmt.Sprintf("IMIX %s: %s", laneName(dirs, lanes[l]), n))
 		}
 		if err != nil && !sr.Found {
@@ -657,10 +679,13 @@ func (r *Runner) imix(ctx context.Context) error {
 			ir := v1alpha1.ImixResult{Direction: dirs[d].Name, AverageFrameSize: fmt.Sprintf("%.2f", im.AverageFrameSize),
 				NDR: r.rate(sr.NDR, mean), LossPercent: "0", Trials: int32(sr.Trials), TesterLimited: sr.TesterLimited,
 				Undetermined: sr.Undetermined}
-			if why, refused := r.refusedTooBig[key{0, d}]; refused {
-				ir.NDR, ir.LossPercent, ir.Refused = r.rate(0, mean), "100", refusedText(why, dirs[d].Name)
-				r.note(fmt.Sprintf("IMIX %s: no frame of the mix crossed the DUT, which refused every one as %s (its smallest frame, %d B, is too big): the NDR is 0, at any rate",
-					dirs[d].Name, ir.Refused, slices.Min(im.Cycle)))
+			if refusal, refused := r.refusedTooBig[key{0, d}]; refused {
+				ir.NDR, ir.LossPercent, ir.Refused = r.rate(0, mean), "100", refusedText(refusal, dirs[d].Name)
+				why := ""
+				if refusal.by == dirs[d].Name {
+					why = fmt.Sprintf(" (no frame of the mix crossed the DUT: its smallest, %d B, is too big)", slices.Min(im.Cycle))
+				}
+				r.note(fmt.Sprintf("IMIX %s: refused as %s%s: the NDR is 0, at any rate", dirs[d].Name, ir.Refused, why))
 				r.res.Imix = append(r.res.Imix, ir)
 				continue
 			}
