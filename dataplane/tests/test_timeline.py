@@ -264,6 +264,17 @@ class TimelineBase(test_engine.Base):
 class DutOutages(TimelineBase):
     RATE = 2000
 
+    def drop_table(self, rule=""):
+        """The router's table of the drop tests: a counter "dropped" and a forward chain holding rule."""
+        self.nft("""table inet lrt
+delete table inet lrt
+table inet lrt {
+  counter dropped {}
+  chain lrfwd { type filter hook forward priority 0; policy accept;
+    %s
+  }
+}""" % rule)
+
     def test_two_holds_are_two_outages_of_exactly_the_frames_dropped(self):
         """An nft rule drops everything toward the receiver twice, ~200 ms and ~2 s, in one 8 s trial: the
         timeline reports exactly two outages of the DUT, each of exactly the frames its rule's counter
@@ -323,14 +334,7 @@ table inet lrt {
         self.stream(e)
         rate, duration_ms, n = self.RATE, 3000, 37
         for attempt in range(2):
-            self.nft("""table inet lrt
-delete table inet lrt
-table inet lrt {
-  counter dropped {}
-  chain lrfwd { type filter hook forward priority 0; policy accept;
-    %s numgen inc mod %d == 0 counter name "dropped" drop
-  }
-}""" % (TOWARD_RECEIVER, n))
+            self.drop_table('%s numgen inc mod %d == 0 counter name "dropped" drop' % (TOWARD_RECEIVER, n))
             self.start(e, rate, duration_ms, tester_lag_ms=TESTER_MS, tester_gap_ms=TESTER_MS)
             r, tl, bins, outages = self.finish(e)
             dropped = self.nft_counter("dropped")
@@ -410,12 +414,7 @@ table inet lrt {
         self.stream(e)
         rate, duration_ms, n = self.RATE, 2000, 23
         for attempt in range(2):
-            self.nft("""table inet lrt
-delete table inet lrt
-table inet lrt {
-  counter dropped {}
-  chain lrfwd { type filter hook forward priority 0; policy accept; }
-}""")
+            self.drop_table()
             t0 = self.start(e, rate, duration_ms, tester_lag_ms=TESTER_MS, tester_gap_ms=TESTER_MS)
             sleep_until(t0 + duration_ms / 1000 - 0.3)
             sh("nft", "add", "rule", "inet", "lrt", "lrfwd", *TOWARD_RECEIVER.split(), "numgen", "inc", "mod", str(n),

@@ -556,7 +556,7 @@ func (r *Runner) laneNotes(size int, lane []int, sr *search.Result) []string {
 	}
 	var out []string
 	for _, n := range sr.Notes {
-		if !strings.HasPrefix(n, "no rate down to") {
+		if !strings.HasPrefix(n, search.NoRateMetNote) {
 			out = append(out, n)
 		}
 	}

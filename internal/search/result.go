@@ -10,6 +10,11 @@ import (
 
 // run searches the NDR with find and then, when Params ask for it, the PDR, and ends the search on the
 // first error.
+
+// NoRateMetNote begins the note of a search that ended on its own with no rate meeting the tolerance: a
+// search that ended otherwise (undetermined, or refused by its caller) drops it.
+const NoRateMetNote = "no rate down to"
+
 func (s *state) run(ctx context.Context, find func(ctx context.Context, tol float64) (float64, *Measurement, error)) (*Result, error) {
 	ndr, ndrM, err := find(ctx, s.p.LossTolerance)
 	s.setNDR(ndr, ndrM)
@@ -63,7 +68,7 @@ func (s *state) stop(err error, what string) error {
 	// the notes of a search that ended on its own (no rate met the tolerance) do not hold for this one
 	kept := s.r.Notes[:0]
 	for _, n := range s.r.Notes {
-		if !strings.HasPrefix(n, "no rate down to") {
+		if !strings.HasPrefix(n, NoRateMetNote) {
 			kept = append(kept, n)
 		}
 	}
@@ -81,7 +86,7 @@ func (s *state) setNDR(ndr float64, m *Measurement) {
 			s.r.Notes = appendOnce(s.r.Notes, fmt.Sprintf("no valid trial passed down to %.2f%% of line rate, and the tester was the limit from %.2f%% on: no throughput of the DUT was measured", s.p.Resolution, s.ceiling))
 			return
 		}
-		s.r.Notes = appendOnce(s.r.Notes, fmt.Sprintf("no rate down to %.2f%% of line rate met the loss tolerance", s.p.Resolution))
+		s.r.Notes = appendOnce(s.r.Notes, fmt.Sprintf(NoRateMetNote+" %.2f%% of line rate met the loss tolerance", s.p.Resolution))
 	} else {
 		s.r.Found, s.r.NDR, s.r.NDRTrial = true, ndr, m
 		s.r.AboveNDR = s.aboveNDR(ndr)
