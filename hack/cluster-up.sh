@@ -212,9 +212,12 @@ cat > "$ST/cni/net.d/00-multus.conf" <<JSON
  "confDir": "$ST/cni/multus.d", "cniDir": "$ST/cni/multus-cache", "binDir": "$ST/cni/bin",
  "logFile": "$ST/logs/multus.log", "logLevel": "${MULTUS_LOG_LEVEL:-error}"}
 JSON
-start containerd containerd --config "$ST/containerd/config.toml"
-waitfor containerd 20 test -S "$ST/containerd/containerd.sock"
 CTR=(ctr --address "$ST/containerd/containerd.sock" -n k8s.io)
+# A run killed before cluster-down leaves containerd's socket behind: a file is no proof that it listens, so
+# a stale one goes before the start and the wait asks containerd itself.
+running containerd || rm -f "$ST/containerd/containerd.sock" "$ST/containerd/containerd.sock.ttrpc"
+start containerd containerd --config "$ST/containerd/config.toml"
+waitfor containerd 30 "${CTR[@]}" version
 
 # --- images: the pause image (built here unless given), then IMAGES
 if ! "${CTR[@]}" images ls -q | grep -qx "$SANDBOX_IMAGE"; then
