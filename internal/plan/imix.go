@@ -2,8 +2,10 @@ package plan
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 
 	"linerate.dev/linerate/api/v1alpha1"
 )
@@ -89,13 +91,17 @@ func NewSchedule(s v1alpha1.ImixSpec) (*Schedule, error) {
 	return sched, nil
 }
 
-// FormatPercent renders a percentage with enough digits to be useful and no more.
+// FormatPercent renders a percentage with enough digits to be useful and no more: two decimals, or three
+// significant digits below 0.01, written out (0.00004, never 4e-05: a reader of a loss column or a
+// Grafana label should not have to parse exponents).
 func FormatPercent(v float64) string {
 	switch {
 	case v == 0:
 		return "0"
-	case v < 0.01:
-		return strconv.FormatFloat(v, 'g', 3, 64)
+	case math.Abs(v) < 0.01:
+		decimals := 2 - int(math.Floor(math.Log10(math.Abs(v))))
+		s := strings.TrimRight(strconv.FormatFloat(v, 'f', decimals, 64), "0")
+		return strings.TrimSuffix(s, ".")
 	default:
 		return strconv.FormatFloat(v, 'f', 2, 64)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -541,7 +540,7 @@ func fragmentCounts(rec *results.Trial) *v1alpha1.FragmentCounts {
 		case pct == "100":
 			pct = "99.999" // some crossed whole, unfragmented: never all
 		case pct == "0":
-			pct = strconv.FormatFloat(p, 'g', 3, 64) // some did: never none
+			pct = plan.FormatPercent(p) // some did: never none
 		}
 	}
 	return &v1alpha1.FragmentCounts{Frames: rec.Fragmented, Percent: pct, Whole: rec.FragmentedWhole,
