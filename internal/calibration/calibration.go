@@ -89,7 +89,9 @@ func (s Shape) differences(o Shape) []string {
 	diff("varied fields", sorted(o.Vary), sorted(s.Vary))
 	diff("VLAN", o.VLAN, s.VLAN)
 	diff("payload", o.Payload, s.Payload)
-	diff("loss tolerance (%)", o.LossTolerance, s.LossTolerance)
+	if !samePercent(o.LossTolerance, s.LossTolerance) {
+		diff("loss tolerance (%)", o.LossTolerance, s.LossTolerance)
+	}
 	diff("search trial", o.SearchTrial, s.SearchTrial)
 	diff("validation trial", o.ValidationTrial, s.ValidationTrial)
 	diff("DF clear", o.Fragmentable, s.Fragmentable)
@@ -378,4 +380,15 @@ func (c *Calibration) floorFor(size int32, dir string) *Floor {
 		return nil
 	}
 	return &c.Floors[i]
+}
+
+// samePercent tells whether two percentages written as text are one number: a calibration stored before
+// plan.FormatPercent wrote small values out ("1e-05") still matches the run that now writes "0.00001".
+func samePercent(a, b string) bool {
+	if a == b {
+		return true
+	}
+	x, errA := strconv.ParseFloat(a, 64)
+	y, errB := strconv.ParseFloat(b, 64)
+	return errA == nil && errB == nil && x == y
 }

@@ -127,6 +127,15 @@ func TestMismatch(t *testing.T) {
 	if got := c.Mismatch(same, pf); got != "" {
 		t.Errorf("the calibrated tester: %q", got)
 	}
+	// a tolerance stored as Go's %g wrote it ("1e-05") is the one the run now writes out
+	c.Shape.LossTolerance, same.LossTolerance = "1e-05", "0.00001"
+	if got := c.Mismatch(same, pf); got != "" {
+		t.Errorf("one tolerance written two ways: %q", got)
+	}
+	same.LossTolerance = "0.00002"
+	if got := c.Mismatch(same, pf); !strings.Contains(got, "loss tolerance (%) 0.00002, calibrated with 1e-05") {
+		t.Errorf("another tolerance: %q", got)
+	}
 }
 
 func TestReadRefusesWhatIsNotACalibration(t *testing.T) {

@@ -180,7 +180,7 @@ func TestResolveSearchGoal(t *testing.T) {
 		{name: "a goal width finer than rates are told apart", goal: &v1alpha1.SearchGoal{Width: "0.001"}, err: `spec.throughput.goal.width: "0.001" must be at least 0.01`},
 		{name: "a goal width of 100", goal: &v1alpha1.SearchGoal{Preset: v1alpha1.GoalCSIT, Width: "100"}, err: `spec.throughput.goal.width: "100" must be at least 0.01 and less than 100`},
 		{name: "a goal width whose bracket at the resolution is finer than rates are told apart", goal: &v1alpha1.SearchGoal{Width: "0.01"}, resolution: "0.05",
-			err: "finer than the 1e-05% rates are told apart by"},
+			err: "finer than the 0.00001% rates are told apart by"},
 		{name: "a goal width that is no number", goal: &v1alpha1.SearchGoal{Width: "half"}, err: `spec.throughput.goal.width: "half" is not a percentage`},
 		{name: "TST009: two full-length trials, half may exceed", goal: &v1alpha1.SearchGoal{DurationSum: d("120s"), ExceedRatio: "50"},
 			want: &Goal{Preset: v1alpha1.GoalRFC2544, FinalTrialDuration: 60 * time.Second, DurationSum: 120 * time.Second, ExceedRatioPercent: 50}},

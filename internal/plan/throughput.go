@@ -119,8 +119,8 @@ func (p *Plan) resolveThroughput(th *v1alpha1.ThroughputParams) error {
 		return err
 	}
 	if g := p.Throughput.Goal; g != nil && g.WidthPercent > 0 && g.WidthPercent/100*p.Throughput.ResolutionPercent < minBracketPercent {
-		return fmt.Errorf("spec.throughput.goal.width: %g%% of the resolution of %g%% is a bracket of %g%% of line rate at the low end, finer than the %g%% rates are told apart by: widen it or raise spec.throughput.resolution",
-			g.WidthPercent, p.Throughput.ResolutionPercent, g.WidthPercent/100*p.Throughput.ResolutionPercent, minBracketPercent)
+		return fmt.Errorf("spec.throughput.goal.width: %g%% of the resolution of %g%% is a bracket of %s%% of line rate at the low end, finer than the %s%% rates are told apart by: widen it or raise spec.throughput.resolution",
+			g.WidthPercent, p.Throughput.ResolutionPercent, FormatPercent(g.WidthPercent/100*p.Throughput.ResolutionPercent), FormatPercent(minBracketPercent))
 	}
 	if p.Throughput.Goal != nil && p.Throughput.Method == v1alpha1.SearchBinary {
 		return fmt.Errorf("spec.throughput.goal applies to the Multistage search; Binary is RFC 2544's own bisection")

@@ -119,8 +119,8 @@ func (c *consoleSink) OnTrial(t results.Trial) {
 	case t.Pass:
 		verdict = "pass"
 	}
-	fmt.Fprintf(c.w, "trial %3d  %-22s %-12s %-10s %-11s %5.1fs  tx %d rx %d lost %d (%.4f%%)  %s\n", t.Seq, what,
-		t.Direction, t.Purpose, offered, t.DurationS, t.TxFrames, t.RxFrames, t.Lost, t.LossPercent, verdict)
+	fmt.Fprintf(c.w, "trial %3d  %-22s %-12s %-10s %-11s %5.1fs  tx %d rx %d lost %d (%s%%)  %s\n", t.Seq, what,
+		t.Direction, t.Purpose, offered, t.DurationS, t.TxFrames, t.RxFrames, t.Lost, plan.FormatPercent(t.LossPercent), verdict)
 }
 func (c *consoleSink) OnProgress(p v1alpha1.Progress) {
 	step := p.StepsDone + 1
