@@ -922,8 +922,10 @@ type ImixResult struct {
 	// then a lower bound, and no verdict rests on it.
 	// +optional
 	Undetermined string `json:"undetermined,omitempty"`
-	// refused says why no frame of the mix crossed the DUT in this direction, where the DUT said so: every
-	// size of the mix is too big for the MTU its ICMP named. The NDR is then 0, at any rate.
+	// refused says why no frame of the mix crossed the DUT whole in this direction, where the DUT said so:
+	// every size of the mix is too big for the MTU its ICMP named, or (spec.traffic.fragmentedFrames Lost)
+	// every frame of it that crossed, its smallest size's too, came in fragments. The NDR is then 0, at any
+	// rate.
 	// +optional
 	Refused string `json:"refused,omitempty"`
 }

@@ -711,6 +711,60 @@ func TestAnImixTheDUTRefusesWholeIsAResultNotAStall(t *testing.T) {
 	}
 }
 
+// An IMIX every frame of which the DUT fragments (DF clear, every size above the path's MTU), with fragments
+// counted as lost, is refused whole by its first trial, as a size is: an MTU does not depend on the rate, so
+// no search down to the floor. Counted as received (the default), the same mix is measured; a mix whose
+// smallest size fits is searched, its fragmented frames its loss.
+func TestAnImixTheDUTFragmentsWholeIsRefusedWhenFragmentsAreLost(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		cycle       []int
+		capacityFPS float64
+		lost        bool
+		wantRefused bool
+	}{
+		{"every size fragmented, counted lost", []int{1518, 1500, 1518}, 2e6, true, true},
+		{"every size fragmented, counted received", []int{1518, 1500, 1518}, 2e6, false, false},
+		{"the smallest fits, counted lost", []int{64, 1518}, 2e6, true, false},
+		// the first trials lose more than the share that fits: no frame crosses whole, but 64 B frames
+		// did cross, whole: the mix is searched, not refused
+		{"the smallest fits, an overloaded DUT, counted lost", []int{64, 1518}, 5e5, true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			im := planFor(t, v1alpha1.TestImixThroughput, v1alpha1.TestThroughput)
+			im.FrameSizes = []int{64}
+			im.Traffic.Fragmentable, im.Traffic.FragmentedLost = true, c.lost
+			im.Imix = &plan.Imix{Cycle: c.cycle, AverageFrameSize: 1512}
+			e := sim.New(sim.DUT{CapacityFPS: c.capacityFPS, PathMTU: 1400})
+			res, err := rfc2544.New(im, e, &recorder{}, rfc2544.Options{Sleep: e.Sleep}).Run(context.Background())
+			if err != nil {
+				t.Fatalf("a fragmented IMIX must not end the run: %v", err)
+			}
+			if len(res.Imix) != 1 {
+				t.Fatalf("one IMIX row: %+v", res.Imix)
+			}
+			row := res.Imix[0]
+			refused := row.Refused == "fragmented by the DUT, and counted as lost (spec.traffic.fragmentedFrames)"
+			if refused != c.wantRefused || (refused && (row.NDR.FramesPerSecond != 0 || row.LossPercent != "100" || row.Trials != 1)) {
+				t.Errorf("refused %v, want %v (NDR 0, loss 100 %%, one trial when refused): %+v", refused, c.wantRefused, row)
+			}
+			if !c.wantRefused && (row.Refused != "" || row.Trials < 2) {
+				t.Errorf("not refused, searched: %+v", row)
+			}
+			if !c.lost && pct(row.NDR.PercentOfLineRate) <= 0 {
+				t.Errorf("fragments counted as received: the mix is measured: %+v", row)
+			}
+			note := "IMIX west->east: refused as fragmented by the DUT, and counted as lost (spec.traffic.fragmentedFrames) (every frame of the mix that crossed the DUT came in fragments, its smallest size, 1500 B, too: "
+			if noted := strings.Contains(strings.Join(res.Notes, "\n"), note); noted != c.wantRefused {
+				t.Errorf("the note %q is there only for a refused mix: %q", note, res.Notes)
+			}
+			if len(res.Throughput) != 1 || pct(res.Throughput[0].NDR.PercentOfLineRate) <= 0 {
+				t.Errorf("64 B is measured after it: %+v", res.Throughput)
+			}
+		})
+	}
+}
+
 // Frames that leave with DF clear through a path whose MTU is smaller are fragmented, not refused: the size
 // is measured (no stall), its trial records count the frames that came in fragments, and what they count as
 // is the spec's: received when whole (the default), or lost (fragmentedFrames Lost), which takes 1518 B's

@@ -254,7 +254,8 @@ type refusal struct {
 // ICMP said the frames were too big and none crossed, and a probe at the path MTU finder's low rate, which
 // the tester did not spoil, confirms that none cross (an MTU does not depend on the rate; a DUT overloaded at
 // the trial's rate is not refusing the size; a router that rate-limits its ICMP may send none for the
-// probe). A lane whose directions share one verdict fails with any of them.
+// probe); or, with fragments counted as lost, every frame that crossed came in fragments (an IMIX's smallest
+// size's among them). A lane whose directions share one verdict fails with any of them.
 func (r *Runner) refusedLanes(ctx context.Context, test v1alpha1.TestKind, size int, drs []dirResult, laneOf map[int]int, pending map[int]laneReq) (map[int]refusal, error) {
 	dirs := r.plan.Directions()
 	out := map[int]refusal{}
@@ -266,9 +267,12 @@ func (r *Runner) refusedLanes(ctx context.Context, test v1alpha1.TestKind, size 
 		if _, done := out[l]; done {
 			continue
 		}
-		if size > 0 && r.plan.Traffic.FragmentedLost && dr.rec.Fragmented > 0 && dr.rec.RxFrames-dr.rec.Duplicates <= dr.rec.Fragmented {
+		if r.plan.Traffic.FragmentedLost && dr.rec.Fragmented > 0 && dr.rec.RxFrames-dr.rec.Duplicates <= dr.rec.Fragmented &&
+			(size > 0 || smallestCrossed(dr.stream, r.plan.Imix.Cycle)) {
 			// every frame that crossed came in fragments, which the spec counts as lost: a hop's MTU is
-			// smaller, at any rate (a fragment is the DUT's answer, whatever the tester's part)
+			// smaller, at any rate (a fragment is the DUT's answer, whatever the tester's part). An IMIX only
+			// when frames of its smallest size crossed too, each of them in fragments: had they all been
+			// lost, the mix's sizes that fit would be unknown.
 			out[l] = refusal{by: dirs[dr.dir].Name, fragmented: true, sent: dr.rec.TxFrames}
 			continue
 		}
@@ -369,6 +373,21 @@ func refusedText(why refusal, dir string) string {
 		text = fmt.Sprintf("%s, in %s, whose verdict this direction shares", text, why.by)
 	}
 	return text
+}
+
+// smallestCrossed tells whether frames of the mix's smallest size arrived in the stream's trial (its size
+// class counts a frame that came in fragments by its first fragment).
+func smallestCrossed(st *engine.StreamResult, cycle []int) bool {
+	if st == nil || len(cycle) == 0 {
+		return false
+	}
+	smallest := slices.Min(cycle)
+	for _, c := range st.Classes {
+		if c.Size == smallest {
+			return c.RxFrames > 0
+		}
+	}
+	return false
 }
 
 // confirmed confirms a Bidirectional pair (joint.go) and books its trials to every direction's row. A
@@ -681,7 +700,11 @@ func (r *Runner) imix(ctx context.Context) error {
 			if refusal, refused := r.refusedTooBig[key{0, d}]; refused {
 				ir.NDR, ir.LossPercent, ir.Refused = r.rate(0, mean), "100", refusedText(refusal, dirs[d].Name)
 				why := ""
-				if refusal.by == dirs[d].Name {
+				switch {
+				case refusal.by != dirs[d].Name:
+				case refusal.fragmented:
+					why = fmt.Sprintf(" (every frame of the mix that crossed the DUT came in fragments, its smallest size, %d B, too: %d frames sent in the trial)", slices.Min(im.Cycle), refusal.sent)
+				default:
 					why = fmt.Sprintf(" (no frame of the mix crossed the DUT: its smallest, %d B, is too big)", slices.Min(im.Cycle))
 				}
 				r.note(fmt.Sprintf("IMIX %s: refused as %s%s: the NDR is 0, at any rate", dirs[d].Name, ir.Refused, why))

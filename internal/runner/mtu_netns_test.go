@@ -279,26 +279,56 @@ func TestFramesTheSpecWantsWholeAreRefusedWhenTheDUTFragmentsThem(t *testing.T) 
 		big.LossPercent != "100" || big.Trials != 1 {
 		t.Errorf("1518 B is refused as fragmented by its first trial: %+v", big)
 	}
+	t.Logf("%+v", big)
+	everyFrameCameInFragments(t, o, 1518, fragmented)
+}
+
+// everyFrameCameInFragments checks the trials of a size (0: an IMIX's) through the fragmenting router: every
+// frame that arrived came in fragments, and the router fragmented at least the measured frames they sent.
+func everyFrameCameInFragments(t *testing.T, o cliOut, size int, fragmented int64) {
+	t.Helper()
 	var sent int64
 	for _, tr := range o.Trials {
-		if tr.FrameSize != 1518 {
+		if tr.FrameSize != size {
 			continue
 		}
 		sent += tr.TxFrames
 		if tr.Fragmented != tr.RxFrames-tr.Duplicates || tr.Fragmented == 0 {
-			t.Errorf("every 1518 B frame that arrived came in fragments: %+v", tr)
+			t.Errorf("every frame of %d B (0: the mix) that arrived came in fragments: %+v", size, tr)
 		}
 	}
-	t.Logf("the router fragmented %d frames; the 1518 B trial sent %d measured frames: %+v", fragmented, sent, big)
+	t.Logf("the router fragmented %d frames; the trials of %d B (0: the mix) sent %d measured frames", fragmented, size, sent)
 	if sent == 0 || fragmented < sent {
-		t.Errorf("the router fragmented %d frames, fewer than the %d measured frames of 1518 B sent", fragmented, sent)
+		t.Errorf("the router fragmented %d frames, fewer than the %d measured frames of %d B sent", fragmented, sent, size)
 	}
+}
+
+// An IMIX every size of which is above the router's MTU of 1400 (1450 and 1518 B, DF clear), with fragments
+// counted as lost, is refused by its first trial: the router fragmented every frame of it that it forwarded
+// (its own FragOKs), none crossed whole.
+func TestAnImixTheDUTFragmentsWholeIsRefusedByItsFirstTrial(t *testing.T) {
+	o, fragmented := fragmentingRun(t, "fi", []v1alpha1.TestKind{v1alpha1.TestImixThroughput}, []int32{64}, v1alpha1.FragmentedLost,
+		func(tt *v1alpha1.TrafficTest) {
+			tt.Spec.Imix = &v1alpha1.ImixSource{Entries: []v1alpha1.ImixEntry{{FrameSize: 1450, Weight: 3}, {FrameSize: 1518, Weight: 1}}}
+		})
+	defer logTrialsIfFailed(t, o)
+	if len(o.Results.Imix) != 1 {
+		t.Fatalf("one IMIX row: %+v", o.Results.Imix)
+	}
+	row := o.Results.Imix[0]
+	if row.Refused != "fragmented by the DUT, and counted as lost (spec.traffic.fragmentedFrames)" || row.NDR.FramesPerSecond != 0 ||
+		row.LossPercent != "100" || row.Trials != 1 {
+		t.Errorf("the IMIX is refused as fragmented by its first trial: %+v", row)
+	}
+	t.Logf("%+v", row)
+	everyFrameCameInFragments(t, o, 0, fragmented)
 }
 
 // fragmentingRun runs tests at sizes through a router whose route toward the receiver has MTU 1400, the
 // frames sent with DF clear, received on an af_xdp port (an af_packet socket reassembles fragments); it
-// returns the run and how many datagrams the router fragmented meanwhile (skipped where af_xdp cannot run).
-func fragmentingRun(t *testing.T, tag string, tests []v1alpha1.TestKind, sizes []int32, counted v1alpha1.FragmentedFrames) (cliOut, int64) {
+// returns the run and how many datagrams the router fragmented meanwhile (skipped where af_xdp cannot run);
+// more change the test further.
+func fragmentingRun(t *testing.T, tag string, tests []v1alpha1.TestKind, sizes []int32, counted v1alpha1.FragmentedFrames, more ...func(*v1alpha1.TrafficTest)) (cliOut, int64) {
 	t.Helper()
 	eng := need(t)
 	tns, rns := router(t, tag)
@@ -309,6 +339,9 @@ func fragmentingRun(t *testing.T, tag string, tests []v1alpha1.TestKind, sizes [
 		tt.Spec.Traffic.DontFragment = &dfClear
 		tt.Spec.Traffic.FragmentedFrames = counted
 		tt.Spec.Ports[1].Driver = v1alpha1.DriverAFXDP
+		for _, m := range more {
+			m(tt)
+		}
 	}), "")
 	fragmented := routerFragmented(t, rns) - before
 	if strings.Contains(o.Error, "af_xdp") && strings.Contains(o.Error, "unavailable") {

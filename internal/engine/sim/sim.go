@@ -373,12 +373,10 @@ func (e *Engine) RunTrial(ctx context.Context, t engine.TrialConfig, progress fu
 		if stalled {
 			lost = tx
 		}
-		var fragmented, tooBig int64
+		var tooBig int64
+		fragmenting := false // DF clear: the path fragments what it would refuse (counted once the loss is known)
 		if refused := d.refused(l.s.Sizes, tx); refused > 0 && l.s.Fragmentable && (len(d.PathMTUPorts) == 0 || slices.Contains(d.PathMTUPorts, l.s.TX)) {
-			fragmented = refused // DF clear: the path fragments what it would refuse
-			if d.FragmentedShare > 0 {
-				fragmented = int64(math.Round(float64(refused) * d.FragmentedShare))
-			}
+			fragmenting = true
 		} else if refused > 0 && (len(d.PathMTUPorts) == 0 || slices.Contains(d.PathMTUPorts, l.s.TX)) {
 			lost += refused
 			if !d.PathMTUSilent {
@@ -435,6 +433,19 @@ func (e *Engine) RunTrial(ctx context.Context, t engine.TrialConfig, progress fu
 		if tooBig > 0 {
 			sr.RxTooBig, sr.TooBigMTU = tooBig, int64(d.PathMTU)
 		}
+		sr.Classes = classes(l.s.Sizes, tx, lost)
+		var fragmented int64
+		if fragmenting {
+			// the frames of the sizes over the MTU that arrived, each size bearing its share of the loss
+			for _, c := range sr.Classes {
+				if c.Size-18 > d.PathMTU {
+					fragmented += c.RxFrames
+				}
+			}
+			if d.FragmentedShare > 0 {
+				fragmented = int64(math.Round(float64(fragmented) * d.FragmentedShare))
+			}
+		}
 		if fragmented = min(fragmented, rx); fragmented > 0 {
 			sr.Fragmented, sr.FragmentedWhole = fragmented, fragmented
 			sr.Fragments = fragmented * d.fragmentsOf(slices.Max(l.s.Sizes))
@@ -452,7 +463,6 @@ func (e *Engine) RunTrial(ctx context.Context, t engine.TrialConfig, progress fu
 		} else {
 			sr.Latency = &engine.Latency{Valid: false, Reason: "no frame received"}
 		}
-		sr.Classes = classes(l.s.Sizes, tx, lost)
 		if d.RxQueues > 1 {
 			sr.RxQueues, sr.Early, sr.MaxEarly, sr.MaxLate = d.RxQueues, rx*int64(d.RxQueues-1)/int64(d.RxQueues), int64(d.RxQueues), 1
 		} else if rx > 0 {
