@@ -434,21 +434,24 @@ func (e *Engine) RunTrial(ctx context.Context, t engine.TrialConfig, progress fu
 			sr.RxTooBig, sr.TooBigMTU = tooBig, int64(d.PathMTU)
 		}
 		sr.Classes = classes(l.s.Sizes, tx, lost)
-		var fragmented int64
+		var fragmented, fragments int64
 		if fragmenting {
-			// the frames of the sizes over the MTU that arrived, each size bearing its share of the loss
-			for _, c := range sr.Classes {
-				if c.Size-18 > d.PathMTU {
-					fragmented += c.RxFrames
+			// the frames of the sizes over the MTU that arrived, each size bearing its share of the loss, and
+			// each cut into its own number of fragments
+			for _, class := range sr.Classes {
+				if class.Size-18 <= d.PathMTU {
+					continue
 				}
-			}
-			if d.FragmentedShare > 0 {
-				fragmented = int64(math.Round(float64(fragmented) * d.FragmentedShare))
+				n := class.RxFrames
+				if d.FragmentedShare > 0 {
+					n = int64(math.Round(float64(n) * d.FragmentedShare))
+				}
+				fragmented += n
+				fragments += n * d.fragmentsOf(class.Size)
 			}
 		}
 		if fragmented = min(fragmented, rx); fragmented > 0 {
-			sr.Fragmented, sr.FragmentedWhole = fragmented, fragmented
-			sr.Fragments = fragmented * d.fragmentsOf(slices.Max(l.s.Sizes))
+			sr.Fragmented, sr.FragmentedWhole, sr.Fragments = fragmented, fragmented, fragments
 			if n := min(d.FragmentsUnmatched, fragmented); n > 0 {
 				sr.FragmentedWhole -= n
 				sr.Fragments -= n
