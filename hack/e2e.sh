@@ -78,6 +78,7 @@ KUBECONFIG=$LR_STATE/cluster/kubeconfig \
 	E2E_HELM_RELEASE=$LR_RELEASE \
 	E2E_DUT_TBF_BPS=$bps \
 	E2E_DUT_PORTS="$LR_WEST_IF,$LR_EAST_IF" \
+	E2E_DUT_CGROUP="$(. "$LR_ROOT/hack/dut/lib.sh" && dut_cgroup "$LR_DUT")" \
 	E2E_REGISTRY=$LR_REGISTRY \
 	E2E_IMAGE_TAG=$LR_IMAGE_TAG \
 	E2E_PUSHED=$LR_STATE/pushed.txt \

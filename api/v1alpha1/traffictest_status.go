@@ -469,6 +469,28 @@ type FragmentCounts struct {
 	Unmatched int64 `json:"unmatched,omitempty"`
 }
 
+// DUTCPUCost is what the DUT's CPU paid for one trial (spec.dut.cpu): the CPU time its cgroup used from the
+// trial's start to its end (warm-up and drain included, every direction of the trial together) over the
+// trial's sending time and over the frames the DUT forwarded.
+type DUTCPUCost struct {
+	// coresBusy is the DUT's CPU seconds per second of the trial: 1 is one core busy the whole trial.
+	// +required
+	CoresBusy string `json:"coresBusy"`
+	// coresAllowed is what the cgroup's CPU quota (or an ancestor's) allows; absent when none limits it.
+	// +optional
+	CoresAllowed string `json:"coresAllowed,omitempty"`
+	// saturated says coresBusy reached 90 % of coresAllowed: the DUT's CPU quota was a limit at this rate.
+	// +optional
+	Saturated bool `json:"saturated,omitempty"`
+	// microsecondsPerKilobyte is the CPU time per 1000 bytes of frames forwarded (Ethernet frames as the
+	// test counts them, FCS included).
+	// +optional
+	MicrosecondsPerKilobyte string `json:"microsecondsPerKilobyte,omitempty"`
+	// microsecondsPerThousandFrames is the CPU time per 1000 frames forwarded.
+	// +optional
+	MicrosecondsPerThousandFrames string `json:"microsecondsPerThousandFrames,omitempty"`
+}
+
 // ThroughputResult is the NDR (and PDR) at one frame size and direction.
 type ThroughputResult struct {
 	// frameSize is the Ethernet frame size in bytes, FCS included (the RFC 2544 convention).
@@ -506,6 +528,10 @@ type ThroughputResult struct {
 	// says whether they counted as received). Absent: no fragment of the trial arrived.
 	// +optional
 	Fragmented *FragmentCounts `json:"fragmented,omitempty"`
+	// dutCPU is what the DUT's CPU paid in the validation trial at the NDR (spec.dut.cpu); absent when no
+	// CPU source is given or it could not be read.
+	// +optional
+	DUTCPU *DUTCPUCost `json:"dutCPU,omitempty"`
 	// trials is the number of trials the search used for this row.
 	// +required
 	Trials int32 `json:"trials"`
@@ -950,6 +976,9 @@ type Diagnosis struct {
 	// explanation in one sentence.
 	// +required
 	Explanation string `json:"explanation"`
+	// dutCPU says, from the DUT's CPU cost at each NDR (spec.dut.cpu), whether the DUT's CPU was the limit.
+	// +optional
+	DUTCPU string `json:"dutCPU,omitempty"`
 }
 
 // PenaltyResult compares the NDR with the baseline's at one size and direction.

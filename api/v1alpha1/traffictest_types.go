@@ -867,6 +867,24 @@ type DUTSpec struct {
 	// +kubebuilder:validation:Maximum=9216
 	// +optional
 	MaxFrameSize *int32 `json:"maxFrameSize,omitempty"`
+	// cpu is where the DUT's CPU time is read, at every trial's start and end: each throughput row then says
+	// what the DUT's CPU paid at the NDR (cores busy, µs per kilobyte and per thousand frames) and the
+	// diagnosis whether it was the limit.
+	// +optional
+	CPU *DUTCPUSource `json:"cpu,omitempty"`
+}
+
+// DUTCPUSource is where the DUT's CPU time is read.
+type DUTCPUSource struct {
+	// cgroup is the DUT's cgroup as /proc/<pid>/cgroup names it (e.g. /system.slice/strongswan.service, or a
+	// pod's /kubepods.slice/...): its CPU time (cgroup v2 cpu.stat, v1 cpuacct.usage) and its CPU quota. It
+	// is read on the node of the pod that runs the test's runner (the one of ports[0]), whose /sys/fs/cgroup
+	// the tester pod mounts read-only; `linerate run` reads the local machine's.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:XValidation:rule="!self.contains('..')",message="a cgroup path without '..'"
+	// +required
+	Cgroup string `json:"cgroup"`
 }
 
 // Statistic names a latency statistic.

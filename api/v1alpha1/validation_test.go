@@ -129,6 +129,8 @@ func TestBadSpecsAreRefusedNamingTheField(t *testing.T) {
 		{"a ceiling margin of nothing", `tester: {calibration: {configMapName: testbed, ceilingMargin: "0"}}`, "tester.calibration.ceilingMargin must be more than 0 and less than 100"},
 		{"a ceiling margin of all", `tester: {calibration: {configMapName: testbed, ceilingMargin: "100"}}`, "tester.calibration.ceilingMargin must be more than 0 and less than 100"},
 		{"frame size too large", `frameSizes: [9217]`, "spec.frameSizes[0]"},
+		{"a DUT cgroup up and out", `dut: {cpu: {cgroup: /system.slice/../../etc}}`, "spec.dut.cpu.cgroup: Invalid value: \"/system.slice/../../etc\": a cgroup path without '..'"},
+		{"a DUT cgroup of nothing", `dut: {cpu: {cgroup: ""}}`, "spec.dut.cpu.cgroup"},
 		{"frame size above DUT maximum", `{frameSizes: [64, 1600], dut: {maxFrameSize: 1526}}`, "frameSizes: every size must be at most dut.maxFrameSize"},
 		{"ip packet size above DUT maximum", `{frameSizes: null, ipPacketSizes: [1500], dut: {maxFrameSize: 1500}}`, "ipPacketSizes: every size plus"},
 		{"frame and ip sizes both", `ipPacketSizes: [1400]`, "frameSizes and ipPacketSizes"},

@@ -66,12 +66,14 @@ the report hold the trials it finished, marked incomplete.`,
 	f.IntVar(&o.CPUs, "cpus", 0, "CPUs the engine takes, control included (default: all of this process's cpuset, as its CPU quota allows); those beyond a worker per port become queue pairs")
 	f.StringVar(&o.Baseline, "baseline", "", "results of a baseline run (-o json output or results.json): report the throughput penalty against it")
 	f.StringVar(&o.Calibration, "calibration", "", "the tester's calibration (linerate calibrate): state each row's margin to its ceiling")
+	f.StringVar(&o.CgroupRoot, "cgroup-root", "/sys/fs/cgroup", "where the cgroup file system holding spec.dut.cpu.cgroup is mounted (`ip netns exec` mounts a /sys without it)")
 	f.Float64Var(&o.CeilingMargin, "ceiling-margin", 0, fmt.Sprintf("a row whose NDR is within this percent of the calibrated ceiling is tester-limited (default: spec.tester.calibration.ceilingMargin, else %g)", calibration.DefaultMarginPercent))
 	_ = c.MarkFlagFilename("file", "yaml", "yml")
 	_ = c.MarkFlagFilename("calibration", "json")
 	_ = c.MarkFlagFilename("baseline", "json")
 	_ = c.MarkFlagDirname("report")
 	_ = c.MarkFlagDirname("huge-dir")
+	_ = c.MarkFlagDirname("cgroup-root")
 	_ = c.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"table\ttables for people", "json\tresults and every trial record"}, cobra.ShellCompDirectiveNoFileComp
 	})

@@ -38,6 +38,7 @@ esp=${DUT_ESP_PROPOSAL:-aes256gcm16}
 ike=${DUT_IKE_PROPOSAL:-aes256gcm16-prfsha256-ecp256}
 dir=$(dut_state_dir "$name")
 mkdir -p "$dir"
+cgroup_procs=$(dut_cgroup_make "$dir" "$name")
 echo ipsec >"$dir/kind"
 gwa=$name-gwa gwb=$name-gwb
 
@@ -132,10 +133,12 @@ gateway() {
 	else
 		rm -f "$pidf" "$g/charon.vici"
 		# `ip netns exec` runs the command in a new mount namespace, so this bind mount of /run is seen by
-		# this charon only; exec keeps the PID, which is recorded for teardown.
+		# this charon only; exec keeps the PID, which is recorded for teardown. It joins the DUT's cgroup
+		# first, outside `ip netns exec` (whose /sys has no cgroup file system): its CPU time is what
+		# spec.dut.cpu.cgroup reads.
 		# shellcheck disable=SC2016 # $1 is the inner sh's argument, not ours
-		STRONGSWAN_CONF=$g/strongswan.conf setsid taskset -c "${DUT_CPUS:-0-$(($(nproc --all) - 1))}" \
-			nice -n "${DUT_NICE:-0}" ip netns exec "$ns" \
+		STRONGSWAN_CONF=$g/strongswan.conf setsid sh -c 'for p in $1; do echo $$ >"$p" || exit 1; done; shift; exec "$@"' sh "$cgroup_procs" \
+			taskset -c "${DUT_CPUS:-0-$(($(nproc --all) - 1))}" nice -n "${DUT_NICE:-0}" ip netns exec "$ns" \
 			sh -c 'mount --bind "$1" /run && exec /usr/lib/ipsec/charon' sh "$g/run" \
 			</dev/null >>"$g/charon.out" 2>&1 &
 		local pid=$!

@@ -27,6 +27,34 @@ dut_check_name() {
 
 dut_state_dir() { echo "$DUT_STATE_ROOT/$1"; }
 
+# dut_cgroup NAME: the cgroup the DUT's processes run in, as /proc/<pid>/cgroup names it: a TrafficTest's
+# spec.dut.cpu.cgroup reads their CPU time there (the demo's sample names /linerate-dut/lrdemo).
+dut_cgroup() { echo "/linerate-dut/$1"; }
+
+# dut_cgroup_dirs NAME: its directories, one per hierarchy that accounts CPU time (v2: one; v1: cpu and
+# cpuacct, which may be one mount).
+dut_cgroup_dirs() {
+	local cg
+	cg=$(dut_cgroup "$1")
+	if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+		echo "/sys/fs/cgroup$cg"
+	else
+		echo "/sys/fs/cgroup/cpu$cg /sys/fs/cgroup/cpuacct$cg"
+	fi
+}
+
+# dut_cgroup_make DIR NAME: make the DUT's cgroup (idempotent) and record it for teardown; prints the
+# cgroup.procs files a process writes its PID to, to join it.
+dut_cgroup_make() {
+	local dir=$1 name=$2 d procs=""
+	for d in $(dut_cgroup_dirs "$name"); do
+		mkdir -p "$d" || dut_die "cannot make the DUT's cgroup $d"
+		grep -qxF "$d" "$dir/cgroups" 2>/dev/null || echo "$d" >>"$dir/cgroups"
+		procs="$procs $d/cgroup.procs"
+	done
+	echo "$procs"
+}
+
 # dut_netns_add DIR NS: create a namespace and record it (idempotent).
 dut_netns_add() {
 	local dir=$1 ns=$2
@@ -120,6 +148,20 @@ dut_teardown() {
 			[ -n "$l" ] && ip link del "$l" 2>/dev/null || true
 		done <"$dir/links"
 	fi
+	# The DUT's cgroups, once its processes are gone (the kernel refuses to remove one that has any), and
+	# their parent when it holds no other DUT's.
+	if [ -f "$dir/cgroups" ]; then
+		local cg
+		while read -r cg; do
+			[ -n "$cg" ] || continue
+			for _ in $(seq 20); do
+				rmdir "$cg" 2>/dev/null && break
+				[ -d "$cg" ] || break
+				sleep 0.1
+			done
+			rmdir "$(dirname "$cg")" 2>/dev/null || true
+		done <"$dir/cgroups"
+	fi
 	# The mounts were private to the gateways' mount namespaces; nothing is mounted here.
 	rm -rf "$dir"
 }
@@ -139,6 +181,9 @@ dut_router_up() {
 	dir=$(dut_state_dir "$name")
 	mkdir -p "$dir"
 	echo router >"$dir/kind"
+	# the kernel forwards, in no process: the DUT's cgroup is empty, and a TrafficTest that reads it
+	# (spec.dut.cpu) finds 0 cores busy
+	dut_cgroup_make "$dir" "$name" >/dev/null
 	ns=$name-r
 	dut_netns_add "$dir" "$ns"
 	dut_tester_port "$dir" "$ns" "$name-w" west "$DUT_WEST_GW/24"

@@ -278,10 +278,10 @@ lr_results() {
 	echo
 	echo "RFC 2544 throughput (NDR: no frame lost; PDR: at most the tolerated loss) — status.results.throughput"
 	{
-		echo "FRAME DIRECTION NDR_FPS NDR_L2_BIT/S NDR_%LINE PDR_FPS TRIALS TESTER_LIMITED UNDETERMINED BOUND_BY"
+		echo "FRAME DIRECTION NDR_FPS NDR_L2_BIT/S NDR_%LINE PDR_FPS TRIALS TESTER_LIMITED UNDETERMINED BOUND_BY DUT_CORES_BUSY DUT_µS/1000_FRAMES"
 		# fields are |-separated: an absent one (no PDR, not tester-limited) must not shift the others
-		kubectl get traffictest "$name" -n "$ns" -o jsonpath='{range .status.results.throughput[*]}{.frameSize}{"|"}{.direction}{"|"}{.ndr.framesPerSecond}{"|"}{.ndr.l2BitsPerSecond}{"|"}{.ndr.percentOfLineRate}{"|"}{.pdr.framesPerSecond}{"|"}{.trials}{"|"}{.testerLimited}{"|"}{.undetermined}{"|"}{.boundBy}{"\n"}{end}' |
-			awk -F'|' '{ if ($6 == "") $6 = "-"; if ($8 == "") $8 = "false"; $9 = ($9 == "" ? "-" : "yes"); if ($10 == "") $10 = "-"; print $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 }'
+		kubectl get traffictest "$name" -n "$ns" -o jsonpath='{range .status.results.throughput[*]}{.frameSize}{"|"}{.direction}{"|"}{.ndr.framesPerSecond}{"|"}{.ndr.l2BitsPerSecond}{"|"}{.ndr.percentOfLineRate}{"|"}{.pdr.framesPerSecond}{"|"}{.trials}{"|"}{.testerLimited}{"|"}{.undetermined}{"|"}{.boundBy}{"|"}{.dutCPU.coresBusy}{"|"}{.dutCPU.microsecondsPerThousandFrames}{"\n"}{end}' |
+			awk -F'|' '{ if ($6 == "") $6 = "-"; if ($8 == "") $8 = "false"; $9 = ($9 == "" ? "-" : "yes"); for (i = 10; i <= 12; i++) if ($i == "") $i = "-"; print $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 }'
 	} | column -t
 	if [ -n "$(kubectl get traffictest "$name" -n "$ns" -o jsonpath='{.status.results.latency[*].frameSize}')" ]; then
 		echo

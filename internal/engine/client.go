@@ -308,6 +308,9 @@ func (c *Client) RunTrial(ctx context.Context, t TrialConfig, progress func(Prog
 	var started struct {
 		Trial int `json:"trial"`
 	}
+	if t.OnStart != nil {
+		t.OnStart()
+	}
 	if err := c.Do(ctx, "TRIAL", args, &started); err != nil {
 		return nil, err
 	}

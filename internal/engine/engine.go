@@ -168,6 +168,9 @@ type TrialConfig struct {
 	// Timeline, when set, keeps the trial's timeline (Timeliner reads it; a paced trial of streams one
 	// engine both sends and receives).
 	Timeline *TimelineConfig
+	// OnStart, when set, is called once as the trial starts: after the DUT's rest, just before the engine
+	// is told to begin (the warm-up). What is read beside the trial (the DUT's CPU time) starts there.
+	OnStart func()
 }
 
 // Progress is the live state of a trial.

@@ -125,6 +125,7 @@ func (p *Pair) RunTrial(ctx context.Context, cfg TrialConfig, progress func(Prog
 	}
 	cfg.Quiet = 0
 	rcfg := cfg
+	rcfg.OnStart = nil // the trial starts with the sending half's TRIAL
 	slack := time.Second
 	if cfg.Burst == 0 {
 		rcfg.WarmUp = 0

@@ -33,6 +33,10 @@ var (
 		append(append([]string{}, rowLabels...), "goal"), nil)
 	throughputFragmented = prometheus.NewDesc("linerate_throughput_fragmented_ratio",
 		"The fraction of the frames received in the validation trial at the NDR that arrived in fragments (sent with DF clear: spec.traffic.dontFragment false); absent where none did.", rowLabels, nil)
+	throughputDUTCPU = prometheus.NewDesc("linerate_throughput_dut_cpu_cores",
+		"The DUT's CPU seconds per second (cores busy) while the validation trial at the NDR offered its frames, read from the DUT's cgroup (spec.dut.cpu); absent without one.", rowLabels, nil)
+	throughputDUTCPUPerFrame = prometheus.NewDesc("linerate_throughput_dut_cpu_seconds_per_frame",
+		"The DUT's CPU time per frame it forwarded in the validation trial at the NDR (spec.dut.cpu); absent without one.", rowLabels, nil)
 	throughputRatio = prometheus.NewDesc("linerate_throughput_line_rate_ratio",
 		"RFC 2544 throughput (NDR) as a fraction of the ports' line rate (L1).", rowLabels, nil)
 	throughputTesterLimited = prometheus.NewDesc("linerate_throughput_tester_limited",
@@ -131,7 +135,7 @@ type ResultsCollector struct {
 
 // Describe implements prometheus.Collector.
 func (c *ResultsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{throughputL1, throughputL2, throughputFPS, throughputConditional, throughputFragmented, throughputRatio, throughputTesterLimited, throughputUndetermined, latency, frameLoss,
+	for _, d := range []*prometheus.Desc{throughputL1, throughputL2, throughputFPS, throughputConditional, throughputFragmented, throughputDUTCPU, throughputDUTCPUPerFrame, throughputRatio, throughputTesterLimited, throughputUndetermined, latency, frameLoss,
 		backToBack, pathMTUFrame, imixL2, timelineOutages, timelineOutageFrames, timelineLostFrames, timelineLoss, timelineLongestOutage, timelineOutageTime,
 		timelineSES, timelineAvailability, timelineLiveOffered, timelineLiveReceived, timelineLiveSeconds, timelineLiveOutages,
 		timelineLiveLost, timelineLiveLastOutage, timelineLiveTesterBins, timelineBins, timelineTesterBins, timelineTesterLimited, penalty, phase, verdict, trials, completion, ndrChange, latencyChange,
@@ -311,6 +315,14 @@ func collectTest(ch chan<- prometheus.Metric, tt *v1alpha1.TrafficTest) {
 		gauge(throughputRatio, percentToRatio(t.NDR.PercentOfLineRate), l)
 		if f := t.Fragmented; f != nil && f.Frames > 0 {
 			gauge(throughputFragmented, percentToRatio(f.Percent), l)
+		}
+		if c := t.DUTCPU; c != nil {
+			if v, err := strconv.ParseFloat(c.CoresBusy, 64); err == nil {
+				gauge(throughputDUTCPU, v, l)
+			}
+			if v, err := strconv.ParseFloat(c.MicrosecondsPerThousandFrames, 64); err == nil {
+				gauge(throughputDUTCPUPerFrame, v/1e9, l)
+			}
 		}
 	}
 	for _, lr := range r.Latency {

@@ -335,3 +335,26 @@ func TestFragmentedFramesAreExportedAsARatio(t *testing.T) {
 		t.Errorf("fragmented series %q", got)
 	}
 }
+
+// The DUT's CPU cost at the NDR is exported in base units, for the rows whose NDR is the DUT's only.
+func TestTheDUTsCPUCostIsExported(t *testing.T) {
+	cost := &v1alpha1.DUTCPUCost{CoresBusy: "0.101", CoresAllowed: "0.1", Saturated: true, MicrosecondsPerThousandFrames: "22190", MicrosecondsPerKilobyte: "173"}
+	run := &v1alpha1.TrafficTest{ObjectMeta: metav1.ObjectMeta{Namespace: "lab", Name: "cpu"}}
+	run.Status.Phase = v1alpha1.PhaseSucceeded
+	run.Status.Results = &v1alpha1.Results{Throughput: []v1alpha1.ThroughputResult{
+		{FrameSize: 128, Direction: "measured", NDR: v1alpha1.Rate{FramesPerSecond: 5243}, DUTCPU: cost},
+		{FrameSize: 128, Direction: "limited", NDR: v1alpha1.Rate{FramesPerSecond: 900}, DUTCPU: cost, TesterLimited: true},
+		{FrameSize: 64, Direction: "measured", NDR: v1alpha1.Rate{FramesPerSecond: 9000}},
+	}}
+	got := gather(t, run)
+	var cores, perFrame []string
+	for _, m := range got["linerate_throughput_dut_cpu_cores"] {
+		cores = append(cores, fmt.Sprintf("%s %s %g", m.labels["frame_size"], m.labels["direction"], m.value))
+	}
+	for _, m := range got["linerate_throughput_dut_cpu_seconds_per_frame"] {
+		perFrame = append(perFrame, fmt.Sprintf("%s %s %g", m.labels["frame_size"], m.labels["direction"], m.value))
+	}
+	if strings.Join(cores, ", ") != "128 measured 0.101" || strings.Join(perFrame, ", ") != "128 measured 2.219e-05" {
+		t.Errorf("DUT CPU series %q %q", cores, perFrame)
+	}
+}

@@ -436,6 +436,20 @@ func TestTheReportSaysWhatArrivedInFragments(t *testing.T) {
 	}
 }
 
+// A row read with the DUT's CPU (spec.dut.cpu) says what it paid, and the diagnosis whether it was the limit.
+func TestTheReportSaysWhatTheDUTsCPUPaid(t *testing.T) {
+	res := &v1alpha1.Results{Throughput: []v1alpha1.ThroughputResult{{FrameSize: 128, Direction: "west->east",
+		NDR:    v1alpha1.Rate{FramesPerSecond: 5243},
+		DUTCPU: &v1alpha1.DUTCPUCost{CoresBusy: "1.50", CoresAllowed: "4", MicrosecondsPerThousandFrames: "286", MicrosecondsPerKilobyte: "2.24"}}},
+		Diagnosis: &v1alpha1.Diagnosis{Direction: "west->east", Bound: "FramesPerSecond", Explanation: "a fit", DUTCPU: "the DUT's CPU was not saturated at any NDR"}}
+	html := writtenPage(t, Run{Name: "cpu", Results: res})
+	for _, want := range []string{"DUT CPU: 1.50 cores of 4, 286 µs per 1000 frames, 2.24 µs per kB", "<p>DUT CPU: the DUT&#39;s CPU was not saturated at any NDR</p>"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+}
+
 // writtenPage is the index.html Write makes of run.
 func writtenPage(t *testing.T, run Run) string {
 	t.Helper()

@@ -81,6 +81,24 @@ type Queue struct {
 	Tx    int64 `json:"tx"`
 }
 
+// DUTCPU is the DUT's CPU time over one trial (its cgroup's, read at the trial's start and end: warm-up and
+// drain included), over the trial's sending time and over the frames the DUT forwarded in every direction
+// of it.
+type DUTCPU struct {
+	Seconds      float64 `json:"cpuS"`
+	CoresBusy    float64 `json:"coresBusy"`
+	CoresAllowed float64 `json:"coresAllowed,omitempty"`
+	// USPerKbyte and USPerKframe are the CPU µs per 1000 bytes and per 1000 frames forwarded (absent when
+	// no frame was).
+	USPerKbyte  float64 `json:"usPerKbyte,omitempty"`
+	USPerKframe float64 `json:"usPerKframe,omitempty"`
+}
+
+// Saturated says the DUT used 90 % or more of what its CPU quota allows.
+func (c *DUTCPU) Saturated() bool {
+	return c != nil && c.CoresAllowed > 0 && c.CoresBusy >= 0.9*c.CoresAllowed
+}
+
 // Trial is the record of one trial: what was offered and what came back.
 type Trial struct {
 	Seq       int               `json:"seq"`
@@ -137,7 +155,10 @@ type Trial struct {
 	// RestExtendedS is how much longer than dutRest the DUT rested before this trial: the trial waited
 	// until nothing had arrived from it for dutRest (it was still forwarding an earlier trial).
 	RestExtendedS float64 `json:"restExtendedS,omitempty"`
-	LossPercent   float64 `json:"lossPercent"`
+	// DUTCPU is what the DUT's CPU paid for the trial (spec.dut.cpu), the same in every direction's record
+	// of it.
+	DUTCPU      *DUTCPU `json:"dutCPU,omitempty"`
+	LossPercent float64 `json:"lossPercent"`
 	// Pass says the trial met the loss tolerance.
 	Pass bool `json:"pass"`
 	// OverLatency says its latency exceeded spec.throughput.maxLatency: it failed whatever its loss.

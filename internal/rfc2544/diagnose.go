@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/plan"
@@ -16,6 +17,8 @@ const (
 	BoundBits     = "BitsPerSecond"
 	BoundLineRate = "LineRate"
 	BoundMixed    = "Mixed"
+	// BoundDUTCPU: the DUT's CPU (spec.dut.cpu) was saturated at the NDR of every size it was read at.
+	BoundDUTCPU = "DUTCPU"
 )
 
 // Diagnose fits the time the DUT needs per frame, t = a + b·(size+20), to the NDRs of the frame-size
@@ -28,6 +31,24 @@ func Diagnose(res *v1alpha1.Results, p *plan.Plan) *v1alpha1.Diagnosis {
 		return nil
 	}
 	dir := p.Directions()[0].Name
+	d := fitCost(res, dir)
+	cpu, saturated := dutCPUDiagnosis(res, dir)
+	switch {
+	case cpu == "":
+	case d == nil && saturated:
+		d = &v1alpha1.Diagnosis{Direction: dir, Bound: BoundDUTCPU, Explanation: cpu, DUTCPU: cpu}
+	case d != nil:
+		d.DUTCPU = cpu
+		if saturated {
+			d.Bound = BoundDUTCPU
+		}
+	}
+	return d
+}
+
+// fitCost is Diagnose's fit of the DUT's cost per frame and per byte in one direction, nil when the sweep
+// cannot tell.
+func fitCost(res *v1alpha1.Results, dir string) *v1alpha1.Diagnosis {
 	var xs, ys []float64
 	atLine := 0
 	total := 0
@@ -88,4 +109,33 @@ func Diagnose(res *v1alpha1.Results, p *plan.Plan) *v1alpha1.Diagnosis {
 		d.Explanation = fmt.Sprintf("frames/s-bound below about %.0f B (%.0f ns per frame), bit/s-bound above it (%.3f ns per byte)", cross, a, b)
 	}
 	return d
+}
+
+// dutCPUDiagnosis says from the DUT's CPU cost at each NDR of a direction (spec.dut.cpu) whether its CPU was
+// the limit, and whether it was at every size read ("" when none was).
+func dutCPUDiagnosis(res *v1alpha1.Results, dir string) (string, bool) {
+	var sat, not []string
+	most := ""
+	for _, t := range res.Throughput {
+		c := t.DUTCPU
+		if t.Direction != dir || c == nil || t.TesterLimited || t.NDR.FramesPerSecond <= 0 {
+			continue
+		}
+		size := fmt.Sprintf("%d B", t.FrameSize)
+		if c.Saturated {
+			sat = append(sat, size)
+			most = fmt.Sprintf("%s of the %s cores its quota allows at %s", c.CoresBusy, c.CoresAllowed, size)
+		} else {
+			not = append(not, size+" ("+c.CoresBusy+" cores busy)")
+		}
+	}
+	switch {
+	case len(sat) > 0 && len(not) == 0:
+		return fmt.Sprintf("the DUT's CPU was saturated at the NDR of every size (%s; %s): its CPU quota is the limit", strings.Join(sat, ", "), most), true
+	case len(sat) > 0:
+		return fmt.Sprintf("the DUT's CPU was saturated at the NDR of %s (%s), not at %s: there the limit is elsewhere", strings.Join(sat, ", "), most, strings.Join(not, ", ")), false
+	case len(not) > 0:
+		return fmt.Sprintf("the DUT's CPU was not saturated at any NDR (%s): the limit is elsewhere (the link, the DUT's frames per second, a shaper)", strings.Join(not, ", ")), false
+	}
+	return "", false
 }

@@ -511,6 +511,7 @@ func (r *Runner) throughput(ctx context.Context, size int) error {
 			tr.LossPercent = FormatLoss(dr.rec.LossPercent)
 			tr.Latency = dr.rec.Latency
 			tr.Fragmented = fragmentCounts(&dr.rec)
+			tr.DUTCPU = dutCPUCost(dr.rec.DUTCPU)
 		}
 		if best.PDR != nil {
 			pdr := r.rate(*best.PDR, float64(size))

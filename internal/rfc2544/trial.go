@@ -111,12 +111,19 @@ func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, 
 	r.emitProgress(ts, nil)
 
 	var watchErr error
+	cpu := &cpuSampler{meter: r.opt.DUTCPU}
+	if r.opt.DUTCPU != nil && ts.burst == 0 && ts.timeline == nil {
+		// a paced trial of a bounded length (a timeline's hours would be millions of samples)
+		cfg.OnStart = cpu.start
+	}
 	res, err := r.eng.RunTrial(ctx, cfg, func(pr engine.Progress) {
 		if ts.watch != nil && watchErr == nil {
 			watchErr = ts.watch(false)
 		}
 		r.emitProgress(ts, &pr)
 	})
+	// the DUT's CPU time ends here, the trial drained (the timeline read below is the tester's)
+	cost := r.trialDUTCPU(cpu, ts, res)
 	if err != nil {
 		return nil, "", err
 	}
@@ -149,6 +156,10 @@ func (r *Runner) trial(ctx context.Context, ts trialSpec) ([]dirResult, string, 
 			MaxEarly: sr.MaxEarly, Corrupted: sr.Corrupted, LossPercent: sr.LossPercent(),
 			Latency: latencySummary(sr.Latency)}
 		rec.Workers = workersOf(res.Workers)
+		if cost != nil {
+			c := *cost
+			rec.DUTCPU = &c
+		}
 		if sr.RxQueues > 1 {
 			// a queue's gaps hold the other queues' flows, and distances are in one lane's numbers: early
 			// and the longest distances say nothing there (PROTOCOL.md)

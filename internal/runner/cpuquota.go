@@ -3,8 +3,9 @@ package runner
 import (
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
+
+	"linerate.dev/linerate/internal/cgroupcpu"
 )
 
 // cgroupCPUQuota is the CPUs this process's cgroups let it use, 0 when unlimited or unknown: the smallest
@@ -18,8 +19,7 @@ func cgroupCPUQuota() float64 { return cgroupCPUQuotaUnder("/") }
 // cgroupCPUQuotaUnder is cgroupCPUQuota on the file system rooted at fsRoot: "/", or a test's fake
 // /sys/fs/cgroup and /proc/self/cgroup.
 func cgroupCPUQuotaUnder(fsRoot string) float64 {
-	_, err := os.Stat(filepath.Join(fsRoot, "sys/fs/cgroup/cgroup.controllers"))
-	v2 := err == nil
+	v2 := cgroupcpu.V2(filepath.Join(fsRoot, "sys/fs/cgroup"))
 	root := filepath.Join(fsRoot, "sys/fs/cgroup/cpu")
 	if v2 {
 		root = filepath.Join(fsRoot, "sys/fs/cgroup")
@@ -32,16 +32,7 @@ func cgroupCPUQuotaUnder(fsRoot string) float64 {
 			}
 		}
 	}
-	cpus := 0.0
-	for {
-		if q := quotaAt(dir, v2); q > 0 && (cpus == 0 || q < cpus) {
-			cpus = q
-		}
-		if len(dir) <= len(root) {
-			return cpus
-		}
-		dir = filepath.Dir(dir)
-	}
+	return cgroupcpu.SmallestQuota(root, dir, v2)
 }
 
 // ownCgroup is this process's cgroup path from /proc/self/cgroup: the "0::" line of cgroup v2, the line
@@ -60,36 +51,4 @@ func ownCgroup(self string, v2 bool) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// quotaAt is the quota set on one cgroup directory, in CPUs (0: none).
-func quotaAt(dir string, v2 bool) float64 {
-	if v2 {
-		raw, err := os.ReadFile(filepath.Join(dir, "cpu.max"))
-		if err != nil {
-			return 0
-		}
-		return parseCPUMax(string(raw))
-	}
-	q, err1 := os.ReadFile(filepath.Join(dir, "cpu.cfs_quota_us"))
-	p, err2 := os.ReadFile(filepath.Join(dir, "cpu.cfs_period_us"))
-	if err1 != nil || err2 != nil {
-		return 0
-	}
-	return parseCPUMax(strings.TrimSpace(string(q)) + " " + strings.TrimSpace(string(p)))
-}
-
-// parseCPUMax reads a quota and a period ("150000 100000": cgroup v2's cpu.max, or v1's two files) as CPUs
-// (0: no quota, "max" or -1).
-func parseCPUMax(s string) float64 {
-	f := strings.Fields(s)
-	if len(f) != 2 || f[0] == "max" {
-		return 0
-	}
-	quota, err1 := strconv.ParseFloat(f[0], 64)
-	period, err2 := strconv.ParseFloat(f[1], 64)
-	if err1 != nil || err2 != nil || period <= 0 || quota <= 0 {
-		return 0
-	}
-	return quota / period
 }

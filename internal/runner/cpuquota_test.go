@@ -9,15 +9,6 @@ import (
 	"testing"
 )
 
-func TestParseCPUMax(t *testing.T) {
-	for in, want := range map[string]float64{"max 100000\n": 0, "150000 100000\n": 1.5, "300000 100000": 3, "": 0,
-		"x 100000": 0, "100000 0": 0, "-1 100000": 0} {
-		if got := parseCPUMax(in); got != want {
-			t.Errorf("quota %q: %v CPUs, want %v", in, got, want)
-		}
-	}
-}
-
 func TestOwnCgroup(t *testing.T) {
 	for _, c := range []struct {
 		self string

@@ -89,8 +89,11 @@ type LocalOptions struct {
 	// ceiling are marked tester-limited (0: spec.tester.calibration.ceilingMargin, else the default).
 	Calibration   string
 	CeilingMargin float64
-	Stdout        io.Writer
-	Stderr        io.Writer
+	// CgroupRoot is where the cgroup file system that holds spec.dut.cpu.cgroup is mounted ("":
+	// /sys/fs/cgroup).
+	CgroupRoot string
+	Stdout     io.Writer
+	Stderr     io.Writer
 }
 
 // consoleSink prints one line per trial while the run goes on, and the time left as each step of the plan
@@ -149,6 +152,9 @@ func RunLocal(ctx context.Context, o LocalOptions) (*v1alpha1.Results, error) {
 		return nil, err
 	}
 	var ropt rfc2544.Options
+	if ropt.DUTCPU, err = dutCPUMeter(p, cmp.Or(o.CgroupRoot, "/sys/fs/cgroup")); err != nil {
+		return nil, err
+	}
 	if o.Baseline != "" {
 		if ropt.Baseline, err = ReadBaseline(o.Baseline); err != nil {
 			return nil, err

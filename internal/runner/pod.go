@@ -17,6 +17,7 @@ import (
 
 	"linerate.dev/linerate/api/v1alpha1"
 	"linerate.dev/linerate/internal/calibration"
+	"linerate.dev/linerate/internal/cgroupcpu"
 	"linerate.dev/linerate/internal/devices"
 	"linerate.dev/linerate/internal/engine"
 	"linerate.dev/linerate/internal/plan"
@@ -121,6 +122,12 @@ func RunPod(ctx context.Context, o PodOptions) error {
 	if err != nil {
 		return fail("InvalidPlan", err)
 	}
+	var cpu rfc2544.CPUMeter
+	if !calibrating {
+		if cpu, err = dutCPUMeter(p, cgroupcpu.NodeMount); err != nil {
+			return fail("DUTCPUUnreadable", err)
+		}
+	}
 	atts := podAttachments(ctx, o.NetworkStatus, local, logf)
 	devs, err := devices.PlanDevices(local, nil, atts)
 	if err != nil {
@@ -175,7 +182,7 @@ func RunPod(ctx context.Context, o PodOptions) error {
 	if cp != nil {
 		logf("resuming after %d complete step(s), trial records up to seq %d kept", cp.StepsDone, lastSeq)
 	}
-	r := rfc2544.New(p, eng, sink, rfc2544.Options{PlanHash: hash, Resume: cp, LastSeq: lastSeq, Notes: notes, JoinedPorts: calibrating})
+	r := rfc2544.New(p, eng, sink, rfc2544.Options{PlanHash: hash, Resume: cp, LastSeq: lastSeq, Notes: notes, JoinedPorts: calibrating, DUTCPU: cpu})
 	res, runErr := r.Run(ctx)
 	stopHeartbeat()
 	sink.writeProgress(false)

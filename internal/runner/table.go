@@ -80,6 +80,9 @@ func PrintTable(w io.Writer, r *v1alpha1.Results, lossTolerance string) {
 			if f := t.Fragmented; f != nil {
 				mark += " " + fragmentedText(f)
 			}
+			if c := t.DUTCPU; c != nil {
+				mark += " " + dutCPUText(c)
+			}
 			fmt.Fprintf(tw, "%d B\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d (%s s)%s\t\n", t.FrameSize, t.Direction,
 				fmtInt(t.NDR.FramesPerSecond), units.FormatBits(t.NDR.L2BitsPerSecond),
 				units.FormatBits(t.NDR.L1BitsPerSecond), t.NDR.PercentOfLineRate, t.LossPercent, pdr, lat,
@@ -194,6 +197,9 @@ func PrintTable(w io.Writer, r *v1alpha1.Results, lossTolerance string) {
 	}
 	if d := r.Diagnosis; d != nil {
 		fmt.Fprintf(tw, "\nDiagnosis (%s): %s — %s\n", d.Direction, d.Bound, d.Explanation)
+		if d.DUTCPU != "" && d.DUTCPU != d.Explanation {
+			fmt.Fprintf(tw, "DUT CPU: %s\n", d.DUTCPU)
+		}
 	}
 	bounds := map[v1alpha1.PenaltyBound]string{v1alpha1.PenaltyAtMost: " at most (this run's figure is a lower bound)",
 		v1alpha1.PenaltyAtLeast: " at least (the baseline's figure is a lower bound)", v1alpha1.PenaltyUnknown: " not the DUT's (both figures are lower bounds)"}
@@ -265,4 +271,19 @@ func refusedMark(why string) string {
 		return ""
 	}
 	return " refused: " + why
+}
+
+// dutCPUText says what the DUT's CPU paid in a row's trial at the NDR.
+func dutCPUText(c *v1alpha1.DUTCPUCost) string {
+	s := "DUT CPU: " + c.CoresBusy + " cores"
+	if c.CoresAllowed != "" {
+		s += " of " + c.CoresAllowed
+	}
+	if c.Saturated {
+		s += " (saturated)"
+	}
+	if c.MicrosecondsPerThousandFrames != "" {
+		s += fmt.Sprintf(", %s µs per 1000 frames, %s µs per kB", c.MicrosecondsPerThousandFrames, c.MicrosecondsPerKilobyte)
+	}
+	return s
 }

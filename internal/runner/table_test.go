@@ -37,3 +37,18 @@ func TestTableSaysWhatArrivedInFragments(t *testing.T) {
 		t.Errorf("table lacks %q:\n%s", want, b.String())
 	}
 }
+
+// The console table says what the DUT's CPU paid at a row's NDR, and whether its CPU was the limit.
+func TestTableSaysWhatTheDUTsCPUPaid(t *testing.T) {
+	res := &v1alpha1.Results{Throughput: []v1alpha1.ThroughputResult{{FrameSize: 128, Direction: "west->east",
+		NDR:    v1alpha1.Rate{FramesPerSecond: 5243},
+		DUTCPU: &v1alpha1.DUTCPUCost{CoresBusy: "0.101", CoresAllowed: "0.1", Saturated: true, MicrosecondsPerThousandFrames: "22190", MicrosecondsPerKilobyte: "173"}}},
+		Diagnosis: &v1alpha1.Diagnosis{Direction: "west->east", Bound: "Mixed", Explanation: "a fit", DUTCPU: "the DUT's CPU was saturated at the NDR of every size"}}
+	var b strings.Builder
+	PrintTable(&b, res, "0")
+	for _, want := range []string{"DUT CPU: 0.101 cores of 0.1 (saturated), 22190 µs per 1000 frames, 173 µs per kB", "DUT CPU: the DUT's CPU was saturated at the NDR of every size"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+}

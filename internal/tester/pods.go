@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/cgroupcpu"
 	"linerate.dev/linerate/internal/devices"
 	"linerate.dev/linerate/internal/engine"
 	"linerate.dev/linerate/internal/plan"
@@ -326,6 +327,13 @@ func pod(tt *v1alpha1.TrafficTest, p *plan.Plan, planHash string, opt Options, r
 						FieldPath: "metadata.annotations['" + devices.NetworkStatusAnnotation + "']"}}}}}},
 			},
 		},
+	}
+	if tt.Spec.DUT.CPU != nil && role != RoleReceiver {
+		// the runner reads the DUT's cgroup on its node (spec.dut.cpu.cgroup)
+		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: "node-cgroup", VolumeSource: corev1.VolumeSource{
+			HostPath: &corev1.HostPathVolumeSource{Path: "/sys/fs/cgroup", Type: ptr(corev1.HostPathDirectory)}}})
+		c := &pod.Spec.Containers[0]
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "node-cgroup", MountPath: cgroupcpu.NodeMount, ReadOnly: true})
 	}
 	if role == RoleReceiver {
 		pod.Spec.Hostname = "engine"

@@ -15,6 +15,8 @@
 //	E2E_DUT_TBF_BPS         the DUT's tbf rate per direction in bit/s, the known truth (optional)
 //	E2E_DUT_PORTS           the DUT's tester-side interfaces "west,east" (optional): checked to be back on
 //	                        the host after each test
+//	E2E_DUT_CGROUP          the DUT's cgroup (hack/dut/lib.sh dut_cgroup; optional): the tests read its CPU
+//	                        time (spec.dut.cpu) in place of the demo's gateways'; the router's holds no process
 //	E2E_KUBECTL             kubectl matching the server (default "kubectl")
 package e2e
 
@@ -63,6 +65,7 @@ var (
 	testYAML    = os.Getenv("E2E_TEST_YAML")
 	dutPorts    = splitNonEmpty(os.Getenv("E2E_DUT_PORTS"))
 	dutTBFBps   = envInt("E2E_DUT_TBF_BPS")
+	dutCgroup   = os.Getenv("E2E_DUT_CGROUP")
 )
 
 func envOr(k, def string) string {
@@ -143,6 +146,11 @@ func demoTest(t *testing.T, name string, adjust func(*v1alpha1.TrafficTest)) *v1
 	// demo's, unless a test sets its own.
 	tt.Spec.Expectations = nil
 	tt.Spec.DUT.Name = "e2e-router"
+	// the router's own cgroup, not the demo's gateways'
+	tt.Spec.DUT.CPU = nil
+	if dutCgroup != "" {
+		tt.Spec.DUT.CPU = &v1alpha1.DUTCPUSource{Cgroup: dutCgroup}
+	}
 	if adjust != nil {
 		adjust(tt)
 	}
@@ -335,6 +343,11 @@ func TestSampleMeasuresTheDUT(t *testing.T) {
 				t.Errorf("%d B %s: NDR %d frames/s is %.2f of what the DUT forwards (%.0f frames/s)",
 					th.FrameSize, th.Direction, th.NDR.FramesPerSecond, ratio, capacity)
 			}
+		}
+		// the DUT's CPU is read by the tester pod from the node's cgroups: the router's cgroup holds no
+		// process (the kernel forwards), so it used none
+		if c := th.DUTCPU; dutCgroup != "" && !bound && (c == nil || c.CoresBusy != "0" || c.MicrosecondsPerThousandFrames != "") {
+			t.Errorf("%d B %s: the DUT's CPU %+v, want 0 cores busy from %s's empty cgroup", th.FrameSize, th.Direction, c, dutCgroup)
 		}
 		t.Logf("NDR %d B %s: %d frames/s, %d bit/s L2 (%s%% of line), %d trials%s", th.FrameSize, th.Direction,
 			th.NDR.FramesPerSecond, th.NDR.L2BitsPerSecond, th.NDR.PercentOfLineRate, th.Trials, truth)

@@ -286,6 +286,9 @@ func (e *Engine) RunTrial(ctx context.Context, t engine.TrialConfig, progress fu
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if t.OnStart != nil {
+		t.OnStart()
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.trials++

@@ -1,0 +1,87 @@
+package rfc2544_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/engine/sim"
+	"linerate.dev/linerate/internal/rfc2544"
+)
+
+type brokenMeter struct{}
+
+func (brokenMeter) CPUTime() (time.Duration, error) {
+	return 0, errors.New("cgroup /dut: no /sys/fs/cgroup/dut/cpu.stat")
+}
+func (brokenMeter) Allowed() float64 { return 0 }
+
+// A DUT whose CPU time cannot be read gets no cost, and the results say why: never a made-up one.
+func TestADUTCPUThatCannotBeReadGivesNoCost(t *testing.T) {
+	p := planFor(t, v1alpha1.TestThroughput)
+	p.FrameSizes = []int{512}
+	e := sim.New(sim.DUT{CapacityFPS: 1e6})
+	r := rfc2544.New(p, e, &recorder{}, rfc2544.Options{Sleep: e.Sleep, DUTCPU: brokenMeter{}})
+	res, err := r.Run(context.Background())
+	if err != nil || len(res.Throughput) != 1 {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if c := res.Throughput[0].DUTCPU; c != nil {
+		t.Errorf("a cost from a meter that never read: %+v", c)
+	}
+	said := 0
+	for _, n := range res.Notes {
+		if strings.Contains(n, "the DUT's CPU time (spec.dut.cpu) could not be read: cgroup /dut: no /sys/fs/cgroup/dut/cpu.stat") {
+			said++
+		}
+	}
+	if said != 1 {
+		t.Errorf("the unreadable CPU time is said %d times: %q", said, res.Notes)
+	}
+}
+
+// The diagnosis says whether the DUT's CPU was the limit, from each NDR's cost.
+func TestTheDiagnosisSaysWhetherTheDUTsCPUWasTheLimit(t *testing.T) {
+	p := planFor(t, v1alpha1.TestThroughput)
+	row := func(size int32, pct string, busy string, saturated bool) v1alpha1.ThroughputResult {
+		return v1alpha1.ThroughputResult{FrameSize: size, Direction: "west->east",
+			NDR:    v1alpha1.Rate{FramesPerSecond: 1000, PercentOfLineRate: pct},
+			DUTCPU: &v1alpha1.DUTCPUCost{CoresBusy: busy, CoresAllowed: "2", Saturated: saturated}}
+	}
+	for _, c := range []struct {
+		name  string
+		rows  []v1alpha1.ThroughputResult
+		bound string
+		says  string
+	}{
+		{name: "saturated at every size, no fit (one size)", rows: []v1alpha1.ThroughputResult{row(64, "10", "1.98", true)},
+			bound: rfc2544.BoundDUTCPU, says: "the DUT's CPU was saturated at the NDR of every size (64 B; 1.98 of the 2 cores its quota allows at 64 B)"},
+		{name: "saturated at small sizes only", rows: []v1alpha1.ThroughputResult{row(64, "10", "1.98", true), row(512, "40", "1.2", false), row(1518, "100", "0.6", false)},
+			says: "saturated at the NDR of 64 B (1.98 of the 2 cores its quota allows at 64 B), not at 512 B (1.2 cores busy), 1518 B (0.6 cores busy)"},
+		{name: "never saturated", rows: []v1alpha1.ThroughputResult{row(64, "10", "0.5", false)},
+			says: ""},
+		{name: "never saturated, with a fit", rows: []v1alpha1.ThroughputResult{row(64, "10", "0.5", false), row(512, "40", "0.4", false), row(1518, "90", "0.3", false)},
+			says: "not saturated at any NDR (64 B (0.5 cores busy), 512 B (0.4 cores busy), 1518 B (0.3 cores busy))"},
+	} {
+		d := rfc2544.Diagnose(&v1alpha1.Results{Throughput: c.rows}, p)
+		if c.says == "" {
+			if d != nil && d.DUTCPU != "" {
+				t.Errorf("%s: %+v", c.name, d)
+			}
+			continue
+		}
+		if d == nil || !strings.Contains(d.DUTCPU, c.says) {
+			t.Errorf("%s: %+v, want it to say %q", c.name, d, c.says)
+			continue
+		}
+		if c.bound != "" && d.Bound != c.bound {
+			t.Errorf("%s: bound %s, want %s", c.name, d.Bound, c.bound)
+		}
+		if c.bound == "" && d.Bound == rfc2544.BoundDUTCPU {
+			t.Errorf("%s: bound %s where the CPU was not the limit at every size", c.name, d.Bound)
+		}
+	}
+}
