@@ -74,6 +74,9 @@ func (r *TrafficTestReconciler) resolvePlan(ctx context.Context, tt *v1alpha1.Tr
 	if ok, err := r.attachCalibration(ctx, tt, p); !ok || err != nil {
 		return nil, "", false, err
 	}
+	if ok, err := r.attachDUTPod(ctx, tt, p); !ok || err != nil {
+		return nil, "", false, err
+	}
 	hash, err := plan.MeasurementHash(p)
 	if err != nil {
 		return nil, "", false, err
@@ -87,13 +90,16 @@ func (r *TrafficTestReconciler) resolvePlan(ctx context.Context, tt *v1alpha1.Tr
 // ConfigMap is the user's, and the manager watches only its own.
 const calibrationPoll = 5 * time.Second
 
-// planWait is when a test whose plan is not ready looks again: only a calibration is polled for, the other
-// causes change through objects the manager watches (the spec, an ImixProfile).
+// planWait is when a test whose plan is not ready looks again: only a calibration and a DUT pod are polled
+// for, the other causes change through objects the manager watches (the spec, an ImixProfile).
 func planWait(tt *v1alpha1.TrafficTest) ctrl.Result {
 	c := meta.FindStatusCondition(tt.Status.Conditions, v1alpha1.ConditionPlanReady)
 	if c != nil && c.Status == metav1.ConditionFalse &&
 		(c.Reason == v1alpha1.ReasonCalibrationMissing || c.Reason == v1alpha1.ReasonCalibrationInvalid || c.Reason == v1alpha1.ReasonCalibrationMismatch) {
 		return ctrl.Result{RequeueAfter: calibrationPoll}
+	}
+	if c != nil && c.Status == metav1.ConditionFalse && c.Reason == v1alpha1.ReasonDUTPodMissing {
+		return ctrl.Result{RequeueAfter: dutPodPoll}
 	}
 	return ctrl.Result{}
 }

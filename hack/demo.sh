@@ -50,7 +50,11 @@ lr_log "proving the DUT forwards (and, for IPsec, encrypts): hack/dut/check.sh $
 bash "$LR_ROOT/hack/dut/check.sh" "$LR_DUT" | sed 's/^/    /'
 lr_nads
 lr_log "kubectl apply -f ${test_file#"$LR_ROOT"/}"
-kubectl apply -n "$LR_TEST_NS" -f "$test_file"
+# the sample reads the CPU of the gateways' cgroup by the default DUT name: another name (DEMO_DUT_NAME) has
+# its own
+# shellcheck disable=SC2016 # $1 and $2 are the inner shell's
+dut_cgroup=$(bash -c '. "$1" && dut_cgroup "$2"' sh "$LR_ROOT/hack/dut/lib.sh" "$LR_DUT")
+sed "s|/linerate-dut/lrdemo\b|$dut_cgroup|" "$test_file" | kubectl apply -n "$LR_TEST_NS" -f -
 lr_log "following it (kubectl get traffictests -w; at most ${timeout}s)"
 if ! lr_follow "$name" "$timeout"; then
 	cat >&2 <<MSG

@@ -68,6 +68,9 @@ bps=$(echo "$rate" | awk '{ v = $0 + 0; u = tolower($0); sub(/^[0-9.]+/, "", u)
 	m = (u == "gbit") ? 1e9 : (u == "mbit") ? 1e6 : (u == "kbit") ? 1e3 : (u == "bit" || u == "") ? 1 : -1
 	if (m < 0) exit 1; printf "%d", v * m }') || lr_die "E2E_DUT_RATE: want e.g. 20mbit"
 
+# the router's cgroup (empty: the kernel forwards), whose CPU the tests read (spec.dut.cpu)
+# shellcheck disable=SC2016 # $1 and $2 are the inner shell's
+dut_cgroup=$(bash -c '. "$1" && dut_cgroup "$2"' sh "$LR_ROOT/hack/dut/lib.sh" "$LR_DUT")
 lr_log "go test -tags e2e ./test/e2e/ -v"
 cd "$LR_ROOT"
 KUBECONFIG=$LR_STATE/cluster/kubeconfig \
@@ -78,7 +81,7 @@ KUBECONFIG=$LR_STATE/cluster/kubeconfig \
 	E2E_HELM_RELEASE=$LR_RELEASE \
 	E2E_DUT_TBF_BPS=$bps \
 	E2E_DUT_PORTS="$LR_WEST_IF,$LR_EAST_IF" \
-	E2E_DUT_CGROUP="$(. "$LR_ROOT/hack/dut/lib.sh" && dut_cgroup "$LR_DUT")" \
+	E2E_DUT_CGROUP="$dut_cgroup" \
 	E2E_REGISTRY=$LR_REGISTRY \
 	E2E_IMAGE_TAG=$LR_IMAGE_TAG \
 	E2E_PUSHED=$LR_STATE/pushed.txt \

@@ -53,6 +53,9 @@ const (
 	ReasonImixProfileMissing = "ImixProfileMissing"
 	// ReasonCalibrationMissing: the ConfigMap spec.tester.calibration names does not exist (yet).
 	ReasonCalibrationMissing = "CalibrationMissing"
+	// ReasonDUTPodMissing: the pod spec.dut.cpu.pod names does not run (yet).
+	// (The runner fails a run with DUTCPUUnreadable when the DUT's cgroup cannot be read on its node.)
+	ReasonDUTPodMissing = "DUTPodMissing"
 	// ReasonCalibrationInvalid: that ConfigMap holds no usable calibration.
 	ReasonCalibrationInvalid = "CalibrationInvalid"
 	ReasonInvalidPlan        = "InvalidPlan"
@@ -469,24 +472,26 @@ type FragmentCounts struct {
 	Unmatched int64 `json:"unmatched,omitempty"`
 }
 
-// DUTCPUCost is what the DUT's CPU paid for one trial (spec.dut.cpu): the CPU time its cgroup used from the
-// trial's start to its end (warm-up and drain included, every direction of the trial together) over the
-// trial's sending time and over the frames the DUT forwarded.
+// DUTCPUCost is what the DUT's CPU paid for one trial (spec.dut.cpu), read from its cgroup every 10 ms
+// through the trial: every direction of the trial together.
 type DUTCPUCost struct {
-	// coresBusy is the DUT's CPU seconds per second of the trial: 1 is one core busy the whole trial.
+	// coresBusy is the DUT's CPU seconds per second while the trial's frames came (from the warm-up's end
+	// for the trial's duration): 1 is one core busy throughout.
 	// +required
 	CoresBusy string `json:"coresBusy"`
-	// coresAllowed is what the cgroup's CPU quota (or an ancestor's) allows; absent when none limits it.
+	// coresAllowed is what the cgroup's CPU quota (or an ancestor's) allows, or spec.dut.cpu.cores (the
+	// smaller of the two); absent when neither says.
 	// +optional
 	CoresAllowed string `json:"coresAllowed,omitempty"`
 	// saturated says coresBusy reached 90 % of coresAllowed: the DUT's CPU quota was a limit at this rate.
 	// +optional
 	Saturated bool `json:"saturated,omitempty"`
-	// microsecondsPerKilobyte is the CPU time per 1000 bytes of frames forwarded (Ethernet frames as the
-	// test counts them, FCS included).
+	// microsecondsPerKilobyte is the CPU time from the trial's start to its drain's end (a DUT works on
+	// queued frames in the drain) per 1000 bytes of frames forwarded (Ethernet frames as the test counts
+	// them, FCS included). It includes what the DUT used idle in the warm-up and the drain.
 	// +optional
 	MicrosecondsPerKilobyte string `json:"microsecondsPerKilobyte,omitempty"`
-	// microsecondsPerThousandFrames is the CPU time per 1000 frames forwarded.
+	// microsecondsPerThousandFrames is that CPU time per 1000 frames forwarded.
 	// +optional
 	MicrosecondsPerThousandFrames string `json:"microsecondsPerThousandFrames,omitempty"`
 }
@@ -964,7 +969,9 @@ type Diagnosis struct {
 	Direction string `json:"direction"`
 	// bound is FramesPerSecond (per-frame cost dominates: NIC, stack, dispatch), BitsPerSecond
 	// (per-byte cost dominates: crypto, bus), Mixed (frames/s-bound for small frames, bit/s-bound for
-	// large ones) or LineRate (the DUT kept up with the line).
+	// large ones), LineRate (the DUT kept up with the line), DUTCPU (the DUT's CPU, spec.dut.cpu, was
+	// saturated at the NDR of every size read below line rate) or Unknown (too few sizes below line rate
+	// to tell; dutCPU says what the DUT's CPU did).
 	// +required
 	Bound string `json:"bound"`
 	// perFrameNs is the fitted fixed cost per frame, in nanoseconds.

@@ -867,24 +867,37 @@ type DUTSpec struct {
 	// +kubebuilder:validation:Maximum=9216
 	// +optional
 	MaxFrameSize *int32 `json:"maxFrameSize,omitempty"`
-	// cpu is where the DUT's CPU time is read, at every trial's start and end: each throughput row then says
-	// what the DUT's CPU paid at the NDR (cores busy, µs per kilobyte and per thousand frames) and the
-	// diagnosis whether it was the limit.
+	// cpu is where the DUT's CPU time is read, through every paced trial: each throughput row then says what
+	// the DUT's CPU paid at the NDR (cores busy, µs per kilobyte and per thousand frames) and the diagnosis
+	// whether it was the limit.
 	// +optional
 	CPU *DUTCPUSource `json:"cpu,omitempty"`
 }
 
-// DUTCPUSource is where the DUT's CPU time is read.
+// DUTCPUSource is where the DUT's CPU time is read: a cgroup by its path, or a pod's.
+// +kubebuilder:validation:XValidation:rule="has(self.cgroup) != has(self.pod)",message="dut.cpu: give either cgroup or pod, not both"
 type DUTCPUSource struct {
-	// cgroup is the DUT's cgroup as /proc/<pid>/cgroup names it (e.g. /system.slice/strongswan.service, or a
-	// pod's /kubepods.slice/...): its CPU time (cgroup v2 cpu.stat, v1 cpuacct.usage) and its CPU quota. It
-	// is read on the node of the pod that runs the test's runner (the one of ports[0]), whose /sys/fs/cgroup
-	// the tester pod mounts read-only; `linerate run` reads the local machine's.
+	// cgroup is the DUT's cgroup as /proc/<pid>/cgroup names it (e.g. /system.slice/strongswan.service): its
+	// CPU time (cgroup v2 cpu.stat, v1 cpuacct.usage) and its CPU quota. It is read on the node of the pod
+	// that runs the test's runner (the one of ports[0]), whose /sys/fs/cgroup the tester pod mounts
+	// read-only; `linerate run` reads the local machine's.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=4096
 	// +kubebuilder:validation:XValidation:rule="!self.contains('..')",message="a cgroup path without '..'"
-	// +required
-	Cgroup string `json:"cgroup"`
+	// +optional
+	Cgroup string `json:"cgroup,omitempty"`
+	// pod names a pod in the test's namespace that is the DUT (a CNF: an IPsec gateway, a router): its
+	// cgroup, found on its node by its UID, holds all its containers. The test waits for it to run, and
+	// its runner runs on the pod's node (ports[0].node, when given, must be that node).
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:MinLength=1
+	// +optional
+	Pod string `json:"pod,omitempty"`
+	// cores the DUT may use when its cgroup has no CPU quota that says so (e.g. "1" for a DUT pinned to
+	// one CPU, "500m"): what its cores busy are judged saturated against. With a quota too, the smaller.
+	// Without either, whether the DUT's CPU was the limit is not said.
+	// +optional
+	Cores *resource.Quantity `json:"cores,omitempty"`
 }
 
 // Statistic names a latency statistic.

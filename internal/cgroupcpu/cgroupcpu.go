@@ -137,3 +137,42 @@ func (u *Usage) CPUTime() (time.Duration, error) {
 func (u *Usage) Allowed() float64 {
 	return SmallestQuota(u.quotaRoot, u.quota, u.v2)
 }
+
+// FindPod is the cgroup of the pod whose UID is uid, as /proc/<pid>/cgroup names it, in the cgroup file
+// system mounted at root: the kubelet names it pod<uid> (cgroupfs driver) or ...-pod<uid with _>.slice
+// (systemd driver), below its kubepods cgroup wherever that is (a node in a container nests it deeper).
+func FindPod(root, uid string) (string, error) {
+	hierarchy := root
+	if !V2(root) {
+		hierarchy = filepath.Join(root, "cpuacct")
+	}
+	names := []string{"pod" + uid, "pod" + strings.ReplaceAll(uid, "-", "_")}
+	found := ""
+	err := filepath.WalkDir(hierarchy, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return filepath.SkipDir // a cgroup that went away while walked: the others are still looked at
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(hierarchy, path)
+		if strings.Count(rel, string(filepath.Separator)) > 6 {
+			return filepath.SkipDir // pods sit a few levels down; containers below them are not walked
+		}
+		base := strings.TrimSuffix(d.Name(), ".slice")
+		for _, n := range names {
+			if base == n || strings.HasSuffix(base, "-"+n) {
+				found = "/" + rel
+				return filepath.SkipAll
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	if found == "" {
+		return "", fmt.Errorf("no cgroup of pod UID %s below %s (the pod is not on this node, or it ended)", uid, hierarchy)
+	}
+	return found, nil
+}

@@ -78,3 +78,51 @@ func TestUsage(t *testing.T) {
 		}
 	}
 }
+
+// A pod's cgroup is found by its UID wherever the kubelet put it: the cgroupfs driver's pod<uid>, the
+// systemd driver's ...-pod<uid with _>.slice, below kubepods at the root or nested deeper.
+func TestFindPod(t *testing.T) {
+	const uid = "0f1e2d3c-aaaa-bbbb-cccc-123456789abc"
+	for _, c := range []struct {
+		name string
+		dirs []string // below the mount root
+		want string
+		err  string
+	}{
+		{name: "v2, systemd driver", dirs: []string{"cgroup.controllers",
+			"kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod0f1e2d3c_aaaa_bbbb_cccc_123456789abc.slice/cri-containerd-1.scope/"},
+			want: "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod0f1e2d3c_aaaa_bbbb_cccc_123456789abc.slice"},
+		{name: "v1, cgroupfs driver (cpuacct)", dirs: []string{"cpuacct/kubepods/besteffort/pod" + uid + "/abc/", "cpuacct/kubepods/besteffort/podother/"},
+			want: "/kubepods/besteffort/pod" + uid},
+		{name: "v2, guaranteed, nested in a node container", dirs: []string{"cgroup.controllers",
+			"kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-pod0f1e2d3c_aaaa_bbbb_cccc_123456789abc.slice/"},
+			want: "/kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-pod0f1e2d3c_aaaa_bbbb_cccc_123456789abc.slice"},
+		{name: "another pod's UID that ends like it is not it", dirs: []string{"cgroup.controllers",
+			"kubepods.slice/kubepods-pod1" + uid + ".slice/"}, err: "no cgroup of pod UID " + uid},
+		{name: "not on this node", dirs: []string{"cgroup.controllers", "kubepods.slice/"}, err: "the pod is not on this node"},
+	} {
+		root := t.TempDir()
+		for _, d := range c.dirs {
+			p := filepath.Join(root, d)
+			if strings.HasSuffix(d, "/") {
+				if err := os.MkdirAll(p, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			if err := os.WriteFile(p, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := FindPod(root, uid)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: %q %v, want an error saying %q", c.name, got, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("%s: %q %v, want %q", c.name, got, err, c.want)
+		}
+	}
+}

@@ -29,7 +29,9 @@ func Hash(rendered []byte) string {
 // attachCalibration).
 func MeasurementHash(p *Plan) (string, error) {
 	q := *p
-	q.Calibration, q.CeilingMarginPercent = nil, 0
+	// what the tester was compared with, and where the DUT's CPU is read (a DUT pod made again has a new
+	// UID), are not what is measured
+	q.Calibration, q.CeilingMarginPercent, q.DUTPod = nil, 0, nil
 	data, err := q.Marshal()
 	return Hash([]byte(data)), err
 }

@@ -63,6 +63,9 @@ type Plan struct {
 	// are the tester's, not the DUT's.
 	Calibration          *calibration.Calibration `json:"calibration,omitempty"`
 	CeilingMarginPercent float64                  `json:"ceilingMarginPercent,omitempty"`
+	// DUTPod is the pod spec.dut.cpu.pod names, as the operator found it running: the runner reads the CPU
+	// time of its cgroup, found by its UID on its node.
+	DUTPod *DUTPod `json:"dutPod,omitempty"`
 	// CalibrationRepetitions, when set, makes the run the tester's calibration (spec.tester.calibration.
 	// measure): its ports joined, each throughput search this many times, the file written for
 	// spec.tester.calibration.configMapName.
@@ -167,6 +170,13 @@ type Traffic struct {
 	// counts a frame that arrived in fragments as lost (spec.traffic.fragmentedFrames Lost).
 	Fragmentable   bool `json:"fragmentable,omitempty"`
 	FragmentedLost bool `json:"fragmentedLost,omitempty"`
+}
+
+// DUTPod is a running pod that is the DUT (spec.dut.cpu.pod).
+type DUTPod struct {
+	Name string `json:"name"`
+	UID  string `json:"uid"`
+	Node string `json:"node"`
 }
 
 // Port is one tester port with its addressing resolved.

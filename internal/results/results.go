@@ -81,9 +81,9 @@ type Queue struct {
 	Tx    int64 `json:"tx"`
 }
 
-// DUTCPU is the DUT's CPU time over one trial (its cgroup's, read at the trial's start and end: warm-up and
-// drain included), over the trial's sending time and over the frames the DUT forwarded in every direction
-// of it.
+// DUTCPU is the DUT's CPU time over one trial (its cgroup's, read every 10 ms through it): Seconds all of it,
+// warm-up and drain included, CoresBusy while the frames came; the costs per kilobyte and frame are Seconds
+// over the frames the DUT forwarded in every direction of the trial.
 type DUTCPU struct {
 	Seconds      float64 `json:"cpuS"`
 	CoresBusy    float64 `json:"coresBusy"`
@@ -94,7 +94,7 @@ type DUTCPU struct {
 	USPerKframe float64 `json:"usPerKframe,omitempty"`
 }
 
-// Saturated says the DUT used 90 % or more of what its CPU quota allows.
+// Saturated says the DUT used 90 % or more of what it may use (its quota, or spec.dut.cpu.cores).
 func (c *DUTCPU) Saturated() bool {
 	return c != nil && c.CoresAllowed > 0 && c.CoresBusy >= 0.9*c.CoresAllowed
 }

@@ -19,6 +19,9 @@ const (
 	BoundMixed    = "Mixed"
 	// BoundDUTCPU: the DUT's CPU (spec.dut.cpu) was saturated at the NDR of every size it was read at.
 	BoundDUTCPU = "DUTCPU"
+	// BoundUnknown: the sweep cannot tell (fewer than three sizes below line rate); the DUT's CPU is what
+	// the diagnosis says.
+	BoundUnknown = "Unknown"
 )
 
 // Diagnose fits the time the DUT needs per frame, t = a + b·(size+20), to the NDRs of the frame-size
@@ -37,6 +40,8 @@ func Diagnose(res *v1alpha1.Results, p *plan.Plan) *v1alpha1.Diagnosis {
 	case cpu == "":
 	case d == nil && saturated:
 		d = &v1alpha1.Diagnosis{Direction: dir, Bound: BoundDUTCPU, Explanation: cpu, DUTCPU: cpu}
+	case d == nil:
+		d = &v1alpha1.Diagnosis{Direction: dir, Bound: BoundUnknown, Explanation: cpu, DUTCPU: cpu}
 	case d != nil:
 		d.DUTCPU = cpu
 		if saturated {
@@ -112,30 +117,54 @@ func fitCost(res *v1alpha1.Results, dir string) *v1alpha1.Diagnosis {
 }
 
 // dutCPUDiagnosis says from the DUT's CPU cost at each NDR of a direction (spec.dut.cpu) whether its CPU was
-// the limit, and whether it was at every size read ("" when none was).
+// the limit, and whether it was at every size ("" when no row can tell). Rows that are no NDR of the DUT's
+// (the tester's limit, undetermined) or at line rate (the line's limit) say nothing of it.
 func dutCPUDiagnosis(res *v1alpha1.Results, dir string) (string, bool) {
-	var sat, not []string
+	var sat, not, unknown []string
 	most := ""
+	idle, n := 0, 0
 	for _, t := range res.Throughput {
 		c := t.DUTCPU
-		if t.Direction != dir || c == nil || t.TesterLimited || t.NDR.FramesPerSecond <= 0 {
+		if t.Direction != dir || c == nil || t.TesterLimited || t.Undetermined != "" || t.NDR.FramesPerSecond <= 0 {
 			continue
 		}
+		if pct, _ := strconv.ParseFloat(t.NDR.PercentOfLineRate, 64); pct >= 99 {
+			continue
+		}
+		n++
+		if busy, err := strconv.ParseFloat(c.CoresBusy, 64); err == nil && busy < 0.01 {
+			idle++
+		}
 		size := fmt.Sprintf("%d B", t.FrameSize)
-		if c.Saturated {
+		switch {
+		case c.CoresAllowed == "":
+			unknown = append(unknown, size+" ("+c.CoresBusy+" cores busy)")
+		case c.Saturated:
 			sat = append(sat, size)
-			most = fmt.Sprintf("%s of the %s cores its quota allows at %s", c.CoresBusy, c.CoresAllowed, size)
-		} else {
-			not = append(not, size+" ("+c.CoresBusy+" cores busy)")
+			most = fmt.Sprintf("%s of the %s cores it may use at %s", c.CoresBusy, c.CoresAllowed, size)
+		default:
+			not = append(not, size+" ("+c.CoresBusy+" of "+c.CoresAllowed+" cores)")
 		}
 	}
+	var says []string
 	switch {
-	case len(sat) > 0 && len(not) == 0:
-		return fmt.Sprintf("the DUT's CPU was saturated at the NDR of every size (%s; %s): its CPU quota is the limit", strings.Join(sat, ", "), most), true
+	case n == 0:
+		return "", false
+	case idle == n:
+		return "the DUT's cgroup used next to no CPU at any NDR: the DUT's work is not in it (the kernel's forwarding, or processes outside it)", false
+	case len(sat) > 0 && len(not) == 0 && len(unknown) == 0:
+		return fmt.Sprintf("the DUT's CPU was saturated at the NDR of every size (%s; %s): its CPU is the limit", strings.Join(sat, ", "), most), true
 	case len(sat) > 0:
-		return fmt.Sprintf("the DUT's CPU was saturated at the NDR of %s (%s), not at %s: there the limit is elsewhere", strings.Join(sat, ", "), most, strings.Join(not, ", ")), false
-	case len(not) > 0:
-		return fmt.Sprintf("the DUT's CPU was not saturated at any NDR (%s): the limit is elsewhere (the link, the DUT's frames per second, a shaper)", strings.Join(not, ", ")), false
+		says = append(says, fmt.Sprintf("the DUT's CPU was saturated at the NDR of %s (%s)", strings.Join(sat, ", "), most))
 	}
-	return "", false
+	if len(not) > 0 {
+		says = append(says, fmt.Sprintf("not saturated at the NDR of %s: there the limit is elsewhere (the link, the DUT's frames per second, a shaper)", strings.Join(not, ", ")))
+	}
+	if len(unknown) > 0 {
+		says = append(says, fmt.Sprintf("at %s no CPU quota of its cgroup (nor spec.dut.cpu.cores) says how many cores it may use: whether its CPU was the limit there is not known", strings.Join(unknown, ", ")))
+	}
+	if len(sat) == 0 {
+		return "the DUT's CPU was " + strings.Join(says, "; "), false
+	}
+	return strings.Join(says, "; "), false
 }

@@ -102,12 +102,12 @@ func cpuAt(samples []cpuSample, t time.Time) (time.Duration, bool) {
 	return 0, false
 }
 
-// trialDUTCPU is what the DUT's CPU paid for the trial that just ended; nil when it was not read through
-// (a read that failed is said once in a note: never a made-up cost). Its cores busy are its CPU time while
-// the trial's frames came (from the warm-up's end for the trial's duration, as the engine timed it from its
-// start) over that time; its cost per frame and per byte is all the CPU time it used from the trial's start
-// to the drain's end (a DUT that queued frames works on them in the drain) over the frames it forwarded in
-// every direction of the trial.
+// trialDUTCPU is what the DUT's CPU paid for the trial that just ended; nil when it was not read through (a
+// read that failed, or a counter that went back, is said once in a note: never a made-up cost) or the trial
+// was aborted. Its cores busy are its CPU time while the trial's frames came (from the warm-up's end for the
+// trial's duration) over that time; its cost per frame and per byte is all the CPU time it used from the
+// trial's start to the drain's end (a DUT that queued frames works on them in the drain) over the frames it
+// forwarded in every direction of the trial.
 func (r *Runner) trialDUTCPU(s *cpuSampler, ts trialSpec, res *engine.TrialResult) *results.DUTCPU {
 	samples, err := s.finish()
 	if res == nil {
@@ -120,13 +120,21 @@ func (r *Runner) trialDUTCPU(s *cpuSampler, ts trialSpec, res *engine.TrialResul
 		}
 		return nil
 	}
-	if len(samples) < 2 {
-		return nil
+	if len(samples) < 2 || res.Aborted() || res.DurationNs <= 0 {
+		return nil // an aborted trial's sending time is not known
+	}
+	for i := 1; i < len(samples); i++ {
+		if samples[i].cpu < samples[i-1].cpu {
+			if !r.cpuWentBackNoted {
+				r.cpuWentBackNoted = true
+				r.note("the DUT's CPU time (spec.dut.cpu) went back during a trial: its cgroup was made again (the DUT restarted?); that trial has no CPU cost")
+			}
+			return nil
+		}
 	}
 	sending := time.Duration(res.DurationNs)
-	if sending == 0 {
-		sending = ts.duration
-	}
+	// the engine starts sending after its warm-up, timed from the trial's start: the samples find that
+	// window to within their spacing and the control request's round trip
 	from := samples[0].wall.Add(r.plan.Durations.WarmUp)
 	cpuFrom, ok1 := cpuAt(samples, from)
 	cpuTo, ok2 := cpuAt(samples, from.Add(sending))
@@ -142,7 +150,19 @@ func (r *Runner) trialDUTCPU(s *cpuSampler, ts trialSpec, res *engine.TrialResul
 		}
 	}
 	used := samples[len(samples)-1].cpu - samples[0].cpu
-	return dutCPU(used, cpuTo-cpuFrom, sending, frames, bytes, r.opt.DUTCPU.Allowed())
+	return dutCPU(used, cpuTo-cpuFrom, sending, frames, bytes, r.dutCoresAllowed())
+}
+
+// dutCoresAllowed is what the DUT's CPU is judged saturated against: its cgroup's quota, or
+// spec.dut.cpu.cores, the smaller of the two (0: neither says).
+func (r *Runner) dutCoresAllowed() float64 {
+	allowed := r.opt.DUTCPU.Allowed()
+	if c := r.plan.DUT.CPU; c != nil && c.Cores != nil {
+		if cores := c.Cores.AsApproximateFloat64(); cores > 0 && (allowed == 0 || cores < allowed) {
+			allowed = cores
+		}
+	}
+	return allowed
 }
 
 // dutCPU is what the DUT's CPU paid for a trial: loadedCPU over the time it was loaded (cores busy), and

@@ -43,28 +43,39 @@ func TestADUTCPUThatCannotBeReadGivesNoCost(t *testing.T) {
 	}
 }
 
-// The diagnosis says whether the DUT's CPU was the limit, from each NDR's cost.
+// The diagnosis says whether the DUT's CPU was the limit, from each NDR's cost, and says nothing it does
+// not know: rows that are no NDR of the DUT's or at line rate are left out, a DUT without a known allowance
+// is neither saturated nor not, and a cgroup that used nothing holds no work of the DUT's.
 func TestTheDiagnosisSaysWhetherTheDUTsCPUWasTheLimit(t *testing.T) {
 	p := planFor(t, v1alpha1.TestThroughput)
-	row := func(size int32, pct string, busy string, saturated bool) v1alpha1.ThroughputResult {
+	row := func(size int32, pct, busy, allowed string, saturated bool) v1alpha1.ThroughputResult {
 		return v1alpha1.ThroughputResult{FrameSize: size, Direction: "west->east",
 			NDR:    v1alpha1.Rate{FramesPerSecond: 1000, PercentOfLineRate: pct},
-			DUTCPU: &v1alpha1.DUTCPUCost{CoresBusy: busy, CoresAllowed: "2", Saturated: saturated}}
+			DUTCPU: &v1alpha1.DUTCPUCost{CoresBusy: busy, CoresAllowed: allowed, Saturated: saturated}}
 	}
+	limited := row(256, "5", "2", "2", true)
+	limited.TesterLimited = true
+	undetermined := row(128, "5", "2", "2", true)
+	undetermined.Undetermined = "a cap"
 	for _, c := range []struct {
 		name  string
 		rows  []v1alpha1.ThroughputResult
 		bound string
 		says  string
 	}{
-		{name: "saturated at every size, no fit (one size)", rows: []v1alpha1.ThroughputResult{row(64, "10", "1.98", true)},
-			bound: rfc2544.BoundDUTCPU, says: "the DUT's CPU was saturated at the NDR of every size (64 B; 1.98 of the 2 cores its quota allows at 64 B)"},
-		{name: "saturated at small sizes only", rows: []v1alpha1.ThroughputResult{row(64, "10", "1.98", true), row(512, "40", "1.2", false), row(1518, "100", "0.6", false)},
-			says: "saturated at the NDR of 64 B (1.98 of the 2 cores its quota allows at 64 B), not at 512 B (1.2 cores busy), 1518 B (0.6 cores busy)"},
-		{name: "never saturated", rows: []v1alpha1.ThroughputResult{row(64, "10", "0.5", false)},
-			says: ""},
-		{name: "never saturated, with a fit", rows: []v1alpha1.ThroughputResult{row(64, "10", "0.5", false), row(512, "40", "0.4", false), row(1518, "90", "0.3", false)},
-			says: "not saturated at any NDR (64 B (0.5 cores busy), 512 B (0.4 cores busy), 1518 B (0.3 cores busy))"},
+		{name: "saturated at every size, no fit (one size)", rows: []v1alpha1.ThroughputResult{row(64, "10", "1.98", "2", true)},
+			bound: rfc2544.BoundDUTCPU, says: "the DUT's CPU was saturated at the NDR of every size (64 B; 1.98 of the 2 cores it may use at 64 B): its CPU is the limit"},
+		{name: "saturated below line rate, at line rate above", rows: []v1alpha1.ThroughputResult{row(64, "10", "1.98", "2", true), row(512, "40", "1.2", "2", false), row(1518, "100", "1.9", "2", true)},
+			says: "the DUT's CPU was saturated at the NDR of 64 B (1.98 of the 2 cores it may use at 64 B); not saturated at the NDR of 512 B (1.2 of 2 cores): there the limit is elsewhere"},
+		{name: "never saturated", rows: []v1alpha1.ThroughputResult{row(64, "10", "0.5", "2", false), row(512, "40", "0.4", "2", false), row(1518, "90", "0.3", "2", false)},
+			says: "the DUT's CPU was not saturated at the NDR of 64 B (0.5 of 2 cores), 512 B (0.4 of 2 cores), 1518 B (0.3 of 2 cores): there the limit is elsewhere"},
+		{name: "no allowance known", rows: []v1alpha1.ThroughputResult{row(64, "10", "0.98", "", false)},
+			says: "the DUT's CPU was at 64 B (0.98 cores busy) no CPU quota of its cgroup (nor spec.dut.cpu.cores) says how many cores it may use: whether its CPU was the limit there is not known"},
+		{name: "a cgroup that used nothing", rows: []v1alpha1.ThroughputResult{row(64, "10", "0", "2", false), row(512, "10", "0.00200", "", false)},
+			says: "the DUT's cgroup used next to no CPU at any NDR: the DUT's work is not in it"},
+		{name: "the tester's limit and an undetermined row say nothing", rows: []v1alpha1.ThroughputResult{limited, undetermined, row(64, "10", "0.5", "2", false)},
+			says: "the DUT's CPU was not saturated at the NDR of 64 B (0.5 of 2 cores)"},
+		{name: "only at line rate", rows: []v1alpha1.ThroughputResult{row(1518, "100", "1.99", "2", true)}},
 	} {
 		d := rfc2544.Diagnose(&v1alpha1.Results{Throughput: c.rows}, p)
 		if c.says == "" {

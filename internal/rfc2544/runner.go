@@ -52,7 +52,7 @@ type Options struct {
 	// JoinedPorts says the ports are joined to each other with no DUT between them (a calibration): each
 	// port sends to the other's MAC, nothing is resolved.
 	JoinedPorts bool
-	// DUTCPU reads the DUT's CPU time at every paced trial's start and end (spec.dut.cpu); nil: not read.
+	// DUTCPU reads the DUT's CPU time through every paced trial (spec.dut.cpu); nil: not read.
 	DUTCPU CPUMeter
 }
 
@@ -79,8 +79,9 @@ type Runner struct {
 	bursts     map[key][]int64
 	trials     []results.Trial
 	faultNoted bool
-	// cpuNoted: the note that the DUT's CPU time could not be read is given once
-	cpuNoted bool
+	// cpuNoted, cpuWentBackNoted: the notes that the DUT's CPU time could not be read, or went back, are
+	// given once
+	cpuNoted, cpuWentBackNoted bool
 	// fewBoundNoted: the note that a latency bound judged trials too short for its percentile is given once
 	fewBoundNoted bool
 	// restNoted, staleNoted: the notes on a DUT still forwarding an earlier trial are given once

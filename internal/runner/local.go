@@ -152,9 +152,11 @@ func RunLocal(ctx context.Context, o LocalOptions) (*v1alpha1.Results, error) {
 		return nil, err
 	}
 	var ropt rfc2544.Options
-	if ropt.DUTCPU, err = dutCPUMeter(p, cmp.Or(o.CgroupRoot, "/sys/fs/cgroup")); err != nil {
+	cpu, err := dutCPUMeter(p, cmp.Or(o.CgroupRoot, "/sys/fs/cgroup"))
+	if err != nil {
 		return nil, err
 	}
+	withDUTCPU(&ropt, cpu, "this machine")
 	if o.Baseline != "" {
 		if ropt.Baseline, err = ReadBaseline(o.Baseline); err != nil {
 			return nil, err

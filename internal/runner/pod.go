@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -122,7 +123,7 @@ func RunPod(ctx context.Context, o PodOptions) error {
 	if err != nil {
 		return fail("InvalidPlan", err)
 	}
-	var cpu rfc2544.CPUMeter
+	var cpu *cgroupcpu.Usage
 	if !calibrating {
 		if cpu, err = dutCPUMeter(p, cgroupcpu.NodeMount); err != nil {
 			return fail("DUTCPUUnreadable", err)
@@ -182,7 +183,9 @@ func RunPod(ctx context.Context, o PodOptions) error {
 	if cp != nil {
 		logf("resuming after %d complete step(s), trial records up to seq %d kept", cp.StepsDone, lastSeq)
 	}
-	r := rfc2544.New(p, eng, sink, rfc2544.Options{PlanHash: hash, Resume: cp, LastSeq: lastSeq, Notes: notes, JoinedPorts: calibrating, DUTCPU: cpu})
+	ropt := rfc2544.Options{PlanHash: hash, Resume: cp, LastSeq: lastSeq, Notes: notes, JoinedPorts: calibrating}
+	withDUTCPU(&ropt, cpu, "node "+cmp.Or(os.Getenv("NODE_NAME"), "of this pod"))
+	r := rfc2544.New(p, eng, sink, ropt)
 	res, runErr := r.Run(ctx)
 	stopHeartbeat()
 	sink.writeProgress(false)

@@ -266,6 +266,9 @@ func pod(tt *v1alpha1.TrafficTest, p *plan.Plan, planHash string, opt Options, r
 	}
 	if node := p.Ports[ports[0]].Node; node != "" {
 		nodeSelector[corev1.LabelHostname] = node
+	} else if p.DUTPod != nil && role != RoleReceiver {
+		// the runner reads the DUT pod's cgroup on that pod's node (spec.dut.cpu.pod)
+		nodeSelector[corev1.LabelHostname] = p.DUTPod.Node
 	}
 	if len(nodeSelector) == 0 {
 		nodeSelector = nil
@@ -297,6 +300,7 @@ func pod(tt *v1alpha1.TrafficTest, p *plan.Plan, planHash string, opt Options, r
 				Env: []corev1.EnvVar{
 					{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
 					{Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}},
+					{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
 				},
 				Ports: []corev1.ContainerPort{{Name: "metrics", ContainerPort: 9100}},
 				Resources: corev1.ResourceRequirements{
@@ -333,7 +337,10 @@ func pod(tt *v1alpha1.TrafficTest, p *plan.Plan, planHash string, opt Options, r
 		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: "node-cgroup", VolumeSource: corev1.VolumeSource{
 			HostPath: &corev1.HostPathVolumeSource{Path: "/sys/fs/cgroup", Type: ptr(corev1.HostPathDirectory)}}})
 		c := &pod.Spec.Containers[0]
-		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "node-cgroup", MountPath: cgroupcpu.NodeMount, ReadOnly: true})
+		// read-only all the way down: on cgroup v1 each controller is a mount of its own below it
+		rro := corev1.RecursiveReadOnlyIfPossible
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "node-cgroup", MountPath: cgroupcpu.NodeMount, ReadOnly: true,
+			RecursiveReadOnly: &rro})
 	}
 	if role == RoleReceiver {
 		pod.Spec.Hostname = "engine"
