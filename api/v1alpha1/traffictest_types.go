@@ -893,11 +893,13 @@ type DUTCPUSource struct {
 	// +kubebuilder:validation:MinLength=1
 	// +optional
 	Pod string `json:"pod,omitempty"`
-	// cores the DUT may use when its cgroup has no CPU quota that says so (e.g. "1" for a DUT pinned to
-	// one CPU, "500m"): what its cores busy are judged saturated against. With a quota too, the smaller.
-	// Without either, whether the DUT's CPU was the limit is not said.
+	// cores the DUT may use when its cgroup has no CPU quota that says so, a decimal string (e.g. "1" for a
+	// DUT pinned to one CPU, "0.5"): what its cores busy are judged saturated against. With a quota too,
+	// the smaller. Without either, whether the DUT's CPU was the limit is not said.
+	// +kubebuilder:validation:Pattern=`^[0-9]+(\.[0-9]+)?$`
+	// +kubebuilder:validation:XValidation:rule="double(self) > 0.0",message="dut.cpu.cores must be more than 0"
 	// +optional
-	Cores *resource.Quantity `json:"cores,omitempty"`
+	Cores string `json:"cores,omitempty"`
 }
 
 // Statistic names a latency statistic.

@@ -146,6 +146,11 @@ func FindPod(root, uid string) (string, error) {
 	if !V2(root) {
 		hierarchy = filepath.Join(root, "cpuacct")
 	}
+	// systemd mounts v1's cpu and cpuacct together and links each name to the mount: the walk starts
+	// where the link points (it follows none)
+	if resolved, err := filepath.EvalSymlinks(hierarchy); err == nil {
+		hierarchy = resolved
+	}
 	names := []string{"pod" + uid, "pod" + strings.ReplaceAll(uid, "-", "_")}
 	found := ""
 	err := filepath.WalkDir(hierarchy, func(path string, d os.DirEntry, err error) error {
@@ -157,7 +162,7 @@ func FindPod(root, uid string) (string, error) {
 		}
 		rel, _ := filepath.Rel(hierarchy, path)
 		if strings.Count(rel, string(filepath.Separator)) > 6 {
-			return filepath.SkipDir // pods sit a few levels down; containers below them are not walked
+			return filepath.SkipDir // pods sit a few levels down: deeper cgroups are not walked
 		}
 		base := strings.TrimSuffix(d.Name(), ".slice")
 		for _, n := range names {

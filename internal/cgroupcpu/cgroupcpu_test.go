@@ -86,9 +86,13 @@ func TestFindPod(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		dirs []string // below the mount root
+		link string   // v1: what cpuacct links to
 		want string
 		err  string
 	}{
+		{name: "v1, systemd's co-mount (cpuacct a link to cpu,cpuacct)", link: "cpu,cpuacct",
+			dirs: []string{"cpu,cpuacct/kubepods.slice/kubepods-pod0f1e2d3c_aaaa_bbbb_cccc_123456789abc.slice/"},
+			want: "/kubepods.slice/kubepods-pod0f1e2d3c_aaaa_bbbb_cccc_123456789abc.slice"},
 		{name: "v2, systemd driver", dirs: []string{"cgroup.controllers",
 			"kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod0f1e2d3c_aaaa_bbbb_cccc_123456789abc.slice/cri-containerd-1.scope/"},
 			want: "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod0f1e2d3c_aaaa_bbbb_cccc_123456789abc.slice"},
@@ -111,6 +115,12 @@ func TestFindPod(t *testing.T) {
 				continue
 			}
 			if err := os.WriteFile(p, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if c.link != "" {
+			// systemd's v1 co-mount: cpuacct links to cpu,cpuacct
+			if err := os.Symlink(c.link, filepath.Join(root, "cpuacct")); err != nil {
 				t.Fatal(err)
 			}
 		}

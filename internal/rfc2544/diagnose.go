@@ -17,10 +17,10 @@ const (
 	BoundBits     = "BitsPerSecond"
 	BoundLineRate = "LineRate"
 	BoundMixed    = "Mixed"
-	// BoundDUTCPU: the DUT's CPU (spec.dut.cpu) was saturated at the NDR of every size it was read at.
+	// BoundDUTCPU: the DUT (spec.dut.cpu) used 90 % or more of the CPU it may use at the NDR of every size
+	// read below line rate.
 	BoundDUTCPU = "DUTCPU"
-	// BoundUnknown: the sweep cannot tell (fewer than three sizes below line rate); the DUT's CPU is what
-	// the diagnosis says.
+	// BoundUnknown: the frame-size sweep cannot tell; what the DUT's CPU did is what the diagnosis says.
 	BoundUnknown = "Unknown"
 )
 
@@ -116,23 +116,26 @@ func fitCost(res *v1alpha1.Results, dir string) *v1alpha1.Diagnosis {
 	return d
 }
 
-// dutCPUDiagnosis says from the DUT's CPU cost at each NDR of a direction (spec.dut.cpu) whether its CPU was
-// the limit, and whether it was at every size ("" when no row can tell). Rows that are no NDR of the DUT's
-// (the tester's limit, undetermined) or at line rate (the line's limit) say nothing of it.
+// dutCPUDiagnosis says from the DUT's CPU cost at each NDR of a direction (spec.dut.cpu) whether it used all
+// the CPU it may use, and whether it did at every size ("" when no row can tell). Rows that are no NDR of the
+// DUT's (the tester's limit, undetermined) or at line rate (the line's limit) say nothing of it. It claims
+// no cause beyond what was read: a DUT that polls is busy at any load, and one throttled within its CFS
+// periods, or single-threaded under a larger allowance, may lose frames below 90 % of it.
 func dutCPUDiagnosis(res *v1alpha1.Results, dir string) (string, bool) {
 	var sat, not, unknown []string
 	most := ""
-	idle, n := 0, 0
+	idle, n, atLine := 0, 0, 0
 	for _, t := range res.Throughput {
 		c := t.DUTCPU
 		if t.Direction != dir || c == nil || t.TesterLimited || t.Undetermined != "" || t.NDR.FramesPerSecond <= 0 {
 			continue
 		}
 		if pct, _ := strconv.ParseFloat(t.NDR.PercentOfLineRate, 64); pct >= 99 {
+			atLine++
 			continue
 		}
 		n++
-		if busy, err := strconv.ParseFloat(c.CoresBusy, 64); err == nil && busy < 0.01 {
+		if busy, err := strconv.ParseFloat(c.CoresBusy, 64); err == nil && busy == 0 {
 			idle++
 		}
 		size := fmt.Sprintf("%d B", t.FrameSize)
@@ -146,25 +149,26 @@ func dutCPUDiagnosis(res *v1alpha1.Results, dir string) (string, bool) {
 			not = append(not, size+" ("+c.CoresBusy+" of "+c.CoresAllowed+" cores)")
 		}
 	}
+	below := "every size"
+	if atLine > 0 {
+		below = "every size below line rate"
+	}
 	var says []string
 	switch {
 	case n == 0:
 		return "", false
 	case idle == n:
-		return "the DUT's cgroup used next to no CPU at any NDR: the DUT's work is not in it (the kernel's forwarding, or processes outside it)", false
+		return "the DUT's cgroup used no CPU at any NDR: the DUT's work is not in it (the kernel's forwarding, or processes outside it)", false
 	case len(sat) > 0 && len(not) == 0 && len(unknown) == 0:
-		return fmt.Sprintf("the DUT's CPU was saturated at the NDR of every size (%s; %s): its CPU is the limit", strings.Join(sat, ", "), most), true
+		return fmt.Sprintf("the DUT used 90 %% or more of the CPU it may use at the NDR of %s (%s; %s): its CPU was at its limit", below, strings.Join(sat, ", "), most), true
 	case len(sat) > 0:
-		says = append(says, fmt.Sprintf("the DUT's CPU was saturated at the NDR of %s (%s)", strings.Join(sat, ", "), most))
+		says = append(says, fmt.Sprintf("the DUT used 90 %% or more of the CPU it may use at the NDR of %s (%s)", strings.Join(sat, ", "), most))
 	}
 	if len(not) > 0 {
-		says = append(says, fmt.Sprintf("not saturated at the NDR of %s: there the limit is elsewhere (the link, the DUT's frames per second, a shaper)", strings.Join(not, ", ")))
+		says = append(says, fmt.Sprintf("the DUT used less than 90 %% of the CPU it may use at the NDR of %s: its CPU allowance was not used up there (a single-threaded DUT, or one throttled within its CFS periods, can still be bound by its CPU)", strings.Join(not, ", ")))
 	}
 	if len(unknown) > 0 {
-		says = append(says, fmt.Sprintf("at %s no CPU quota of its cgroup (nor spec.dut.cpu.cores) says how many cores it may use: whether its CPU was the limit there is not known", strings.Join(unknown, ", ")))
-	}
-	if len(sat) == 0 {
-		return "the DUT's CPU was " + strings.Join(says, "; "), false
+		says = append(says, fmt.Sprintf("at the NDR of %s no CPU quota of its cgroup (nor spec.dut.cpu.cores) says how many cores the DUT may use: whether its CPU was at its limit there is not known", strings.Join(unknown, ", ")))
 	}
 	return strings.Join(says, "; "), false
 }

@@ -157,8 +157,8 @@ func (r *Runner) trialDUTCPU(s *cpuSampler, ts trialSpec, res *engine.TrialResul
 // spec.dut.cpu.cores, the smaller of the two (0: neither says).
 func (r *Runner) dutCoresAllowed() float64 {
 	allowed := r.opt.DUTCPU.Allowed()
-	if c := r.plan.DUT.CPU; c != nil && c.Cores != nil {
-		if cores := c.Cores.AsApproximateFloat64(); cores > 0 && (allowed == 0 || cores < allowed) {
+	if c := r.plan.DUT.CPU; c != nil && c.Cores != "" {
+		if cores, err := strconv.ParseFloat(c.Cores, 64); err == nil && cores > 0 && (allowed == 0 || cores < allowed) {
 			allowed = cores
 		}
 	}

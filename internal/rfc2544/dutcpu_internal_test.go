@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"linerate.dev/linerate/api/v1alpha1"
+	"linerate.dev/linerate/internal/plan"
 )
 
 func TestCPUAtInterpolatesBetweenSamples(t *testing.T) {
@@ -117,3 +118,23 @@ func TestCPUSamplerReadsThroughTheTrial(t *testing.T) {
 		t.Errorf("a trial that never started: %v %v", samples, err)
 	}
 }
+
+// What the DUT may use: its cgroup's quota, or spec.dut.cpu.cores, the smaller of the two.
+func TestDUTCoresAllowed(t *testing.T) {
+	for _, c := range []struct {
+		quota float64
+		cores string
+		want  float64
+	}{{0, "", 0}, {0.5, "", 0.5}, {0, "1", 1}, {2, "1", 1}, {0.5, "1", 0.5}, {0, "x", 0}} {
+		r := &Runner{plan: &plan.Plan{DUT: v1alpha1.DUTSpec{CPU: &v1alpha1.DUTCPUSource{Cgroup: "/dut", Cores: c.cores}}},
+			opt: Options{DUTCPU: quotaMeter(c.quota)}}
+		if got := r.dutCoresAllowed(); got != c.want {
+			t.Errorf("quota %v, cores %q: %v, want %v", c.quota, c.cores, got, c.want)
+		}
+	}
+}
+
+type quotaMeter float64
+
+func (quotaMeter) CPUTime() (time.Duration, error) { return 0, nil }
+func (q quotaMeter) Allowed() float64              { return float64(q) }

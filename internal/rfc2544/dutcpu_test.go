@@ -64,17 +64,21 @@ func TestTheDiagnosisSaysWhetherTheDUTsCPUWasTheLimit(t *testing.T) {
 		says  string
 	}{
 		{name: "saturated at every size, no fit (one size)", rows: []v1alpha1.ThroughputResult{row(64, "10", "1.98", "2", true)},
-			bound: rfc2544.BoundDUTCPU, says: "the DUT's CPU was saturated at the NDR of every size (64 B; 1.98 of the 2 cores it may use at 64 B): its CPU is the limit"},
+			bound: rfc2544.BoundDUTCPU, says: "the DUT used 90 % or more of the CPU it may use at the NDR of every size (64 B; 1.98 of the 2 cores it may use at 64 B): its CPU was at its limit"},
 		{name: "saturated below line rate, at line rate above", rows: []v1alpha1.ThroughputResult{row(64, "10", "1.98", "2", true), row(512, "40", "1.2", "2", false), row(1518, "100", "1.9", "2", true)},
-			says: "the DUT's CPU was saturated at the NDR of 64 B (1.98 of the 2 cores it may use at 64 B); not saturated at the NDR of 512 B (1.2 of 2 cores): there the limit is elsewhere"},
+			says: "the DUT used 90 % or more of the CPU it may use at the NDR of 64 B (1.98 of the 2 cores it may use at 64 B); the DUT used less than 90 % of the CPU it may use at the NDR of 512 B (1.2 of 2 cores): its CPU allowance was not used up there"},
 		{name: "never saturated", rows: []v1alpha1.ThroughputResult{row(64, "10", "0.5", "2", false), row(512, "40", "0.4", "2", false), row(1518, "90", "0.3", "2", false)},
-			says: "the DUT's CPU was not saturated at the NDR of 64 B (0.5 of 2 cores), 512 B (0.4 of 2 cores), 1518 B (0.3 of 2 cores): there the limit is elsewhere"},
+			says: "the DUT used less than 90 % of the CPU it may use at the NDR of 64 B (0.5 of 2 cores), 512 B (0.4 of 2 cores), 1518 B (0.3 of 2 cores): its CPU allowance was not used up there"},
 		{name: "no allowance known", rows: []v1alpha1.ThroughputResult{row(64, "10", "0.98", "", false)},
-			says: "the DUT's CPU was at 64 B (0.98 cores busy) no CPU quota of its cgroup (nor spec.dut.cpu.cores) says how many cores it may use: whether its CPU was the limit there is not known"},
-		{name: "a cgroup that used nothing", rows: []v1alpha1.ThroughputResult{row(64, "10", "0", "2", false), row(512, "10", "0.00200", "", false)},
-			says: "the DUT's cgroup used next to no CPU at any NDR: the DUT's work is not in it"},
+			says: "at the NDR of 64 B (0.98 cores busy) no CPU quota of its cgroup (nor spec.dut.cpu.cores) says how many cores the DUT may use: whether its CPU was at its limit there is not known"},
+		{name: "a cgroup that used nothing", rows: []v1alpha1.ThroughputResult{row(64, "10", "0", "2", false), row(512, "10", "0", "", false)},
+			says: "the DUT's cgroup used no CPU at any NDR: the DUT's work is not in it"},
+		{name: "a DUT that used little is not called absent", rows: []v1alpha1.ThroughputResult{row(64, "1", "0.00200", "2", false)},
+			says: "the DUT used less than 90 % of the CPU it may use at the NDR of 64 B (0.00200 of 2 cores)"},
+		{name: "saturated below line rate, the sizes at line rate left out", rows: []v1alpha1.ThroughputResult{row(64, "10", "1.98", "2", true), row(1518, "100", "0.5", "2", false)},
+			bound: rfc2544.BoundDUTCPU, says: "at the NDR of every size below line rate (64 B;"},
 		{name: "the tester's limit and an undetermined row say nothing", rows: []v1alpha1.ThroughputResult{limited, undetermined, row(64, "10", "0.5", "2", false)},
-			says: "the DUT's CPU was not saturated at the NDR of 64 B (0.5 of 2 cores)"},
+			says: "the DUT used less than 90 % of the CPU it may use at the NDR of 64 B (0.5 of 2 cores)"},
 		{name: "only at line rate", rows: []v1alpha1.ThroughputResult{row(1518, "100", "1.99", "2", true)}},
 	} {
 		d := rfc2544.Diagnose(&v1alpha1.Results{Throughput: c.rows}, p)
